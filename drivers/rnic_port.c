@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Port glue: ethdev bring-up for the ports softrnic devices use.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include <rte_ethdev.h>
+#include <rte_eth_ring.h>
+#include <rte_ring.h>
+
+#include "rnic_priv.h"
+#include "rnic_port.h"
+
+#define LOOPBACK_RING_SIZE 4096
+
+static struct rte_ring *
+loopback_ring(const char *pair, const char *dir, int socket_id)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), "%s_%s", pair, dir);
+	/* One sender and one receiver per direction: the two ports' single TX and RX queues. */
+	return rte_ring_create(name, LOOPBACK_RING_SIZE, socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
+}
+
+int
+rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id)
+{
+	unsigned int numa = socket_id < 0 ? 0 : (unsigned int)socket_id;
+	char port_name[RTE_ETH_NAME_MAX_LEN];
+	int a = -1, b = -1;
+
+	lb->ring[0] = loopback_ring(name, "ab", socket_id);
+	lb->ring[1] = loopback_ring(name, "ba", socket_id);
+	if (lb->ring[0] == NULL || lb->ring[1] == NULL) {
+		RNIC_LOG(ERR, "loopback %s: cannot create rings: %s", name, rte_strerror(rte_errno));
+		goto free_rings;
+	}
+
+	snprintf(port_name, sizeof(port_name), "%s_a", name);
+	a = rte_eth_from_rings(port_name, &lb->ring[1], 1, &lb->ring[0], 1, numa);
+	snprintf(port_name, sizeof(port_name), "%s_b", name);
+	if (a >= 0)
+		b = rte_eth_from_rings(port_name, &lb->ring[0], 1, &lb->ring[1], 1, numa);
+	if (a < 0 || b < 0) {
+		RNIC_LOG(ERR, "loopback %s: cannot create ring ports: %s", name, rte_strerror(rte_errno));
+		if (a >= 0)
+			rte_eth_dev_close(a);
+		goto free_rings;
+	}
+	lb->port[0] = (uint16_t)a;
+	lb->port[1] = (uint16_t)b;
+	return 0;
+
+free_rings:
+	rte_ring_free(lb->ring[0]);
+	rte_ring_free(lb->ring[1]);
+	lb->ring[0] = lb->ring[1] = NULL;
+	return -ENOMEM;
+}
+
+void
+rnic_port_loopback_free(struct rnic_loopback *lb)
+{
+	rnic_port_close(lb->port[0]);
+	rnic_port_close(lb->port[1]);
+	rte_ring_free(lb->ring[0]);
+	rte_ring_free(lb->ring[1]);
+	lb->ring[0] = lb->ring[1] = NULL;
+}
+
+int
+rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc)
+{
+	struct rte_eth_conf conf = { 0 };
+	int socket_id = rte_eth_dev_socket_id(port_id);
+	int ret;
+
+	ret = rte_eth_dev_configure(port_id, 1, 1, &conf);
+	if (ret == 0)
+		ret = rte_eth_rx_queue_setup(port_id, 0, nb_desc, socket_id, NULL, mp);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(port_id, 0, nb_desc, socket_id, NULL);
+	if (ret == 0)
+		ret = rte_eth_dev_start(port_id);
+	if (ret < 0)
+		RNIC_LOG(ERR, "port %u: cannot start: %s", port_id, rte_strerror(-ret));
+	return ret;
+}
+
+void
+rnic_port_close(uint16_t port_id)
+{
+	if (!rte_eth_dev_is_valid_port(port_id))
+		return;
+	rte_eth_dev_stop(port_id);
+	rte_eth_dev_close(port_id);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Port glue: bringing up the ethdev ports softrnic devices send and receive on.
+ */
+#ifndef RNIC_PORT_H
+#define RNIC_PORT_H
+
+#include <stdint.h>
+
+#include <rte_mempool.h>
+
+/* Data room of the port mbufs: a 4096-byte RoCEv2 payload with every header, pad and ICRC fits one mbuf. */
+#define RNIC_PORT_MBUF_DATA_ROOM (RTE_PKTMBUF_HEADROOM + 4096 + 256)
+
+/* Two ethdev ports joined back to back by a pair of rte_rings (the embedded "loopback cable"). */
+struct rnic_loopback {
+	uint16_t port[2];
+	struct rte_ring *ring[2];	/* ring[0] carries port[0] -> port[1], ring[1] the other way */
+};
+
+/*
+ * Create a loopback pair: what one port transmits the other receives. Needs no NIC, no root and no
+ * hugepages. Returns 0, or a negative errno with nothing left allocated.
+ */
+int rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id);
+
+/* Close both ports of the pair and free its rings. */
+void rnic_port_loopback_free(struct rnic_loopback *lb);
+
+/* Configure one RX and one TX queue on the port with mbufs from mp, and start it. Returns 0 or a negative errno. */
+int rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc);
+
+/* Stop and close the port. */
+void rnic_port_close(uint16_t port_id);
+
+#endif /* RNIC_PORT_H */

@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Devices, contexts, protection domains, address handles and async events.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "rnic_priv.h"
+#include "rnic_cq.h"
+#include "rnic_mr.h"
+#include "rnic_qp.h"
+
+#define ASYNC_RING_SIZE 256
+#define MAX_MSG_SIZE (1u << 31)
+
+/* EUI-64 from the MAC, as RoCE NICs derive their node GUID. */
+static uint64_t
+guid_from_mac(const struct rte_ether_addr *mac)
+{
+	const uint8_t eui[8] = {
+		mac->addr_bytes[0] ^ 0x02, mac->addr_bytes[1], mac->addr_bytes[2], 0xff, 0xfe,
+		mac->addr_bytes[3], mac->addr_bytes[4], mac->addr_bytes[5],
+	};
+	uint64_t guid;
+
+	memcpy(&guid, eui, sizeof(guid));
+	return guid;
+}
+
+static int
+create_tables(struct rnic_device *dev)
+{
+	char name[RTE_RING_NAMESIZE];
+	int ret;
+
+	snprintf(name, sizeof(name), "rnic_db_%.12s", dev->name);
+	dev->doorbell_ring = rte_ring_create_elem(name, sizeof(uint64_t), dev->doorbell_ring_size,
+						  dev->socket_id, RING_F_SC_DEQ);
+	if (dev->doorbell_ring == NULL) {
+		RNIC_LOG(ERR, "%s: cannot create the doorbell ring: %s", dev->name, rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	ret = rnic_mr_table_create(dev);
+	if (ret == 0)
+		ret = rnic_cq_table_create(dev);
+	if (ret == 0)
+		ret = rnic_qp_table_create(dev);
+	return ret;
+}
+
+static void
+free_tables(struct rnic_device *dev)
+{
+	rnic_qp_table_free(dev);
+	rnic_cq_table_free(dev);
+	rnic_mr_table_free(dev);
+	rte_ring_free(dev->doorbell_ring);
+	dev->doorbell_ring = NULL;
+}
+
+int
+rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device **out)
+{
+	struct rnic_device *dev;
+	int ret;
+
+	dev = rte_zmalloc_socket("rnic_device", sizeof(*dev), RTE_CACHE_LINE_SIZE,
+				 rte_eth_dev_socket_id(conf->port_id));
+	if (dev == NULL)
+		return -ENOMEM;
+	snprintf(dev->name, sizeof(dev->name), "%s", conf->name);
+	dev->port_id = conf->port_id;
+	dev->socket_id = rte_eth_dev_socket_id(conf->port_id);
+	if (dev->socket_id < 0)
+		dev->socket_id = (int)rte_socket_id();
+	dev->active_mtu = conf->mtu;
+	dev->lim = conf->lim;
+	dev->doorbell_ring_size = conf->doorbell_ring_size;
+	dev->gid[0] = conf->gid;
+	dev->gid_count = 1;
+	dev->next_pdn = 1;
+	pthread_mutex_init(&dev->lock, NULL);
+
+	ret = rte_eth_macaddr_get(conf->port_id, &dev->mac);
+	if (ret == 0 && rte_is_zero_ether_addr(&dev->mac)) {
+		/* Ring ports have no address of their own: give each a locally administered one. */
+		dev->mac = (struct rte_ether_addr){ { 0x02, 0x52, 0x4e, 0x49, 0x43, (uint8_t)conf->port_id } };
+	}
+	dev->guid = guid_from_mac(&dev->mac);
+
+	if (ret == 0)
+		ret = create_tables(dev);
+	if (ret < 0) {
+		RNIC_LOG(ERR, "%s: cannot create the device: %s", conf->name, strerror(-ret));
+		free_tables(dev);
+		rte_free(dev);
+		return ret;
+	}
+	*out = dev;
+	return 0;
+}
+
+int
+rnic_device_destroy(struct rnic_device *dev)
+{
+	if (dev->open_contexts != 0)
+		return -EBUSY;
+	free_tables(dev);
+	pthread_mutex_destroy(&dev->lock);
+	rte_free(dev);
+	return 0;
+}
+
+struct rnic_device **
+rnic_get_device_list(int *num_devices)
+{
+	int n = rnic_engine_device_count();
+	struct rnic_device **list;
+
+	list = calloc((size_t)n + 1, sizeof(*list));
+	if (list == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		list[i] = rnic_engine_device(i);
+	if (num_devices != NULL)
+		*num_devices = n;
+	return list;
+}
+
+void
+rnic_free_device_list(struct rnic_device **list)
+{
+	free(list);
+}
+
+const char *
+rnic_get_device_name(struct rnic_device *device)
+{
+	return device == NULL ? NULL : device->name;
+}
+
+uint64_t
+rnic_get_device_guid(struct rnic_device *device)
+{
+	return device == NULL ? 0 : device->guid;
+}
+
+struct rnic_context *
+rnic_open_device(struct rnic_device *device)
+{
+	struct rnic_context_priv *ctx;
+	char name[RTE_RING_NAMESIZE];
+
+	if (device == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "rnic_ev_%p", (void *)ctx);
+	ctx->async_ring = rte_ring_create_elem(name, sizeof(struct rnic_async_event), ASYNC_RING_SIZE,
+					       device->socket_id, RING_F_SC_DEQ);
+	ctx->pub.async_fd = eventfd(0, EFD_CLOEXEC);
+	if (ctx->async_ring == NULL || ctx->pub.async_fd < 0) {
+		RNIC_LOG(ERR, "%s: cannot open a context: %s", device->name,
+			 ctx->async_ring == NULL ? rte_strerror(rte_errno) : strerror(errno));
+		rte_ring_free(ctx->async_ring);
+		if (ctx->pub.async_fd >= 0)
+			close(ctx->pub.async_fd);
+		free(ctx);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx->pub.device = device;
+	ctx->pub.num_comp_vectors = 1;
+	ctx->dev = device;
+	pthread_mutex_lock(&device->lock);
+	device->open_contexts++;
+	pthread_mutex_unlock(&device->lock);
+	return &ctx->pub;
+}
+
+int
+rnic_close_device(struct rnic_context *context)
+{
+	struct rnic_context_priv *ctx;
+
+	if (context == NULL)
+		return EINVAL;
+	ctx = rnic_context_priv(context);
+	pthread_mutex_lock(&ctx->dev->lock);
+	ctx->dev->open_contexts--;
+	pthread_mutex_unlock(&ctx->dev->lock);
+	rte_ring_free(ctx->async_ring);
+	close(ctx->pub.async_fd);
+	free(ctx);
+	return 0;
+}
+
+int
+rnic_query_device(struct rnic_context *context, struct rnic_device_attr *attr)
+{
+	const struct rnic_device *dev;
+	const struct rnic_limits *lim;
+
+	if (context == NULL || attr == NULL)
+		return EINVAL;
+	dev = rnic_ctx_dev(context);
+	lim = &dev->lim;
+	memset(attr, 0, sizeof(*attr));
+	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "softrnic %s", RNIC_VERSION);
+	attr->node_guid = dev->guid;
+	attr->sys_image_guid = dev->guid;
+	attr->max_mr_size = lim->max_mr_size;
+	attr->page_size_cap = 4096;
+	attr->max_qp = (int)lim->max_qp;
+	attr->max_qp_wr = (int)lim->max_qp_wr;
+	attr->max_sge = (int)lim->max_sge;
+	attr->max_sge_rd = (int)lim->max_sge;
+	attr->max_cq = (int)lim->max_cq;
+	attr->max_cqe = (int)lim->max_cqe;
+	attr->max_mr = (int)lim->max_mr;
+	attr->max_pd = (int)lim->max_pd;
+	attr->max_qp_rd_atom = (int)lim->max_qp_rd_atom;
+	attr->max_res_rd_atom = (int)(lim->max_qp_rd_atom * lim->max_qp);
+	attr->max_qp_init_rd_atom = (int)lim->max_qp_rd_atom;
+	attr->atomic_cap = RNIC_ATOMIC_HCA;
+	attr->max_ah = (int)lim->max_ah;
+	attr->max_pkeys = 1;
+	attr->local_ca_ack_delay = 15;
+	attr->phys_port_cnt = 1;
+	attr->max_inline_data = lim->max_inline_data;
+	return 0;
+}
+
+int
+rnic_query_port(struct rnic_context *context, uint8_t port_num, struct rnic_port_attr *attr)
+{
+	const struct rnic_device *dev;
+	struct rte_eth_link link;
+
+	if (context == NULL || attr == NULL || port_num != 1)
+		return EINVAL;
+	dev = rnic_ctx_dev(context);
+	memset(attr, 0, sizeof(*attr));
+	if (rte_eth_link_get_nowait(dev->port_id, &link) != 0)
+		link.link_status = RTE_ETH_LINK_DOWN;
+	attr->state = link.link_status == RTE_ETH_LINK_UP ? RNIC_PORT_ACTIVE : RNIC_PORT_DOWN;
+	attr->phys_state = link.link_status == RTE_ETH_LINK_UP ? 5 : 3;	/* LinkUp / Disabled */
+	attr->max_mtu = RNIC_MTU_4096;
+	attr->active_mtu = dev->active_mtu;
+	attr->gid_tbl_len = RNIC_GID_TBL_LEN;
+	attr->max_msg_sz = MAX_MSG_SIZE;
+	attr->pkey_tbl_len = 1;
+	attr->link_layer = RNIC_LINK_LAYER_ETHERNET;
+	return 0;
+}
+
+int
+rnic_query_gid(struct rnic_context *context, uint8_t port_num, int index, union rnic_gid *gid)
+{
+	const struct rnic_device *dev;
+
+	if (context == NULL || gid == NULL || port_num != 1)
+		return EINVAL;
+	dev = rnic_ctx_dev(context);
+	if (index < 0 || index >= RNIC_GID_TBL_LEN)
+		return EINVAL;
+	/* Unused GID table entries read as zero, as on hardware. */
+	if (index >= dev->gid_count)
+		memset(gid, 0, sizeof(*gid));
+	else
+		*gid = dev->gid[index];
+	return 0;
+}
+
+int
+rnic_async_event_raise(struct rnic_context *context, enum rnic_event_type type, void *element)
+{
+	struct rnic_context_priv *ctx = rnic_context_priv(context);
+	struct rnic_async_event ev = { .event_type = type };
+	const uint64_t one = 1;
+
+	if (type == RNIC_EVENT_CQ_ERR)
+		ev.element.cq = element;
+	else
+		ev.element.qp = element;
+	if (rte_ring_mp_enqueue_elem(ctx->async_ring, &ev, sizeof(ev)) != 0) {
+		RNIC_LOG(ERR, "%s: async event ring full, %s lost", ctx->dev->name, rnic_event_type_str(type));
+		return -ENOSPC;
+	}
+	/* An eventfd counter only grows: a failed write (counter at its maximum) still leaves it readable. */
+	if (write(ctx->pub.async_fd, &one, sizeof(one)) != sizeof(one))
+		RNIC_LOG(DEBUG, "%s: async eventfd write: %s", ctx->dev->name, strerror(errno));
+	return 0;
+}
+
+/* As ibv_get_async_event: blocks unless async_fd was made non-blocking; returns 0, or -1 with errno. */
+int
+rnic_get_async_event(struct rnic_context *context, struct rnic_async_event *event)
+{
+	struct rnic_context_priv *ctx;
+	uint64_t count;
+
+	if (context == NULL || event == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	ctx = rnic_context_priv(context);
+	while (rte_ring_sc_dequeue_elem(ctx->async_ring, event, sizeof(*event)) != 0) {
+		if (read(ctx->pub.async_fd, &count, sizeof(count)) < 0 && errno != EINTR)
+			return -1;
+	}
+	return 0;
+}
+
+void
+rnic_ack_async_event(struct rnic_async_event *event)
+{
+	if (event == NULL)
+		return;
+	switch (event->event_type) {
+	case RNIC_EVENT_CQ_ERR:
+		__atomic_fetch_add(&event->element.cq->async_events_completed, 1, __ATOMIC_RELEASE);
+		break;
+	case RNIC_EVENT_QP_FATAL:
+	case RNIC_EVENT_QP_REQ_ERR:
+	case RNIC_EVENT_QP_ACCESS_ERR:
+	case RNIC_EVENT_COMM_EST:
+	case RNIC_EVENT_SQ_DRAINED:
+	case RNIC_EVENT_QP_LAST_WQE_REACHED:
+		__atomic_fetch_add(&event->element.qp->events_completed, 1, __ATOMIC_RELEASE);
+		break;
+	default:
+		break;
+	}
+}
+
+struct rnic_pd *
+rnic_alloc_pd(struct rnic_context *context)
+{
+	struct rnic_pd_priv *pd;
+	struct rnic_device *dev;
+
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = rnic_ctx_dev(context);
+	pd = calloc(1, sizeof(*pd));
+	if (pd == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev->lock);
+	if (dev->pd_count == dev->lim.max_pd) {
+		pthread_mutex_unlock(&dev->lock);
+		RNIC_LOG(DEBUG, "%s: max_pd (%u) reached", dev->name, dev->lim.max_pd);
+		free(pd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	dev->pd_count++;
+	/* PD numbers are never reused, so a stale PD number cannot match a new PD. */
+	pd->pdn = dev->next_pdn++;
+	pthread_mutex_unlock(&dev->lock);
+	pd->pub.context = context;
+	pd->pub.handle = pd->pdn;
+	return &pd->pub;
+}
+
+int
+rnic_dealloc_pd(struct rnic_pd *pd)
+{
+	struct rnic_pd_priv *p;
+	struct rnic_device *dev;
+
+	if (pd == NULL)
+		return EINVAL;
+	p = rnic_pd_priv(pd);
+	dev = rnic_ctx_dev(pd->context);
+	if (__atomic_load_n(&p->refcnt, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	pthread_mutex_lock(&dev->lock);
+	dev->pd_count--;
+	pthread_mutex_unlock(&dev->lock);
+	free(p);
+	return 0;
+}
+
+void
+rnic_pd_get(struct rnic_pd *pd)
+{
+	__atomic_fetch_add(&rnic_pd_priv(pd)->refcnt, 1, __ATOMIC_ACQ_REL);
+}
+
+void
+rnic_pd_put(struct rnic_pd *pd)
+{
+	__atomic_fetch_sub(&rnic_pd_priv(pd)->refcnt, 1, __ATOMIC_ACQ_REL);
+}
+
+struct rnic_ah *
+rnic_create_ah(struct rnic_pd *pd, struct rnic_ah_attr *attr)
+{
+	struct rnic_device *dev;
+	struct rnic_ah_priv *ah;
+	static const union rnic_gid zero_gid;
+
+	if (pd == NULL || attr == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = rnic_ctx_dev(pd->context);
+	/* RoCE addresses by GID: an AH without a GRH, or with an unset source/destination GID, is invalid. */
+	if (!attr->is_global || attr->port_num != 1 || attr->grh.sgid_index >= dev->gid_count ||
+	    memcmp(&attr->grh.dgid, &zero_gid, sizeof(zero_gid)) == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (ah == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev->lock);
+	if (dev->ah_count == dev->lim.max_ah) {
+		pthread_mutex_unlock(&dev->lock);
+		free(ah);
+		errno = ENOMEM;
+		return NULL;
+	}
+	dev->ah_count++;
+	pthread_mutex_unlock(&dev->lock);
+	ah->attr = *attr;
+	ah->pub.context = pd->context;
+	ah->pub.pd = pd;
+	rnic_pd_get(pd);
+	return &ah->pub;
+}
+
+int
+rnic_destroy_ah(struct rnic_ah *ah)
+{
+	struct rnic_device *dev;
+
+	if (ah == NULL)
+		return EINVAL;
+	dev = rnic_ctx_dev(ah->context);
+	pthread_mutex_lock(&dev->lock);
+	dev->ah_count--;
+	pthread_mutex_unlock(&dev->lock);
+	rnic_pd_put(ah->pd);
+	free(ah);
+	return 0;
+}

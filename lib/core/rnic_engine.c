@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The engine: EAL and port bring-up, the devices on the ports, and the worker lcores that run the stages.
+ * This is what the kernel driver and the firmware do for a hardware RNIC.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "rnic_priv.h"
+#include "rnic_port.h"
+
+RTE_LOG_REGISTER_DEFAULT(rnic_logtype, INFO);
+
+#define RNIC_MAX_STAGES_PER_LCORE 16
+#define RNIC_STAGE_BUDGET 32
+#define DEFAULT_MBUFS 8191
+#define DEFAULT_PORT_DESC 1024
+
+struct rnic_lcore_stages {
+	unsigned int count;
+	struct rnic_stage stage[RNIC_MAX_STAGES_PER_LCORE];
+};
+
+/* Engine arguments, parsed from what follows "--" in rnic_engine_init's argv. */
+struct rnic_engine_args {
+	unsigned int nb_ports;			/* 0: the embedded loopback pair */
+	char port_name[RNIC_MAX_DEVICES][RTE_ETH_NAME_MAX_LEN];
+	unsigned int nb_ips;
+	union rnic_gid ip[RNIC_MAX_DEVICES];
+	enum rnic_mtu mtu;
+	uint32_t mbufs;
+	struct rnic_limits lim;
+};
+
+static struct {
+	int initialized;
+	volatile int running;
+	int have_loopback;
+	struct rnic_loopback loopback;
+	unsigned int nb_started_ports;
+	uint16_t started_port[RNIC_MAX_DEVICES];
+	int nb_devices;
+	struct rnic_device *device[RNIC_MAX_DEVICES];
+	struct rte_mempool *pool[RNIC_MAX_DEVICES];
+	struct rnic_lcore_stages lcore[RTE_MAX_LCORE];
+} engine;
+
+static const struct rnic_limits default_limits = {
+	.max_pd = 4096,
+	.max_mr = 16384,
+	.max_mr_size = 1ULL << 32,
+	.max_mtt_entries = 1u << 20,
+	.max_cq = 4096,
+	.max_cqe = 1u << 16,
+	.max_qp = 4096,
+	.max_qp_wr = 8192,
+	.max_sge = 30,
+	.max_inline_data = 512,
+	.max_qp_rd_atom = 16,
+	.max_ah = 4096,
+};
+
+/* Default addresses of the loopback pair's two devices; they exist only inside this process. */
+static const char *const default_ip[2] = { "10.77.0.1", "10.77.0.2" };
+
+int
+rnic_engine_device_count(void)
+{
+	return engine.nb_devices;
+}
+
+struct rnic_device *
+rnic_engine_device(int index)
+{
+	if (index < 0 || index >= engine.nb_devices)
+		return NULL;
+	return engine.device[index];
+}
+
+void
+rnic_engine_usage(void *stream)
+{
+	fprintf(stream,
+		"softrnic engine arguments (after the EAL arguments and \"--\"):\n"
+		"  --port NAME      use this ethdev (a --vdev or PCI device given to EAL) as a device;\n"
+		"                   repeat for several; without --port: two devices on a net_ring pair\n"
+		"  --ip ADDR        IPv4 or IPv6 address of the next device (its GID 0), in device order\n"
+		"  --mtu BYTES      port MTU for RoCE payloads: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
+		"  --mbufs N        mbufs per port pool (default %u)\n"
+		"  --max-qp N  --max-cq N  --max-cqe N  --max-mr N  --max-pd N\n"
+		"  --max-qp-wr N  --max-sge N  --max-inline N   device limits\n",
+		DEFAULT_MBUFS);
+}
+
+/* Parse an address into a RoCEv2 GID: IPv6 as is, IPv4 as ::ffff:a.b.c.d. */
+static int
+parse_gid(const char *text, union rnic_gid *gid)
+{
+	struct in_addr v4;
+
+	memset(gid, 0, sizeof(*gid));
+	if (inet_pton(AF_INET6, text, gid->raw) == 1)
+		return 0;
+	if (inet_pton(AF_INET, text, &v4) != 1)
+		return -EINVAL;
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], &v4, sizeof(v4));
+	return 0;
+}
+
+static int
+parse_u32(const char *opt, const char *text, uint32_t min, uint32_t max, uint32_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(text, &end, 0);
+	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v < min || v > max) {
+		RNIC_LOG(ERR, "--%s %s: expected a number from %u to %u", opt, text, min, max);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int
+parse_mtu(const char *text, enum rnic_mtu *mtu)
+{
+	static const unsigned int bytes[] = { 256, 512, 1024, 2048, 4096 };
+
+	for (unsigned int i = 0; i < RTE_DIM(bytes); i++) {
+		if (strtoul(text, NULL, 10) == bytes[i] && strspn(text, "0123456789") == strlen(text)) {
+			*mtu = (enum rnic_mtu)(RNIC_MTU_256 + i);
+			return 0;
+		}
+	}
+	RNIC_LOG(ERR, "--mtu %s: expected 256, 512, 1024, 2048 or 4096", text);
+	return -EINVAL;
+}
+
+enum {
+	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
+	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE,
+};
+
+static int
+parse_limit(int opt, const char *text, struct rnic_limits *lim)
+{
+	switch (opt) {
+	case OPT_MAX_QP:
+		return parse_u32("max-qp", text, 1, 1u << 20, &lim->max_qp);
+	case OPT_MAX_CQ:
+		return parse_u32("max-cq", text, 1, 1u << 20, &lim->max_cq);
+	case OPT_MAX_CQE:
+		return parse_u32("max-cqe", text, 2, 1u << 22, &lim->max_cqe);
+	case OPT_MAX_MR:
+		return parse_u32("max-mr", text, 1, 1u << 24, &lim->max_mr);
+	case OPT_MAX_PD:
+		return parse_u32("max-pd", text, 1, 1u << 24, &lim->max_pd);
+	case OPT_MAX_QP_WR:
+		return parse_u32("max-qp-wr", text, 1, 1u << 15, &lim->max_qp_wr);
+	case OPT_MAX_SGE:
+		return parse_u32("max-sge", text, 1, 30, &lim->max_sge);
+	case OPT_MAX_INLINE:
+		return parse_u32("max-inline", text, 0, 4096, &lim->max_inline_data);
+	}
+	return -EINVAL;
+}
+
+static int
+parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
+{
+	static const struct option longopts[] = {
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "ip", required_argument, NULL, OPT_IP },
+		{ "mtu", required_argument, NULL, OPT_MTU },
+		{ "mbufs", required_argument, NULL, OPT_MBUFS },
+		{ "max-qp", required_argument, NULL, OPT_MAX_QP },
+		{ "max-cq", required_argument, NULL, OPT_MAX_CQ },
+		{ "max-cqe", required_argument, NULL, OPT_MAX_CQE },
+		{ "max-mr", required_argument, NULL, OPT_MAX_MR },
+		{ "max-pd", required_argument, NULL, OPT_MAX_PD },
+		{ "max-qp-wr", required_argument, NULL, OPT_MAX_QP_WR },
+		{ "max-sge", required_argument, NULL, OPT_MAX_SGE },
+		{ "max-inline", required_argument, NULL, OPT_MAX_INLINE },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, ret = 0;
+
+	memset(args, 0, sizeof(*args));
+	args->mtu = RNIC_MTU_4096;
+	args->mbufs = DEFAULT_MBUFS;
+	args->lim = default_limits;
+
+	optind = 0;	/* 0, not 1: glibc then forgets the state EAL's own getopt left behind */
+	opterr = 0;
+	while (ret == 0 && (opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_PORT:
+			if (args->nb_ports == RNIC_MAX_DEVICES) {
+				RNIC_LOG(ERR, "--port: at most %d ports", RNIC_MAX_DEVICES);
+				return -EINVAL;
+			}
+			snprintf(args->port_name[args->nb_ports++], RTE_ETH_NAME_MAX_LEN, "%s", optarg);
+			break;
+		case OPT_IP:
+			if (args->nb_ips == RNIC_MAX_DEVICES || parse_gid(optarg, &args->ip[args->nb_ips]) != 0) {
+				RNIC_LOG(ERR, "--ip %s: not an IPv4 or IPv6 address (or too many --ip)", optarg);
+				return -EINVAL;
+			}
+			args->nb_ips++;
+			break;
+		case OPT_MTU:
+			ret = parse_mtu(optarg, &args->mtu);
+			break;
+		case OPT_MBUFS:
+			ret = parse_u32("mbufs", optarg, 1023, 1u << 24, &args->mbufs);
+			break;
+		case '?':
+			RNIC_LOG(ERR, "unknown or incomplete engine argument '%s'", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			ret = parse_limit(opt, optarg, &args->lim);
+		}
+	}
+	if (ret == 0 && optind < argc) {
+		RNIC_LOG(ERR, "unexpected engine argument '%s'", argv[optind]);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+static int
+resolve_ports(struct rnic_engine_args *args, uint16_t *port_id)
+{
+	int ret;
+
+	if (args->nb_ports == 0) {
+		ret = rnic_port_loopback_create(&engine.loopback, "rnic_lb", (int)rte_socket_id());
+		if (ret < 0)
+			return ret;
+		engine.have_loopback = 1;
+		port_id[0] = engine.loopback.port[0];
+		port_id[1] = engine.loopback.port[1];
+		args->nb_ports = 2;
+		return 0;
+	}
+	for (unsigned int i = 0; i < args->nb_ports; i++) {
+		if (rte_eth_dev_get_port_by_name(args->port_name[i], &port_id[i]) != 0) {
+			RNIC_LOG(ERR, "--port %s: no such ethdev (give it to EAL with --vdev or -a)",
+				 args->port_name[i]);
+			return -ENODEV;
+		}
+	}
+	return 0;
+}
+
+static int
+create_devices(struct rnic_engine_args *args)
+{
+	uint16_t port_id[RNIC_MAX_DEVICES];
+	struct rnic_device_conf conf;
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	int ret;
+
+	ret = resolve_ports(args, port_id);
+	if (ret < 0)
+		return ret;
+	for (unsigned int i = 0; i < args->nb_ports; i++) {
+		int socket_id = rte_eth_dev_socket_id(port_id[i]);
+
+		snprintf(pool_name, sizeof(pool_name), "rnic_pool%u", i);
+		engine.pool[i] = rte_pktmbuf_pool_create(pool_name, args->mbufs, 256, 0,
+							 RNIC_PORT_MBUF_DATA_ROOM,
+							 socket_id < 0 ? (int)rte_socket_id() : socket_id);
+		if (engine.pool[i] == NULL) {
+			RNIC_LOG(ERR, "port %u: cannot create a pool of %u mbufs: %s (more memory: EAL -m)",
+				 port_id[i], args->mbufs, rte_strerror(rte_errno));
+			return -ENOMEM;
+		}
+		ret = rnic_port_start(port_id[i], engine.pool[i], DEFAULT_PORT_DESC);
+		if (ret < 0)
+			return ret;
+		engine.started_port[engine.nb_started_ports++] = port_id[i];
+
+		memset(&conf, 0, sizeof(conf));
+		snprintf(conf.name, sizeof(conf.name), "rnic%u", i);
+		conf.port_id = port_id[i];
+		conf.mtu = args->mtu;
+		conf.lim = args->lim;
+		conf.doorbell_ring_size = 16384;
+		if (i < args->nb_ips)
+			conf.gid = args->ip[i];
+		else if (engine.have_loopback)
+			parse_gid(default_ip[i], &conf.gid);
+		else {
+			RNIC_LOG(ERR, "port %s: no --ip given for it", args->port_name[i]);
+			return -EINVAL;
+		}
+		ret = rnic_device_create(&conf, &engine.device[i]);
+		if (ret < 0)
+			return ret;
+		engine.nb_devices++;
+	}
+	return 0;
+}
+
+static void
+release_devices(void)
+{
+	for (int i = engine.nb_devices - 1; i >= 0; i--)
+		rnic_device_destroy(engine.device[i]);
+	engine.nb_devices = 0;
+	for (unsigned int i = 0; i < engine.nb_started_ports; i++)
+		rnic_port_close(engine.started_port[i]);
+	engine.nb_started_ports = 0;
+	if (engine.have_loopback)
+		rnic_port_loopback_free(&engine.loopback);
+	engine.have_loopback = 0;
+	for (unsigned int i = 0; i < RNIC_MAX_DEVICES; i++) {
+		rte_mempool_free(engine.pool[i]);
+		engine.pool[i] = NULL;
+		engine.device[i] = NULL;
+	}
+}
+
+int
+rnic_engine_init(int argc, char **argv)
+{
+	struct rnic_engine_args args;
+	int consumed, ret;
+
+	if (engine.initialized) {
+		RNIC_LOG(ERR, "rnic_engine_init: the engine is already initialised");
+		return -EALREADY;
+	}
+	consumed = rte_eal_init(argc, argv);
+	if (consumed < 0) {
+		ret = -rte_errno;
+		RNIC_LOG(ERR, "EAL initialisation failed: %s", rte_strerror(rte_errno));
+		return ret;
+	}
+	/* What EAL left starts with "--" (rte_eal_init consumes it) or is the application's. */
+	ret = parse_engine_args(argc - consumed, argv + consumed, &args);
+	if (ret == 0)
+		ret = create_devices(&args);
+	if (ret < 0) {
+		release_devices();
+		rte_eal_cleanup();
+		return ret;
+	}
+	engine.initialized = 1;
+	/* Every argument after argv[0] was either EAL's or the engine's. */
+	return argc - 1;
+}
+
+int
+rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage)
+{
+	struct rnic_lcore_stages *ls;
+
+	if (!engine.initialized || engine.running)
+		return -EBUSY;
+	if (lcore_id >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore_id) ||
+	    lcore_id == rte_get_main_lcore()) {
+		RNIC_LOG(ERR, "stage %s: lcore %u is not a worker lcore of this EAL", stage->name, lcore_id);
+		return -EINVAL;
+	}
+	ls = &engine.lcore[lcore_id];
+	if (ls->count == RNIC_MAX_STAGES_PER_LCORE)
+		return -ENOSPC;
+	ls->stage[ls->count++] = *stage;
+	return 0;
+}
+
+/* A worker lcore: poll its stages round-robin until the engine stops. */
+static int
+lcore_loop(void *arg)
+{
+	const struct rnic_lcore_stages *ls = arg;
+
+	while (engine.running)
+		for (unsigned int i = 0; i < ls->count; i++)
+			ls->stage[i].poll(ls->stage[i].arg, RNIC_STAGE_BUDGET);
+	return 0;
+}
+
+int
+rnic_engine_start(void)
+{
+	unsigned int lcore_id, launched = 0;
+
+	if (!engine.initialized || engine.running)
+		return -EBUSY;
+	engine.running = 1;
+	rte_smp_wmb();
+	RTE_LCORE_FOREACH_WORKER(lcore_id) {
+		if (engine.lcore[lcore_id].count == 0)
+			continue;
+		if (rte_eal_remote_launch(lcore_loop, &engine.lcore[lcore_id], lcore_id) != 0) {
+			RNIC_LOG(ERR, "lcore %u is busy: cannot start its stages", lcore_id);
+			rnic_engine_stop();
+			return -EBUSY;
+		}
+		launched++;
+	}
+	RNIC_LOG(DEBUG, "engine started on %u lcores", launched);
+	return 0;
+}
+
+int
+rnic_engine_stop(void)
+{
+	unsigned int lcore_id;
+
+	if (!engine.initialized)
+		return -EINVAL;
+	engine.running = 0;
+	rte_smp_wmb();
+	RTE_LCORE_FOREACH_WORKER(lcore_id)
+		if (engine.lcore[lcore_id].count != 0)
+			rte_eal_wait_lcore(lcore_id);
+	return 0;
+}
+
+int
+rnic_engine_fini(void)
+{
+	if (!engine.initialized)
+		return -EINVAL;
+	for (int i = 0; i < engine.nb_devices; i++) {
+		if (engine.device[i]->open_contexts != 0) {
+			RNIC_LOG(ERR, "rnic_engine_fini: device %s still has open contexts", engine.device[i]->name);
+			return -EBUSY;
+		}
+	}
+	rnic_engine_stop();
+	release_devices();
+	memset(engine.lcore, 0, sizeof(engine.lcore));
+	engine.initialized = 0;
+	rte_eal_cleanup();
+	return 0;
+}

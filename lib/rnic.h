@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * softrnic public API.
+ *
+ * The verbs are libibverbs' with an rnic_ prefix: every struct, field and enum value has the meaning (and,
+ * for enums, the numeric value) of its ibv_ twin, so an ibverbs program ports by renaming. What ibverbs
+ * leaves to the kernel (bringing up the device) is done by the engine lifecycle calls at the end.
+ *
+ * Error convention (as libibverbs): calls returning a pointer return NULL and set errno; calls returning int
+ * return 0 or a positive errno value (rnic_poll_cq returns the number of completions or a negative value).
+ */
+#ifndef RNIC_H
+#define RNIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Enums (numeric values equal libibverbs')                                                                */
+
+enum rnic_node_type { RNIC_NODE_UNKNOWN = -1, RNIC_NODE_CA = 1 };
+
+enum rnic_atomic_cap { RNIC_ATOMIC_NONE, RNIC_ATOMIC_HCA, RNIC_ATOMIC_GLOB };
+
+enum rnic_mtu {
+	RNIC_MTU_256 = 1,
+	RNIC_MTU_512 = 2,
+	RNIC_MTU_1024 = 3,
+	RNIC_MTU_2048 = 4,
+	RNIC_MTU_4096 = 5,
+};
+
+enum rnic_port_state {
+	RNIC_PORT_NOP = 0,
+	RNIC_PORT_DOWN = 1,
+	RNIC_PORT_INIT = 2,
+	RNIC_PORT_ARMED = 3,
+	RNIC_PORT_ACTIVE = 4,
+	RNIC_PORT_ACTIVE_DEFER = 5,
+};
+
+enum { RNIC_LINK_LAYER_UNSPECIFIED, RNIC_LINK_LAYER_INFINIBAND, RNIC_LINK_LAYER_ETHERNET };
+
+enum rnic_access_flags {
+	RNIC_ACCESS_LOCAL_WRITE = 1,
+	RNIC_ACCESS_REMOTE_WRITE = (1 << 1),
+	RNIC_ACCESS_REMOTE_READ = (1 << 2),
+	RNIC_ACCESS_REMOTE_ATOMIC = (1 << 3),
+	RNIC_ACCESS_MW_BIND = (1 << 4),
+	RNIC_ACCESS_ZERO_BASED = (1 << 5),
+};
+
+enum rnic_wc_status {
+	RNIC_WC_SUCCESS,
+	RNIC_WC_LOC_LEN_ERR,
+	RNIC_WC_LOC_QP_OP_ERR,
+	RNIC_WC_LOC_EEC_OP_ERR,
+	RNIC_WC_LOC_PROT_ERR,
+	RNIC_WC_WR_FLUSH_ERR,
+	RNIC_WC_MW_BIND_ERR,
+	RNIC_WC_BAD_RESP_ERR,
+	RNIC_WC_LOC_ACCESS_ERR,
+	RNIC_WC_REM_INV_REQ_ERR,
+	RNIC_WC_REM_ACCESS_ERR,
+	RNIC_WC_REM_OP_ERR,
+	RNIC_WC_RETRY_EXC_ERR,
+	RNIC_WC_RNR_RETRY_EXC_ERR,
+	RNIC_WC_LOC_RDD_VIOL_ERR,
+	RNIC_WC_REM_INV_RD_REQ_ERR,
+	RNIC_WC_REM_ABORT_ERR,
+	RNIC_WC_INV_EECN_ERR,
+	RNIC_WC_INV_EEC_STATE_ERR,
+	RNIC_WC_FATAL_ERR,
+	RNIC_WC_RESP_TIMEOUT_ERR,
+	RNIC_WC_GENERAL_ERR,
+};
+
+/* Returns a static English description of a completion status ("remote access error"). */
+const char *rnic_wc_status_str(enum rnic_wc_status status);
+
+enum rnic_wc_opcode {
+	RNIC_WC_SEND,
+	RNIC_WC_RDMA_WRITE,
+	RNIC_WC_RDMA_READ,
+	RNIC_WC_COMP_SWAP,
+	RNIC_WC_FETCH_ADD,
+	RNIC_WC_BIND_MW,
+	RNIC_WC_LOCAL_INV,
+	/* Receive-side opcodes have bit 7 set, as in libibverbs. */
+	RNIC_WC_RECV = 1 << 7,
+	RNIC_WC_RECV_RDMA_WITH_IMM,
+};
+
+enum rnic_wc_flags {
+	RNIC_WC_GRH = 1 << 0,
+	RNIC_WC_WITH_IMM = 1 << 1,
+	RNIC_WC_IP_CSUM_OK = 1 << 2,
+	RNIC_WC_WITH_INV = 1 << 3,
+};
+
+enum rnic_qp_type {
+	RNIC_QPT_RC = 2,
+	RNIC_QPT_UC = 3,
+	RNIC_QPT_UD = 4,
+};
+
+enum rnic_qp_state {
+	RNIC_QPS_RESET,
+	RNIC_QPS_INIT,
+	RNIC_QPS_RTR,
+	RNIC_QPS_RTS,
+	RNIC_QPS_SQD,
+	RNIC_QPS_SQE,
+	RNIC_QPS_ERR,
+	RNIC_QPS_UNKNOWN,
+};
+
+enum rnic_mig_state { RNIC_MIG_MIGRATED, RNIC_MIG_REARM, RNIC_MIG_ARMED };
+
+enum rnic_qp_attr_mask {
+	RNIC_QP_STATE = 1 << 0,
+	RNIC_QP_CUR_STATE = 1 << 1,
+	RNIC_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+	RNIC_QP_ACCESS_FLAGS = 1 << 3,
+	RNIC_QP_PKEY_INDEX = 1 << 4,
+	RNIC_QP_PORT = 1 << 5,
+	RNIC_QP_QKEY = 1 << 6,
+	RNIC_QP_AV = 1 << 7,
+	RNIC_QP_PATH_MTU = 1 << 8,
+	RNIC_QP_TIMEOUT = 1 << 9,
+	RNIC_QP_RETRY_CNT = 1 << 10,
+	RNIC_QP_RNR_RETRY = 1 << 11,
+	RNIC_QP_RQ_PSN = 1 << 12,
+	RNIC_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	RNIC_QP_ALT_PATH = 1 << 14,
+	RNIC_QP_MIN_RNR_TIMER = 1 << 15,
+	RNIC_QP_SQ_PSN = 1 << 16,
+	RNIC_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	RNIC_QP_PATH_MIG_STATE = 1 << 18,
+	RNIC_QP_CAP = 1 << 19,
+	RNIC_QP_DEST_QPN = 1 << 20,
+};
+
+enum rnic_wr_opcode {
+	RNIC_WR_RDMA_WRITE,
+	RNIC_WR_RDMA_WRITE_WITH_IMM,
+	RNIC_WR_SEND,
+	RNIC_WR_SEND_WITH_IMM,
+	RNIC_WR_RDMA_READ,
+	RNIC_WR_ATOMIC_CMP_AND_SWP,
+	RNIC_WR_ATOMIC_FETCH_AND_ADD,
+	RNIC_WR_LOCAL_INV,
+	RNIC_WR_BIND_MW,
+	RNIC_WR_SEND_WITH_INV,
+};
+
+enum rnic_send_flags {
+	RNIC_SEND_FENCE = 1 << 0,
+	RNIC_SEND_SIGNALED = 1 << 1,
+	RNIC_SEND_SOLICITED = 1 << 2,
+	RNIC_SEND_INLINE = 1 << 3,
+};
+
+enum rnic_event_type {
+	RNIC_EVENT_CQ_ERR,
+	RNIC_EVENT_QP_FATAL,
+	RNIC_EVENT_QP_REQ_ERR,
+	RNIC_EVENT_QP_ACCESS_ERR,
+	RNIC_EVENT_COMM_EST,
+	RNIC_EVENT_SQ_DRAINED,
+	RNIC_EVENT_PATH_MIG,
+	RNIC_EVENT_PATH_MIG_ERR,
+	RNIC_EVENT_DEVICE_FATAL,
+	RNIC_EVENT_PORT_ACTIVE,
+	RNIC_EVENT_PORT_ERR,
+	RNIC_EVENT_LID_CHANGE,
+	RNIC_EVENT_PKEY_CHANGE,
+	RNIC_EVENT_SM_CHANGE,
+	RNIC_EVENT_SRQ_ERR,
+	RNIC_EVENT_SRQ_LIMIT_REACHED,
+	RNIC_EVENT_QP_LAST_WQE_REACHED,
+	RNIC_EVENT_CLIENT_REREGISTER,
+	RNIC_EVENT_GID_CHANGE,
+};
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Objects. Fields shown are the ones libibverbs exposes; each object carries private state behind them.   */
+
+struct rnic_device;	/* opaque: one softrnic instance bound to one ethdev port */
+
+union rnic_gid {
+	uint8_t raw[16];
+	struct {
+		uint64_t subnet_prefix;	/* network byte order */
+		uint64_t interface_id;	/* network byte order */
+	} global;
+};
+
+struct rnic_context {
+	struct rnic_device *device;
+	int async_fd;		/* readable when an async event is pending (eventfd) */
+	int num_comp_vectors;
+};
+
+struct rnic_device_attr {
+	char fw_ver[64];
+	uint64_t node_guid;	/* network byte order */
+	uint64_t sys_image_guid;
+	uint64_t max_mr_size;
+	uint64_t page_size_cap;
+	uint32_t vendor_id;
+	uint32_t vendor_part_id;
+	uint32_t hw_ver;
+	int max_qp;
+	int max_qp_wr;
+	unsigned int device_cap_flags;
+	int max_sge;
+	int max_sge_rd;
+	int max_cq;
+	int max_cqe;
+	int max_mr;
+	int max_pd;
+	int max_qp_rd_atom;
+	int max_ee_rd_atom;
+	int max_res_rd_atom;
+	int max_qp_init_rd_atom;
+	int max_ee_init_rd_atom;
+	enum rnic_atomic_cap atomic_cap;
+	int max_ee;
+	int max_rdd;
+	int max_mw;
+	int max_raw_ipv6_qp;
+	int max_raw_ethy_qp;
+	int max_mcast_grp;
+	int max_mcast_qp_attach;
+	int max_total_mcast_qp_attach;
+	int max_ah;
+	int max_fmr;
+	int max_map_per_fmr;
+	int max_srq;
+	int max_srq_wr;
+	int max_srq_sge;
+	uint16_t max_pkeys;
+	uint8_t local_ca_ack_delay;
+	uint8_t phys_port_cnt;
+	/* softrnic extension (not in ibv_device_attr): largest inline payload of a send WQE. */
+	uint32_t max_inline_data;
+};
+
+struct rnic_port_attr {
+	enum rnic_port_state state;
+	enum rnic_mtu max_mtu;
+	enum rnic_mtu active_mtu;
+	int gid_tbl_len;
+	uint32_t port_cap_flags;
+	uint32_t max_msg_sz;
+	uint32_t bad_pkey_cntr;
+	uint32_t qkey_viol_cntr;
+	uint16_t pkey_tbl_len;
+	uint16_t lid;
+	uint16_t sm_lid;
+	uint8_t lmc;
+	uint8_t max_vl_num;
+	uint8_t sm_sl;
+	uint8_t subnet_timeout;
+	uint8_t init_type_reply;
+	uint8_t active_width;
+	uint8_t active_speed;
+	uint8_t phys_state;
+	uint8_t link_layer;
+	uint8_t flags;
+	uint16_t port_cap_flags2;
+};
+
+struct rnic_pd {
+	struct rnic_context *context;
+	uint32_t handle;
+};
+
+struct rnic_mr {
+	struct rnic_context *context;
+	struct rnic_pd *pd;
+	void *addr;
+	size_t length;
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
+struct rnic_comp_channel {
+	struct rnic_context *context;
+	int fd;			/* eventfd: readable when a completion event is pending */
+	int refcnt;
+};
+
+struct rnic_cq {
+	struct rnic_context *context;
+	struct rnic_comp_channel *channel;
+	void *cq_context;
+	uint32_t handle;
+	int cqe;		/* usable entries (>= the number asked for) */
+	uint32_t comp_events_completed;
+	uint32_t async_events_completed;
+};
+
+struct rnic_global_route {
+	union rnic_gid dgid;
+	uint32_t flow_label;
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+};
+
+struct rnic_ah_attr {
+	struct rnic_global_route grh;
+	uint16_t dlid;
+	uint8_t sl;
+	uint8_t src_path_bits;
+	uint8_t static_rate;
+	uint8_t is_global;	/* RoCE: must be 1 */
+	uint8_t port_num;
+};
+
+struct rnic_ah {
+	struct rnic_context *context;
+	struct rnic_pd *pd;
+	uint32_t handle;
+};
+
+struct rnic_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct rnic_srq;	/* not supported: must be NULL in rnic_qp_init_attr */
+
+struct rnic_qp_init_attr {
+	void *qp_context;
+	struct rnic_cq *send_cq;
+	struct rnic_cq *recv_cq;
+	struct rnic_srq *srq;
+	struct rnic_qp_cap cap;
+	enum rnic_qp_type qp_type;
+	int sq_sig_all;
+};
+
+struct rnic_qp_attr {
+	enum rnic_qp_state qp_state;
+	enum rnic_qp_state cur_qp_state;
+	enum rnic_mtu path_mtu;
+	enum rnic_mig_state path_mig_state;
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	unsigned int qp_access_flags;
+	struct rnic_qp_cap cap;
+	struct rnic_ah_attr ah_attr;
+	struct rnic_ah_attr alt_ah_attr;
+	uint16_t pkey_index;
+	uint16_t alt_pkey_index;
+	uint8_t en_sqd_async_notify;
+	uint8_t sq_draining;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;
+	uint8_t port_num;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t alt_port_num;
+	uint8_t alt_timeout;
+	uint32_t rate_limit;
+};
+
+struct rnic_qp {
+	struct rnic_context *context;
+	void *qp_context;
+	struct rnic_pd *pd;
+	struct rnic_cq *send_cq;
+	struct rnic_cq *recv_cq;
+	struct rnic_srq *srq;
+	uint32_t handle;
+	uint32_t qp_num;
+	enum rnic_qp_state state;
+	enum rnic_qp_type qp_type;
+	uint32_t events_completed;
+};
+
+struct rnic_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+struct rnic_send_wr {
+	uint64_t wr_id;
+	struct rnic_send_wr *next;
+	struct rnic_sge *sg_list;
+	int num_sge;
+	enum rnic_wr_opcode opcode;
+	unsigned int send_flags;
+	union {
+		uint32_t imm_data;	/* network byte order, as ibv's __be32 */
+		uint32_t invalidate_rkey;
+	};
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+		struct {
+			struct rnic_ah *ah;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+		} ud;
+	} wr;
+};
+
+struct rnic_recv_wr {
+	uint64_t wr_id;
+	struct rnic_recv_wr *next;
+	struct rnic_sge *sg_list;
+	int num_sge;
+};
+
+struct rnic_wc {
+	uint64_t wr_id;
+	enum rnic_wc_status status;
+	enum rnic_wc_opcode opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	union {
+		uint32_t imm_data;	/* network byte order */
+		uint32_t invalidated_rkey;
+	};
+	uint32_t qp_num;
+	uint32_t src_qp;
+	unsigned int wc_flags;
+	uint16_t pkey_index;
+	uint16_t slid;
+	uint8_t sl;
+	uint8_t dlid_path_bits;
+};
+
+struct rnic_async_event {
+	union {
+		struct rnic_cq *cq;
+		struct rnic_qp *qp;
+		int port_num;
+	} element;
+	enum rnic_event_type event_type;
+};
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Verbs                                                                                                    */
+
+struct rnic_device **rnic_get_device_list(int *num_devices);
+void rnic_free_device_list(struct rnic_device **list);
+const char *rnic_get_device_name(struct rnic_device *device);
+uint64_t rnic_get_device_guid(struct rnic_device *device);	/* network byte order */
+
+struct rnic_context *rnic_open_device(struct rnic_device *device);
+int rnic_close_device(struct rnic_context *context);
+int rnic_query_device(struct rnic_context *context, struct rnic_device_attr *attr);
+int rnic_query_port(struct rnic_context *context, uint8_t port_num, struct rnic_port_attr *attr);
+int rnic_query_gid(struct rnic_context *context, uint8_t port_num, int index, union rnic_gid *gid);
+int rnic_get_async_event(struct rnic_context *context, struct rnic_async_event *event);
+void rnic_ack_async_event(struct rnic_async_event *event);
+
+struct rnic_pd *rnic_alloc_pd(struct rnic_context *context);
+int rnic_dealloc_pd(struct rnic_pd *pd);
+
+struct rnic_mr *rnic_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access);
+int rnic_dereg_mr(struct rnic_mr *mr);
+
+struct rnic_ah *rnic_create_ah(struct rnic_pd *pd, struct rnic_ah_attr *attr);
+int rnic_destroy_ah(struct rnic_ah *ah);
+
+struct rnic_comp_channel *rnic_create_comp_channel(struct rnic_context *context);
+int rnic_destroy_comp_channel(struct rnic_comp_channel *channel);
+struct rnic_cq *rnic_create_cq(struct rnic_context *context, int cqe, void *cq_context,
+			       struct rnic_comp_channel *channel, int comp_vector);
+int rnic_destroy_cq(struct rnic_cq *cq);
+int rnic_poll_cq(struct rnic_cq *cq, int num_entries, struct rnic_wc *wc);
+int rnic_req_notify_cq(struct rnic_cq *cq, int solicited_only);
+int rnic_get_cq_event(struct rnic_comp_channel *channel, struct rnic_cq **cq, void **cq_context);
+void rnic_ack_cq_events(struct rnic_cq *cq, unsigned int nevents);
+
+struct rnic_qp *rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *qp_init_attr);
+int rnic_modify_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr, int attr_mask);
+int rnic_query_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr, int attr_mask,
+		  struct rnic_qp_init_attr *init_attr);
+int rnic_destroy_qp(struct rnic_qp *qp);
+int rnic_post_send(struct rnic_qp *qp, struct rnic_send_wr *wr, struct rnic_send_wr **bad_wr);
+int rnic_post_recv(struct rnic_qp *qp, struct rnic_recv_wr *wr, struct rnic_recv_wr **bad_wr);
+
+const char *rnic_qp_state_str(enum rnic_qp_state state);
+const char *rnic_event_type_str(enum rnic_event_type event);
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Engine lifecycle (what the kernel driver and firmware do for a hardware RNIC)                           */
+
+/*
+ * Initialise DPDK's EAL and the engine. argv holds EAL arguments, optionally followed by "--" and engine
+ * arguments (rnic_engine_usage() lists them). Without port arguments the engine creates its embedded default:
+ * two devices, rnic0 and rnic1, joined by a net_ring pair. Returns the number of argv entries consumed
+ * (>= 0) or a negative errno; the error is also logged through rte_log.
+ */
+int rnic_engine_init(int argc, char **argv);
+/* Launch the pipeline stages on their lcores; returns 0 or a negative errno. */
+int rnic_engine_start(void);
+/* Stop the stages and wait for their lcores; objects stay valid. */
+int rnic_engine_stop(void);
+/* Release devices, ports and EAL. Every context must be closed first (-EBUSY otherwise). */
+int rnic_engine_fini(void);
+/* Print the engine arguments to the given stream (a FILE *). */
+void rnic_engine_usage(void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RNIC_H */

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * softrnic internals shared by the library's modules: the device, its context and PD, logging.
+ * Module-specific state lives in each module's own header (rnic_mr.h, rnic_cq.h, rnic_qp.h, rnic_wqe.h).
+ */
+#ifndef RNIC_PRIV_H
+#define RNIC_PRIV_H
+
+#include <stdint.h>
+#include <pthread.h>
+
+#include <rte_ether.h>
+#include <rte_log.h>
+#include <rte_ring.h>
+
+#include "rnic.h"
+
+extern int rnic_logtype;
+#define RNIC_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, rnic_logtype, "softrnic: " fmt "\n", ##__VA_ARGS__)
+
+#define RNIC_DEV_NAME_MAX 32
+#define RNIC_GID_TBL_LEN 4
+#define RNIC_MAX_DEVICES 8
+
+struct rnic_mr_table;
+struct rnic_cq_table;
+struct rnic_qp_table;
+
+/* Table sizes and per-object limits of one device; rnic_query_device reports them. */
+struct rnic_limits {
+	uint32_t max_pd;
+	uint32_t max_mr;
+	uint64_t max_mr_size;
+	uint32_t max_mtt_entries;	/* pages over all MRs of the device */
+	uint32_t max_cq;
+	uint32_t max_cqe;
+	uint32_t max_qp;
+	uint32_t max_qp_wr;
+	uint32_t max_sge;
+	uint32_t max_inline_data;
+	uint32_t max_qp_rd_atom;
+	uint32_t max_ah;
+};
+
+/*
+ * One softrnic device: the tables a hardware RNIC keeps in its on-card memory, and the port it sends on.
+ * Created by rnic_engine_init, one per ethdev port.
+ */
+struct rnic_device {
+	char name[RNIC_DEV_NAME_MAX];
+	uint16_t port_id;
+	int socket_id;
+	uint64_t guid;			/* network byte order, derived from the MAC */
+	struct rte_ether_addr mac;
+	union rnic_gid gid[RNIC_GID_TBL_LEN];
+	int gid_count;
+	enum rnic_mtu active_mtu;
+	struct rnic_limits lim;
+
+	/* Control-path lock: verbs that create or destroy objects take it; the data path never does. */
+	pthread_mutex_t lock;
+	uint32_t open_contexts;
+	uint32_t pd_count;
+	uint32_t ah_count;
+	uint32_t next_pdn;
+
+	struct rnic_mr_table *mr_table;
+	struct rnic_cq_table *cq_table;
+	struct rnic_qp_table *qp_table;
+
+	/* 64-bit SQ doorbells (rnic_wqe.h), multi-producer (post_send callers), single consumer (engine). */
+	struct rte_ring *doorbell_ring;
+	uint32_t doorbell_ring_size;
+};
+
+/* rnic_context as the library keeps it. */
+struct rnic_context_priv {
+	struct rnic_context pub;
+	struct rnic_device *dev;
+	/* Pending async events: a small ring of struct rnic_async_event *, signalled through pub.async_fd. */
+	struct rte_ring *async_ring;
+};
+
+static inline struct rnic_context_priv *
+rnic_context_priv(struct rnic_context *ctx)
+{
+	return (struct rnic_context_priv *)ctx;
+}
+
+static inline struct rnic_device *
+rnic_ctx_dev(struct rnic_context *ctx)
+{
+	return rnic_context_priv(ctx)->dev;
+}
+
+struct rnic_pd_priv {
+	struct rnic_pd pub;
+	uint32_t pdn;			/* protection domain number checked by the MPT */
+	uint32_t refcnt;		/* MRs, QPs and AHs that use this PD */
+};
+
+static inline struct rnic_pd_priv *
+rnic_pd_priv(struct rnic_pd *pd)
+{
+	return (struct rnic_pd_priv *)pd;
+}
+
+/* rnic_ah as the library keeps it: the resolved address vector. */
+struct rnic_ah_priv {
+	struct rnic_ah pub;
+	struct rnic_ah_attr attr;
+};
+
+/* What the engine arguments set for one device (rnic_engine.c parses them). */
+struct rnic_device_conf {
+	char name[RNIC_DEV_NAME_MAX];
+	uint16_t port_id;
+	union rnic_gid gid;		/* the port's IP address as a RoCEv2 GID (IPv4-mapped for IPv4) */
+	enum rnic_mtu mtu;
+	uint32_t doorbell_ring_size;
+	struct rnic_limits lim;
+};
+
+/* Create a device on an already started port; returns 0 or a negative errno. */
+int rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device **out);
+/* Free the device's tables; -EBUSY while a context is open. */
+int rnic_device_destroy(struct rnic_device *dev);
+
+/* The devices the engine created, for rnic_get_device_list. */
+int rnic_engine_device_count(void);
+struct rnic_device *rnic_engine_device(int index);
+
+/*
+ * A pipeline stage: poll() does up to budget units of work and returns how many it did (0 = idle). The
+ * engine's lcores call the stages mapped to them in a loop between rnic_engine_start and rnic_engine_stop.
+ */
+struct rnic_stage {
+	const char *name;
+	unsigned int (*poll)(void *arg, unsigned int budget);
+	void *arg;
+};
+
+/* Map a stage to a worker lcore; only while the engine is stopped. Returns 0 or a negative errno. */
+int rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage);
+
+/*
+ * Queue an async event for the context that owns the object and wake its async_fd. Safe from any thread,
+ * including engine lcores (lock-free ring + eventfd write). Returns 0 or -ENOSPC when the context's event ring
+ * is full (the event is then counted as lost and logged).
+ */
+int rnic_async_event_raise(struct rnic_context *ctx, enum rnic_event_type type, void *element);
+
+/* Reference counting on PDs so that a PD in use cannot be deallocated (EBUSY, as IBA requires). */
+void rnic_pd_get(struct rnic_pd *pd);
+void rnic_pd_put(struct rnic_pd *pd);
+
+#endif /* RNIC_PRIV_H */

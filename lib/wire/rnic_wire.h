@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * RoCEv2 wire formats: Ethernet (+802.1Q), IPv4/IPv6, UDP 4791, and the IBA transport headers of RC, UC and
+ * UD (BTH, RETH, AETH, AtomicETH, AtomicAckETH, ImmDt, IETH, DETH), the opcode table, the ICRC (IBA annex
+ * A17), a packet builder (descriptor -> frame) and a parser (frame -> descriptor or a drop reason).
+ *
+ * All multi-byte fields of the descriptor are in host byte order, except addresses (MACs, IPs/GIDs) which
+ * are kept as their wire bytes.
+ */
+#ifndef RNIC_WIRE_H
+#define RNIC_WIRE_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "rnic.h"
+
+#define RNIC_ROCEV2_UDP_PORT 4791
+#define RNIC_ICRC_LEN 4
+#define RNIC_BTH_LEN 12
+#define RNIC_RETH_LEN 16
+#define RNIC_AETH_LEN 4
+#define RNIC_ATOMICETH_LEN 28
+#define RNIC_ATOMICACKETH_LEN 8
+#define RNIC_IMMDT_LEN 4
+#define RNIC_IETH_LEN 4
+#define RNIC_DETH_LEN 8
+#define RNIC_CNP_RSVD_LEN 16
+#define RNIC_DEFAULT_PKEY 0xffff
+
+/* Transport of an opcode: its top three bits (IBA 9.2). */
+enum rnic_transport {
+	RNIC_TRANSPORT_RC = 0x00,
+	RNIC_TRANSPORT_UC = 0x20,
+	RNIC_TRANSPORT_RD = 0x40,
+	RNIC_TRANSPORT_UD = 0x60,
+	RNIC_TRANSPORT_CNP = 0x80,
+};
+
+/* BTH opcodes (IBA 1.4 table 38, RoCEv2 annex A17 for CNP). */
+enum rnic_opcode {
+	RNIC_OP_SEND_FIRST = 0x00,
+	RNIC_OP_SEND_MIDDLE = 0x01,
+	RNIC_OP_SEND_LAST = 0x02,
+	RNIC_OP_SEND_LAST_WITH_IMMEDIATE = 0x03,
+	RNIC_OP_SEND_ONLY = 0x04,
+	RNIC_OP_SEND_ONLY_WITH_IMMEDIATE = 0x05,
+	RNIC_OP_RDMA_WRITE_FIRST = 0x06,
+	RNIC_OP_RDMA_WRITE_MIDDLE = 0x07,
+	RNIC_OP_RDMA_WRITE_LAST = 0x08,
+	RNIC_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE = 0x09,
+	RNIC_OP_RDMA_WRITE_ONLY = 0x0a,
+	RNIC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE = 0x0b,
+	RNIC_OP_RDMA_READ_REQUEST = 0x0c,
+	RNIC_OP_RDMA_READ_RESPONSE_FIRST = 0x0d,
+	RNIC_OP_RDMA_READ_RESPONSE_MIDDLE = 0x0e,
+	RNIC_OP_RDMA_READ_RESPONSE_LAST = 0x0f,
+	RNIC_OP_RDMA_READ_RESPONSE_ONLY = 0x10,
+	RNIC_OP_ACKNOWLEDGE = 0x11,
+	RNIC_OP_ATOMIC_ACKNOWLEDGE = 0x12,
+	RNIC_OP_COMPARE_SWAP = 0x13,
+	RNIC_OP_FETCH_ADD = 0x14,
+	RNIC_OP_SEND_LAST_WITH_INVALIDATE = 0x16,
+	RNIC_OP_SEND_ONLY_WITH_INVALIDATE = 0x17,
+	RNIC_OP_CNP = 0x81,	/* full opcode, transport bits included */
+};
+
+/* Full opcode = transport | operation, e.g. RNIC_TRANSPORT_UC | RNIC_OP_SEND_ONLY. */
+static inline uint8_t
+rnic_opcode(enum rnic_transport t, enum rnic_opcode op)
+{
+	return (uint8_t)(t | op);
+}
+
+/* Headers that follow the BTH, in wire order. */
+enum rnic_hdr_flag {
+	RNIC_HDR_RETH = 1 << 0,
+	RNIC_HDR_AETH = 1 << 1,
+	RNIC_HDR_ATOMICETH = 1 << 2,
+	RNIC_HDR_ATOMICACKETH = 1 << 3,
+	RNIC_HDR_IMMDT = 1 << 4,
+	RNIC_HDR_IETH = 1 << 5,
+	RNIC_HDR_DETH = 1 << 6,
+	RNIC_HDR_CNP = 1 << 7,		/* 16 reserved bytes of a CNP */
+	RNIC_HDR_PAYLOAD = 1 << 8,	/* the opcode carries a payload (possibly of zero length) */
+};
+
+enum rnic_op_position {
+	RNIC_POS_NONE = 0,	/* not part of a multi-packet message (ACK, READ request, atomics, CNP) */
+	RNIC_POS_FIRST,
+	RNIC_POS_MIDDLE,
+	RNIC_POS_LAST,
+	RNIC_POS_ONLY,
+};
+
+struct rnic_opcode_info {
+	const char *name;	/* "RC SEND_FIRST"; NULL: opcode unknown to softrnic */
+	uint16_t hdrs;		/* enum rnic_hdr_flag */
+	uint8_t position;	/* enum rnic_op_position */
+	uint8_t is_request;	/* 1: requester -> responder; 0: response (ACK, READ response, atomic ACK) */
+	uint8_t hdr_len;	/* bytes from the start of the BTH to the payload */
+};
+
+extern const struct rnic_opcode_info rnic_opcode_table[256];
+
+static inline const struct rnic_opcode_info *
+rnic_opcode_info(uint8_t opcode)
+{
+	return &rnic_opcode_table[opcode];
+}
+
+/* Whether a QP of this type may send or receive this opcode (RC: all but CNP; UC: SEND/WRITE; UD: SEND). */
+int rnic_opcode_allowed(uint8_t opcode, enum rnic_qp_type qp_type);
+
+/* Why the parser rejected a frame; every value is counted by the header parser stage. */
+enum rnic_drop_reason {
+	RNIC_DROP_NONE = 0,
+	RNIC_DROP_TRUNCATED,		/* shorter than the headers it announces */
+	RNIC_DROP_NOT_IP,		/* EtherType neither IPv4 nor IPv6 (after an optional 802.1Q tag) */
+	RNIC_DROP_BAD_IP_VERSION,	/* version field disagrees with the EtherType */
+	RNIC_DROP_BAD_IP_HEADER,	/* IPv4 IHL/total length or IPv6 payload length inconsistent */
+	RNIC_DROP_BAD_IP_CSUM,		/* IPv4 header checksum */
+	RNIC_DROP_IP_FRAGMENT,		/* RoCEv2 frames are never fragmented */
+	RNIC_DROP_NOT_UDP,
+	RNIC_DROP_WRONG_UDP_PORT,	/* destination port is not 4791 */
+	RNIC_DROP_BAD_UDP_LENGTH,
+	RNIC_DROP_BAD_VERSION,		/* BTH TVer != 0 */
+	RNIC_DROP_UNKNOWN_OPCODE,
+	RNIC_DROP_OPCODE_TRANSPORT,	/* a transport softrnic does not implement (RD, XRC, reserved) */
+	RNIC_DROP_BAD_PAD,		/* pad count on an opcode without payload, or pad longer than payload */
+	RNIC_DROP_BAD_LENGTH,		/* payload on an opcode that carries none, or atomic/ACK of wrong size */
+	RNIC_DROP_BAD_ICRC,
+	RNIC_DROP_REASON_MAX
+};
+
+/* Static name of a drop reason ("bad_icrc"), for counters and logs. */
+const char *rnic_drop_reason_str(enum rnic_drop_reason reason);
+
+/* One RoCEv2 packet, decoded. */
+struct rnic_pkt_desc {
+	/* L2 */
+	struct rte_ether_addr dst_mac;
+	struct rte_ether_addr src_mac;
+	uint8_t has_vlan;
+	uint16_t vlan_tci;
+	/* L3: addresses as GIDs; IPv4 addresses are IPv4-mapped (::ffff:a.b.c.d) */
+	uint8_t ip_version;		/* 4 or 6 */
+	union rnic_gid sgid;
+	union rnic_gid dgid;
+	uint8_t traffic_class;		/* IPv4 TOS / IPv6 traffic class (DSCP << 2 | ECN) */
+	uint8_t hop_limit;		/* IPv4 TTL / IPv6 hop limit */
+	uint32_t flow_label;		/* IPv6 only */
+	uint16_t ip_id;			/* IPv4 only */
+	/* L4 */
+	uint16_t udp_sport;		/* per-QP entropy */
+	uint16_t udp_dport;		/* builder: 0 means 4791 */
+	/* BTH */
+	uint8_t opcode;
+	uint8_t se;
+	uint8_t mig;
+	uint8_t pad;			/* parser: pad count read; builder: ignored (computed from payload_len) */
+	uint8_t tver;
+	uint16_t pkey;
+	uint8_t fecn;
+	uint8_t becn;
+	uint32_t dqpn;			/* 24 bits */
+	uint8_t ack_req;
+	uint32_t psn;			/* 24 bits */
+	/* extension headers; which ones are valid follows from rnic_opcode_info(opcode)->hdrs */
+	struct {
+		uint64_t va;
+		uint32_t rkey;
+		uint32_t dma_len;
+	} reth;
+	struct {
+		uint8_t syndrome;
+		uint32_t msn;		/* 24 bits */
+	} aeth;
+	struct {
+		uint64_t va;
+		uint32_t rkey;
+		uint64_t swap_add;
+		uint64_t compare;
+	} atomiceth;
+	uint64_t atomic_ack_orig;	/* AtomicAckETH: original remote data */
+	uint32_t imm;			/* ImmDt, as the 32 bits on the wire read big-endian */
+	uint32_t ieth_rkey;
+	struct {
+		uint32_t qkey;
+		uint32_t src_qp;	/* 24 bits */
+	} deth;
+	/* payload: builder reads payload_len bytes from payload; parser points payload into the frame */
+	const uint8_t *payload;
+	uint32_t payload_len;
+	uint32_t payload_off;		/* parser: offset of the payload from the frame start */
+};
+
+/* Length of the frame the builder makes for this descriptor (headers, payload, pad, ICRC). */
+uint32_t rnic_pkt_frame_len(const struct rnic_pkt_desc *d);
+
+/*
+ * Build the frame into buf: headers in place, payload copied, pad bytes (zero) and the pad count set, IPv4
+ * checksum, UDP length (UDP checksum 0, as RoCEv2 allows), ICRC. Returns the frame length, or a negative
+ * errno: -ENOSPC if buflen is too small, -EINVAL for an opcode the table does not know or a payload on an
+ * opcode without one.
+ */
+int rnic_pkt_build(const struct rnic_pkt_desc *d, uint8_t *buf, uint32_t buflen);
+
+/* The same into an mbuf (appended to its data); returns the frame length or a negative errno. */
+int rnic_pkt_build_mbuf(const struct rnic_pkt_desc *d, struct rte_mbuf *m);
+
+/*
+ * Parse a frame. On success fills d (payload pointing into the frame) and returns RNIC_DROP_NONE; otherwise
+ * returns why it is dropped (d is then partially filled). check_icrc = 0 skips the ICRC check, for frames whose
+ * ICRC was already verified.
+ */
+enum rnic_drop_reason rnic_pkt_parse(const uint8_t *frame, uint32_t len, struct rnic_pkt_desc *d,
+				     int check_icrc);
+
+/* Parse an mbuf (single- or multi-segment). The payload pointer is valid only for a single-segment mbuf. */
+enum rnic_drop_reason rnic_pkt_parse_mbuf(const struct rte_mbuf *m, struct rnic_pkt_desc *d, int check_icrc);
+
+/*
+ * ICRC of a frame whose IP header starts at l3_off and whose ICRC occupies the last 4 bytes of len: CRC-32 over
+ * 64 bits of ones, the IP header with its variant fields masked to ones (IPv4 TOS, TTL, checksum; IPv6
+ * traffic class, flow label, hop limit), UDP with its checksum masked, BTH with its reserved byte masked, and
+ * the rest up to the ICRC. Returned as the value to store little-endian in the frame's last 4 bytes.
+ */
+uint32_t rnic_icrc_compute(const uint8_t *frame, uint32_t l3_off, uint32_t len);
+
+#endif /* RNIC_WIRE_H */

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install what softrnic needs to build and test on Debian 12 (DPDK 22.11 and friends). Idempotent: apt runs
+# only when a package is missing. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+	dpdk dpdk-dev libdpdk-dev libnuma-dev libcmocka-dev libisal-dev libibverbs-dev
+	meson ninja-build pkg-config gcc python3 python3-pyelftools
+	python3-scapy tshark iproute2
+	clang libclang-rt-14-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "install-deps: run as root (missing: ${missing[*]})" >&2; exit 1; }
+	sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+# tshark asks whether non-root users may capture; answer no without a prompt.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | $sudo debconf-set-selections
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

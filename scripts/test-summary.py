@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""Summarise a meson test run (meson-logs/testlog.json) as the plain line 'N passed, N failed'.
+
+A cmocka executable counts as the number of cmocka test cases it ran; every other test (oracle scripts,
+expected-failure argument checks) counts as one. A test meson saw fail counts at least one failure, even
+when it crashed before cmocka could report.
+"""
+import json
+import re
+import sys
+
+CMOCKA_PASSED = re.compile(r"^\[  PASSED  \] (\d+) test\(s\)\.", re.M)
+CMOCKA_FAILED = re.compile(r"^\[  FAILED  \] (\d+) test\(s\), listed below:", re.M)
+CASE_COUNT = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
+OK_RESULTS = {"OK", "EXPECTEDFAIL"}
+
+
+def count(entry):
+    out = (entry.get("stdout") or "") + (entry.get("stderr") or "")
+    ok = entry["result"] in OK_RESULTS
+    passed = sum(int(n) for n in CMOCKA_PASSED.findall(out))
+    failed = sum(int(n) for n in CMOCKA_FAILED.findall(out))
+    for p, f in CASE_COUNT.findall(out):	# scripts that report their own cases
+        passed += int(p)
+        failed += int(f)
+    if passed == 0 and failed == 0:
+        return (1, 0) if ok else (0, 1)
+    if not ok and failed == 0:
+        failed = 1
+    return passed, failed
+
+
+def main():
+    log = sys.argv[1] if len(sys.argv) > 1 else "meson-logs/testlog.json"
+    passed = failed = 0
+    failures = []
+    with open(log) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            p, fl = count(entry)
+            passed += p
+            failed += fl
+            if fl:
+                failures.append(f'{entry["name"]} ({entry["result"]})')
+    for name in failures:
+        print(f"failed: {name}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or passed == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
