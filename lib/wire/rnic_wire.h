@@ -229,4 +229,7 @@ enum rnic_drop_reason rnic_pkt_parse_mbuf(const struct rte_mbuf *m, struct rnic_
  */
 uint32_t rnic_icrc_compute(const uint8_t *frame, uint32_t l3_off, uint32_t len);
 
+/* The same over an mbuf chain (the IP, UDP and BTH headers must be in the first segment). */
+uint32_t rnic_icrc_compute_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len);
+
 #endif /* RNIC_WIRE_H */
