@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * A minimal reader of classic pcap files (Ethernet link type), for tests and tools.
+ * A minimal reader and writer of classic pcap files (microsecond, Ethernet link type), for the tools and
+ * tests (no libpcap needed).
  */
 #ifndef PCAP_FILE_H
 #define PCAP_FILE_H
@@ -67,6 +68,31 @@ fail:
 	fclose(f);
 	pcap_frames_free(pf);
 	return -1;
+}
+
+/* Open a pcap file for writing and write its global header; NULL on error (errno set). */
+static inline FILE *
+pcap_writer_open(const char *path)
+{
+	const uint32_t ghdr[6] = { 0xa1b2c3d4, 2 | 4u << 16, 0, 0, 262144, 1 };
+	FILE *f = fopen(path, "wb");
+
+	if (f != NULL && fwrite(ghdr, sizeof(ghdr), 1, f) != 1) {
+		fclose(f);
+		return NULL;
+	}
+	return f;
+}
+
+/* Append one frame with the given timestamp (seconds, microseconds); 0 or -1. */
+static inline int
+pcap_writer_add(FILE *f, const uint8_t *frame, uint32_t len, uint32_t sec, uint32_t usec)
+{
+	const uint32_t rhdr[4] = { sec, usec, len, len };
+
+	if (fwrite(rhdr, sizeof(rhdr), 1, f) != 1 || fwrite(frame, 1, len, f) != len)
+		return -1;
+	return 0;
 }
 
 #endif /* PCAP_FILE_H */
