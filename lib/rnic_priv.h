@@ -140,6 +140,13 @@ struct rnic_stage {
 	void *arg;
 };
 
+/*
+ * Wait until every running engine lcore has finished the loop iteration it was in (RCU quiescent state),
+ * so nothing it read before the call is still in use. Returns 0 at once when the engine is stopped;
+ * -ETIMEDOUT if an lcore does not pass a quiescent point within a second.
+ */
+int rnic_engine_quiesce(void);
+
 /* Map a stage to a worker lcore; only while the engine is stopped. Returns 0 or a negative errno. */
 int rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage);
 

@@ -11,9 +11,13 @@
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
+#include <rte_cycles.h>
 #include <rte_launch.h>
+#include <rte_pause.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
 
 #include "rnic_priv.h"
 #include "rnic_port.h"
@@ -24,6 +28,7 @@ RTE_LOG_REGISTER_DEFAULT(rnic_logtype, INFO);
 #define RNIC_STAGE_BUDGET 32
 #define DEFAULT_MBUFS 8191
 #define DEFAULT_PORT_DESC 1024
+#define QUIESCE_TIMEOUT_MS 1000
 
 struct rnic_lcore_stages {
 	unsigned int count;
@@ -52,6 +57,8 @@ static struct {
 	struct rnic_device *device[RNIC_MAX_DEVICES];
 	struct rte_mempool *pool[RNIC_MAX_DEVICES];
 	struct rnic_lcore_stages lcore[RTE_MAX_LCORE];
+	/* Worker lcores report a quiescent state after every loop iteration (rnic_engine_quiesce). */
+	struct rte_rcu_qsbr *qsbr;
 } engine;
 
 static const struct rnic_limits default_limits = {
@@ -316,6 +323,8 @@ create_devices(struct rnic_engine_args *args)
 	return 0;
 }
 
+static int create_qsbr(void);
+
 static void
 release_devices(void)
 {
@@ -333,6 +342,38 @@ release_devices(void)
 		engine.pool[i] = NULL;
 		engine.device[i] = NULL;
 	}
+	rte_free(engine.qsbr);
+	engine.qsbr = NULL;
+}
+
+static int
+create_qsbr(void)
+{
+	size_t size = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
+
+	engine.qsbr = rte_zmalloc("rnic_qsbr", size, RTE_CACHE_LINE_SIZE);
+	if (engine.qsbr == NULL || rte_rcu_qsbr_init(engine.qsbr, RTE_MAX_LCORE) != 0) {
+		RNIC_LOG(ERR, "cannot create the engine's RCU state");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+rnic_engine_quiesce(void)
+{
+	uint64_t token, deadline;
+
+	if (!engine.initialized || !engine.running)
+		return 0;
+	token = rte_rcu_qsbr_start(engine.qsbr);
+	deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * QUIESCE_TIMEOUT_MS;
+	while (rte_rcu_qsbr_check(engine.qsbr, token, false) == 0) {
+		if (rte_get_timer_cycles() > deadline)
+			return -ETIMEDOUT;
+		rte_pause();
+	}
+	return 0;
 }
 
 int
@@ -353,6 +394,8 @@ rnic_engine_init(int argc, char **argv)
 	}
 	/* What EAL left starts with "--" (rte_eal_init consumes it) or is the application's. */
 	ret = parse_engine_args(argc - consumed, argv + consumed, &args);
+	if (ret == 0)
+		ret = create_qsbr();
 	if (ret == 0)
 		ret = create_devices(&args);
 	if (ret < 0) {
@@ -389,10 +432,17 @@ static int
 lcore_loop(void *arg)
 {
 	const struct rnic_lcore_stages *ls = arg;
+	unsigned int self = rte_lcore_id();
 
-	while (engine.running)
+	rte_rcu_qsbr_thread_register(engine.qsbr, self);
+	rte_rcu_qsbr_thread_online(engine.qsbr, self);
+	while (engine.running) {
 		for (unsigned int i = 0; i < ls->count; i++)
 			ls->stage[i].poll(ls->stage[i].arg, RNIC_STAGE_BUDGET);
+		rte_rcu_qsbr_quiescent(engine.qsbr, self);
+	}
+	rte_rcu_qsbr_thread_offline(engine.qsbr, self);
+	rte_rcu_qsbr_thread_unregister(engine.qsbr, self);
 	return 0;
 }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * Memory regions: the MPT (one entry per region) and MTT (page addresses), key/PD/rights/bounds checks,
- * and the per-lcore translation cache (digest seed-000, patent seed-004's 4-way MR cache).
+ * Memory regions: the MPT (one entry per region) and MTT (page addresses), the key/PD/rights/bounds checks
+ * of the seed's VirtToPhys (digest seed-000 §4), and the per-lcore 4-way set-associative translation cache
+ * of the patent (seed 004).
  *
- * Interface used by the rest of the library (the MR module owns everything else in this header).
+ * Keys: lkey = rkey = MPT index << 8 | key byte. The key byte changes every time an index is reused, so a
+ * key of a deregistered region never matches its successor. Index 0 is never used: key 0 is always invalid.
  */
 #ifndef RNIC_MR_H
 #define RNIC_MR_H
@@ -11,8 +13,107 @@
 
 #include "rnic_priv.h"
 
+#define RNIC_MR_PAGE_SHIFT 12
+#define RNIC_MR_CACHE_SETS 64
+#define RNIC_MR_CACHE_WAYS 4
+
+/* One MPT entry: what the seed's Match-Info checks compare against. */
+struct rnic_mpt_entry {
+	uint64_t va;			/* first byte of the region */
+	uint64_t length;
+	uint32_t pdn;
+	uint32_t mtt_base;		/* MTT index of the page holding va */
+	uint16_t access;		/* RNIC_ACCESS_* */
+	uint8_t key;
+	uint8_t valid;
+};
+
+/* What an access needs (the seed's Flags): local read needs nothing beyond a valid key and PD. */
+enum rnic_mr_need {
+	RNIC_MR_NEED_LOCAL_READ = 0,
+	RNIC_MR_NEED_LOCAL_WRITE = RNIC_ACCESS_LOCAL_WRITE,
+	RNIC_MR_NEED_REMOTE_WRITE = RNIC_ACCESS_REMOTE_WRITE,
+	RNIC_MR_NEED_REMOTE_READ = RNIC_ACCESS_REMOTE_READ,
+	RNIC_MR_NEED_REMOTE_ATOMIC = RNIC_ACCESS_REMOTE_ATOMIC,
+};
+
+/* Result of a check, in the order the seed performs them. */
+enum rnic_mr_status {
+	RNIC_MR_OK = 0,
+	RNIC_MR_BAD_INDEX,		/* key's MPT index beyond the table (or 0) */
+	RNIC_MR_INVALID,		/* the entry is free: never registered or deregistered */
+	RNIC_MR_BAD_KEY,		/* key byte differs: a stale key */
+	RNIC_MR_BAD_PD,
+	RNIC_MR_NO_RIGHTS,
+	RNIC_MR_OUT_OF_BOUNDS,		/* [va, va + len) not inside the region, or va + len overflows */
+	RNIC_MR_MISALIGNED,		/* an atomic target not 8-byte aligned */
+	RNIC_MR_STATUS_MAX
+};
+
+/* NAK syndromes of AETH (IBA table 43) the responder sends for a failed remote check. */
+#define RNIC_AETH_NAK_INVALID_REQUEST 0x61
+#define RNIC_AETH_NAK_REMOTE_ACCESS 0x62
+
+/* Completion status of the local side for a failed check of its own SGE or key. */
+enum rnic_wc_status rnic_mr_status_to_wc(enum rnic_mr_status st);
+/* NAK syndrome the responder answers a failed remote check with. */
+uint8_t rnic_mr_status_to_nak(enum rnic_mr_status st);
+const char *rnic_mr_status_str(enum rnic_mr_status st);
+
+/* A contiguous piece of a translated access (the seed's gather/scatter requests). */
+struct rnic_mr_seg {
+	uint8_t *addr;
+	uint32_t len;
+};
+
+struct rnic_mr_cache_way {
+	uint32_t tag;			/* MPT index + 1; 0 = empty */
+	uint32_t last_use;
+	struct rnic_mpt_entry entry;
+};
+
+/*
+ * A per-lcore translation cache. Deregistration bumps the table's epoch; a cache that sees a new epoch
+ * empties itself before its next lookup, and rnic_dereg_mr waits until every engine lcore has passed a
+ * quiescent point, so no access uses a deregistered region once rnic_dereg_mr has returned.
+ */
+struct rnic_mr_cache {
+	uint32_t epoch;
+	uint32_t tick;
+	struct rnic_mr_cache_way set[RNIC_MR_CACHE_SETS][RNIC_MR_CACHE_WAYS];
+	uint64_t hits;
+	uint64_t misses;
+	uint64_t evictions;
+	uint64_t flushes;
+};
+
+struct rnic_mr_table {
+	struct rnic_mpt_entry *mpt;
+	uint32_t nb_mpt;
+	uint64_t *mtt;			/* page addresses (in-process: this process's view of the page) */
+	uint32_t nb_mtt;
+	uint32_t epoch;			/* bumped by every deregistration (cache invalidation) */
+	/* control path only, under dev->lock */
+	uint32_t *free_index;		/* stack of free MPT indexes */
+	uint32_t nb_free_index;
+	struct rnic_mtt_extent *free_mtt;	/* free MTT ranges, sorted by start */
+	uint32_t nb_free_mtt;
+	uint32_t nb_mr;
+};
+
 /* Create/free the device's MPT and MTT (called by the device module). */
 int rnic_mr_table_create(struct rnic_device *dev);
 void rnic_mr_table_free(struct rnic_device *dev);
+
+void rnic_mr_cache_init(struct rnic_mr_cache *cache);
+
+/*
+ * Check an access of len bytes at va with key for a QP of PD pdn, and split it into page-contiguous
+ * segments (at most max_segs; pass 0 to check only). The cache may be NULL (control path, tests).
+ * Returns RNIC_MR_OK and the number of segments in *nb_segs, or the first failing check.
+ */
+enum rnic_mr_status rnic_mr_translate(struct rnic_mr_table *t, struct rnic_mr_cache *cache, uint32_t key,
+				      uint32_t pdn, uint32_t need, uint64_t va, uint64_t len,
+				      struct rnic_mr_seg *segs, uint32_t max_segs, uint32_t *nb_segs);
 
 #endif /* RNIC_MR_H */
