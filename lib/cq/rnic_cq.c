@@ -1,9 +1,551 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: the CQ module replaces this file. */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Completion queues: CQE production (engine side), polling, arming and completion events (application
+ * side), completion channels.
+ */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
 #include "rnic_cq.h"
-int rnic_cq_table_create(struct rnic_device *dev) { (void)dev; return 0; }
-void rnic_cq_table_free(struct rnic_device *dev) { (void)dev; }
-int rnic_cq_push(struct rnic_cq *cq, const struct rnic_cqe_desc *desc) { (void)cq; (void)desc; return -ENOTSUP; }
-void rnic_cq_attach(struct rnic_cq *cq) { (void)cq; }
-void rnic_cq_detach(struct rnic_cq *cq) { (void)cq; }
+#include "rnic_qp.h"
+#include "rnic_wqe.h"
+
+#define CHANNEL_RING_SIZE 4096
+#define SN_MASK 3u
+
+struct rnic_cq_table {
+	struct rnic_cq_priv **cq;	/* by CQN - 1 */
+	uint32_t nb_cq;
+	uint32_t next_free;		/* lowest possibly free slot */
+};
+
+static const struct {
+	enum rnic_wc_status status;
+	uint8_t syndrome;
+} syndromes[] = {
+	{ RNIC_WC_LOC_LEN_ERR, RNIC_CQE_SYND_LOCAL_LENGTH },
+	{ RNIC_WC_LOC_QP_OP_ERR, RNIC_CQE_SYND_LOCAL_QP_OP },
+	{ RNIC_WC_LOC_PROT_ERR, RNIC_CQE_SYND_LOCAL_PROT },
+	{ RNIC_WC_WR_FLUSH_ERR, RNIC_CQE_SYND_WR_FLUSH },
+	{ RNIC_WC_MW_BIND_ERR, RNIC_CQE_SYND_MW_BIND },
+	{ RNIC_WC_BAD_RESP_ERR, RNIC_CQE_SYND_BAD_RESP },
+	{ RNIC_WC_LOC_ACCESS_ERR, RNIC_CQE_SYND_LOCAL_ACCESS },
+	{ RNIC_WC_REM_INV_REQ_ERR, RNIC_CQE_SYND_REMOTE_INVAL_REQ },
+	{ RNIC_WC_REM_ACCESS_ERR, RNIC_CQE_SYND_REMOTE_ACCESS },
+	{ RNIC_WC_REM_OP_ERR, RNIC_CQE_SYND_REMOTE_OP },
+	{ RNIC_WC_RETRY_EXC_ERR, RNIC_CQE_SYND_RETRY_EXC },
+	{ RNIC_WC_RNR_RETRY_EXC_ERR, RNIC_CQE_SYND_RNR_RETRY_EXC },
+	{ RNIC_WC_REM_ABORT_ERR, RNIC_CQE_SYND_REMOTE_ABORT },
+};
+
+uint8_t
+rnic_cqe_syndrome(enum rnic_wc_status status)
+{
+	for (unsigned int i = 0; i < RTE_DIM(syndromes); i++)
+		if (syndromes[i].status == status)
+			return syndromes[i].syndrome;
+	return RNIC_CQE_SYND_LOCAL_QP_OP;	/* statuses mlx5 has no syndrome for (fatal, general) */
+}
+
+enum rnic_wc_status
+rnic_cqe_status(uint8_t syndrome)
+{
+	for (unsigned int i = 0; i < RTE_DIM(syndromes); i++)
+		if (syndromes[i].syndrome == syndrome)
+			return syndromes[i].status;
+	return RNIC_WC_GENERAL_ERR;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Table                                                                                                    */
+
+int
+rnic_cq_table_create(struct rnic_device *dev)
+{
+	struct rnic_cq_table *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return -ENOMEM;
+	t->cq = calloc(dev->lim.max_cq, sizeof(*t->cq));
+	if (t->cq == NULL) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->nb_cq = dev->lim.max_cq;
+	dev->cq_table = t;
+	return 0;
+}
+
+void
+rnic_cq_table_free(struct rnic_device *dev)
+{
+	if (dev->cq_table == NULL)
+		return;
+	free(dev->cq_table->cq);
+	free(dev->cq_table);
+	dev->cq_table = NULL;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Completion channels and events                                                                          */
+
+struct rnic_comp_channel *
+rnic_create_comp_channel(struct rnic_context *context)
+{
+	struct rnic_comp_channel_priv *ch;
+	char name[RTE_RING_NAMESIZE];
+
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "rnic_ch_%p", (void *)ch);
+	ch->events = rte_ring_create(name, CHANNEL_RING_SIZE, rnic_ctx_dev(context)->socket_id, RING_F_SC_DEQ);
+	ch->pub.fd = eventfd(0, EFD_CLOEXEC);
+	if (ch->events == NULL || ch->pub.fd < 0) {
+		rte_ring_free(ch->events);
+		if (ch->pub.fd >= 0)
+			close(ch->pub.fd);
+		free(ch);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ch->pub.context = context;
+	return &ch->pub;
+}
+
+int
+rnic_destroy_comp_channel(struct rnic_comp_channel *channel)
+{
+	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)channel;
+
+	if (channel == NULL)
+		return EINVAL;
+	if (__atomic_load_n(&ch->nb_cqs, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	rte_ring_free(ch->events);
+	close(ch->pub.fd);
+	free(ch);
+	return 0;
+}
+
+/* Deliver one completion event for the CQ (its channel's eventfd becomes readable). */
+static void
+deliver_event(struct rnic_cq_priv *cq)
+{
+	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)cq->pub.channel;
+	const uint64_t one = 1;
+
+	cq->events++;
+	if (ch == NULL)
+		return;
+	if (rte_ring_mp_enqueue(ch->events, cq) != 0) {
+		RNIC_LOG(ERR, "CQ %u: completion channel full, event lost", cq->cqn);
+		return;
+	}
+	if (write(ch->pub.fd, &one, sizeof(one)) != sizeof(one))
+		RNIC_LOG(DEBUG, "CQ %u: eventfd write: %s", cq->cqn, strerror(errno));
+}
+
+/* Fire the armed event at most once: whoever clears the arm word delivers it. */
+static void
+fire(struct rnic_cq_priv *cq, uint32_t armed)
+{
+	if (!__atomic_compare_exchange_n(&cq->arm, &armed, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&cq->last_fired_sn, (armed & SN_MASK) + 1, __ATOMIC_RELEASE);
+	deliver_event(cq);
+}
+
+int
+rnic_get_cq_event(struct rnic_comp_channel *channel, struct rnic_cq **cq, void **cq_context)
+{
+	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)channel;
+	void *obj;
+	uint64_t count;
+
+	if (channel == NULL || cq == NULL || cq_context == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	while (rte_ring_sc_dequeue(ch->events, &obj) != 0) {
+		if (read(ch->pub.fd, &count, sizeof(count)) < 0 && errno != EINTR)
+			return -1;	/* EAGAIN on a non-blocking fd */
+	}
+	*cq = obj;
+	*cq_context = (*cq)->cq_context;
+	/* As mlx5_cq_event: the next arm uses the next sequence number. */
+	rnic_cq_priv(*cq)->arm_sn++;
+	return 0;
+}
+
+void
+rnic_ack_cq_events(struct rnic_cq *cq, unsigned int nevents)
+{
+	if (cq != NULL)
+		__atomic_fetch_add(&cq->comp_events_completed, nevents, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Create / destroy                                                                                         */
+
+static int
+alloc_cqn(struct rnic_device *dev, struct rnic_cq_priv *cq)
+{
+	struct rnic_cq_table *t = dev->cq_table;
+
+	for (uint32_t i = t->next_free; i < t->nb_cq; i++) {
+		if (t->cq[i] == NULL) {
+			t->cq[i] = cq;
+			t->next_free = i + 1;
+			return (int)i + 1;
+		}
+	}
+	return -1;
+}
+
+struct rnic_cq *
+rnic_create_cq(struct rnic_context *context, int cqe, void *cq_context, struct rnic_comp_channel *channel,
+	       int comp_vector)
+{
+	struct rnic_device *dev;
+	struct rnic_cq_priv *cq;
+	uint32_t nent;
+	int cqn;
+
+	if (context == NULL || (channel != NULL && channel->context != context) || comp_vector < 0 ||
+	    comp_vector >= context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = rnic_ctx_dev(context);
+	if (cqe <= 0 || (uint32_t)cqe > dev->lim.max_cqe) {
+		errno = EINVAL;
+		return NULL;
+	}
+	nent = rte_align32pow2((uint32_t)cqe + 1);	/* one slot more, as mlx5 does */
+	cq = rte_zmalloc_socket("rnic_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE, dev->socket_id);
+	if (cq == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->cqes = rte_malloc_socket("rnic_cqes", sizeof(*cq->cqes) * nent, RTE_CACHE_LINE_SIZE,
+				     dev->socket_id);
+	if (cq->cqes == NULL) {
+		rte_free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < nent; i++) {
+		memset(&cq->cqes[i], 0, sizeof(cq->cqes[i]));
+		cq->cqes[i].op_own = RNIC_CQE_OP_OWN_INIT;
+	}
+	cq->log_nent = (uint32_t)rte_log2_u32(nent);
+
+	pthread_mutex_lock(&dev->lock);
+	cqn = alloc_cqn(dev, cq);
+	pthread_mutex_unlock(&dev->lock);
+	if (cqn < 0) {
+		rte_free(cq->cqes);
+		rte_free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->cqn = (uint32_t)cqn;
+	cq->pub.context = context;
+	cq->pub.channel = channel;
+	cq->pub.cq_context = cq_context;
+	cq->pub.handle = cq->cqn;
+	cq->pub.cqe = (int)nent - 1;
+	if (channel != NULL)
+		__atomic_fetch_add(&((struct rnic_comp_channel_priv *)channel)->nb_cqs, 1, __ATOMIC_ACQ_REL);
+	return &cq->pub;
+}
+
+int
+rnic_destroy_cq(struct rnic_cq *pub)
+{
+	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
+	struct rnic_device *dev;
+	struct rnic_cq_table *t;
+
+	if (pub == NULL)
+		return EINVAL;
+	/* A QP still completes here; and events not yet acknowledged would point at freed memory. */
+	if (__atomic_load_n(&cq->attached, __ATOMIC_ACQUIRE) != 0 ||
+	    __atomic_load_n(&pub->comp_events_completed, __ATOMIC_ACQUIRE) != cq->arm_sn)
+		return EBUSY;
+	dev = rnic_ctx_dev(pub->context);
+	t = dev->cq_table;
+	pthread_mutex_lock(&dev->lock);
+	t->cq[cq->cqn - 1] = NULL;
+	if (cq->cqn - 1 < t->next_free)
+		t->next_free = cq->cqn - 1;
+	pthread_mutex_unlock(&dev->lock);
+	if (pub->channel != NULL)
+		__atomic_fetch_sub(&((struct rnic_comp_channel_priv *)pub->channel)->nb_cqs, 1, __ATOMIC_ACQ_REL);
+	rte_free(cq->cqes);
+	rte_free(cq);
+	return 0;
+}
+
+void
+rnic_cq_attach(struct rnic_cq *cq)
+{
+	__atomic_fetch_add(&rnic_cq_priv(cq)->attached, 1, __ATOMIC_ACQ_REL);
+}
+
+void
+rnic_cq_detach(struct rnic_cq *cq)
+{
+	__atomic_fetch_sub(&rnic_cq_priv(cq)->attached, 1, __ATOMIC_ACQ_REL);
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Producer                                                                                                 */
+
+static uint8_t
+cqe_opcode(const struct rnic_cqe_desc *d)
+{
+	if (d->status != RNIC_WC_SUCCESS)
+		return d->is_send ? RNIC_CQE_REQ_ERR : RNIC_CQE_RESP_ERR;
+	if (d->is_send)
+		return RNIC_CQE_REQ;
+	if (d->is_rdma_write)
+		return RNIC_CQE_RESP_RDMA_WRITE_IMM;
+	if (d->with_inv)
+		return RNIC_CQE_RESP_SEND_INV;
+	return d->with_imm ? RNIC_CQE_RESP_SEND_IMM : RNIC_CQE_RESP_SEND;
+}
+
+static void
+encode_cqe(struct rnic_cqe64 *cqe, const struct rnic_cqe_desc *d)
+{
+	memset(cqe, 0, offsetof(struct rnic_cqe64, op_own));
+	cqe->sop_drop_qpn = rte_cpu_to_be_32((uint32_t)d->wqe_opcode << 24 | (d->qpn & 0xffffff));
+	cqe->wqe_counter = rte_cpu_to_be_16(d->wqe_counter);
+	if (d->status != RNIC_WC_SUCCESS) {
+		((uint8_t *)cqe)[RNIC_ERR_CQE_VENDOR_SYND] = d->vendor_err;
+		((uint8_t *)cqe)[RNIC_ERR_CQE_SYNDROME] = rnic_cqe_syndrome(d->status);
+		return;
+	}
+	cqe->byte_cnt = rte_cpu_to_be_32(d->byte_cnt);
+	cqe->imm_inval_pkey = d->with_inv ? rte_cpu_to_be_32(d->imm_inval) : d->imm_inval;
+	cqe->flags_rqpn = rte_cpu_to_be_32((uint32_t)(d->grh ? 1 : 0) << RNIC_CQE_GRH_SHIFT |
+					   (d->src_qp & 0xffffff));
+	cqe->timestamp = rte_cpu_to_be_64(rte_rdtsc());
+}
+
+/* Entries the consumer has not released yet, from the doorbell record it updates. */
+static uint32_t
+cq_used(const struct rnic_cq_priv *cq)
+{
+	uint32_t ci = rte_be_to_cpu_32(__atomic_load_n(&cq->dbrec[RNIC_CQ_DB_SET_CI], __ATOMIC_ACQUIRE));
+
+	return (cq->prod - ci) & 0xffffff;
+}
+
+int
+rnic_cq_push(struct rnic_cq *pub, const struct rnic_cqe_desc *d)
+{
+	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
+	uint32_t nent = 1u << cq->log_nent, armed;
+	struct rnic_cqe64 *cqe;
+	uint8_t op_own, opcode;
+
+	if (cq->error)
+		return -EIO;
+	if (cq_used(cq) >= nent) {
+		/* Never overwrite: the CQ goes to error and its owner is told (IBA 11.6.3 CQ overrun). */
+		cq->error = 1;
+		cq->overflows++;
+		RNIC_LOG(ERR, "CQ %u overflowed (%u entries): CQ in error", cq->cqn, nent);
+		rnic_async_event_raise(pub->context, RNIC_EVENT_CQ_ERR, pub);
+		return -ENOSPC;
+	}
+	cqe = &cq->cqes[cq->prod & (nent - 1)];
+	encode_cqe(cqe, d);
+	opcode = cqe_opcode(d);
+	op_own = (uint8_t)(opcode << 4 | (d->solicited ? RNIC_CQE_SE : 0) | ((cq->prod >> cq->log_nent) & 1));
+	/* The body must be visible before the owner bit hands the entry to the consumer. */
+	__atomic_store_n(&cqe->op_own, op_own, __ATOMIC_RELEASE);
+	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELEASE);
+
+	armed = __atomic_load_n(&cq->arm, __ATOMIC_ACQUIRE);
+	if ((armed & RNIC_CQ_ARMED) &&
+	    (!(armed & RNIC_CQ_ARMED_SOLICITED) || d->solicited || d->status != RNIC_WC_SUCCESS))
+		fire(cq, armed);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Consumer                                                                                                 */
+
+static struct rnic_cqe64 *
+sw_cqe(struct rnic_cq_priv *cq, uint32_t n)
+{
+	struct rnic_cqe64 *cqe = &cq->cqes[n & ((1u << cq->log_nent) - 1)];
+	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+	if ((op_own >> 4) == RNIC_CQE_INVALID || (op_own & RNIC_CQE_OWNER) != ((n >> cq->log_nent) & 1))
+		return NULL;
+	return cqe;
+}
+
+static enum rnic_wc_opcode
+send_wc_opcode(uint8_t wqe_opcode)
+{
+	switch (wqe_opcode) {
+	case RNIC_WQE_OP_RDMA_WRITE:
+	case RNIC_WQE_OP_RDMA_WRITE_IMM:
+		return RNIC_WC_RDMA_WRITE;
+	case RNIC_WQE_OP_RDMA_READ:
+		return RNIC_WC_RDMA_READ;
+	case RNIC_WQE_OP_ATOMIC_CS:
+		return RNIC_WC_COMP_SWAP;
+	case RNIC_WQE_OP_ATOMIC_FA:
+		return RNIC_WC_FETCH_ADD;
+	default:
+		return RNIC_WC_SEND;
+	}
+}
+
+static void
+decode_cqe(struct rnic_cq_priv *cq, const struct rnic_cqe64 *cqe, struct rnic_wc *wc)
+{
+	struct rnic_device *dev = rnic_ctx_dev(cq->pub.context);
+	uint32_t sop = rte_be_to_cpu_32(cqe->sop_drop_qpn);
+	uint8_t opcode = cqe->op_own >> 4;
+	uint16_t counter = rte_be_to_cpu_16(cqe->wqe_counter);
+	int is_send = opcode == RNIC_CQE_REQ || opcode == RNIC_CQE_REQ_ERR;
+	struct rnic_qp *qp;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->qp_num = sop & 0xffffff;
+	qp = rnic_qp_lookup(dev, wc->qp_num);
+	if (qp != NULL) {
+		wc->wr_id = is_send ? rnic_qp_sq_wrid(qp, counter) : rnic_qp_rq_wrid(qp, counter);
+		if (is_send)
+			rnic_qp_sq_retire(qp, counter);
+		else
+			rnic_qp_rq_retire(qp, counter);
+	}
+	if (opcode == RNIC_CQE_REQ_ERR || opcode == RNIC_CQE_RESP_ERR) {
+		wc->status = rnic_cqe_status(((const uint8_t *)cqe)[RNIC_ERR_CQE_SYNDROME]);
+		wc->vendor_err = ((const uint8_t *)cqe)[RNIC_ERR_CQE_VENDOR_SYND];
+		wc->opcode = is_send ? send_wc_opcode((uint8_t)(sop >> 24)) : RNIC_WC_RECV;
+		return;
+	}
+	wc->status = RNIC_WC_SUCCESS;
+	wc->byte_len = rte_be_to_cpu_32(cqe->byte_cnt);
+	switch (opcode) {
+	case RNIC_CQE_REQ:
+		wc->opcode = send_wc_opcode((uint8_t)(sop >> 24));
+		break;
+	case RNIC_CQE_RESP_RDMA_WRITE_IMM:
+		wc->opcode = RNIC_WC_RECV_RDMA_WITH_IMM;
+		wc->wc_flags = RNIC_WC_WITH_IMM;
+		wc->imm_data = cqe->imm_inval_pkey;
+		break;
+	case RNIC_CQE_RESP_SEND_IMM:
+		wc->opcode = RNIC_WC_RECV;
+		wc->wc_flags = RNIC_WC_WITH_IMM;
+		wc->imm_data = cqe->imm_inval_pkey;
+		break;
+	case RNIC_CQE_RESP_SEND_INV:
+		wc->opcode = RNIC_WC_RECV;
+		wc->wc_flags = RNIC_WC_WITH_INV;
+		wc->invalidated_rkey = rte_be_to_cpu_32(cqe->imm_inval_pkey);
+		break;
+	default:
+		wc->opcode = RNIC_WC_RECV;
+	}
+	if (!is_send) {
+		uint32_t rqpn = rte_be_to_cpu_32(cqe->flags_rqpn);
+
+		wc->src_qp = rqpn & 0xffffff;
+		if ((rqpn >> RNIC_CQE_GRH_SHIFT) & 3)
+			wc->wc_flags |= RNIC_WC_GRH;
+	}
+}
+
+int
+rnic_poll_cq(struct rnic_cq *pub, int num_entries, struct rnic_wc *wc)
+{
+	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
+	struct rnic_cqe64 *cqe;
+	int n = 0;
+
+	if (pub == NULL || num_entries < 0 || (wc == NULL && num_entries > 0))
+		return -EINVAL;
+	while (n < num_entries && (cqe = sw_cqe(cq, cq->cons)) != NULL) {
+		decode_cqe(cq, cqe, &wc[n++]);
+		cq->cons++;
+	}
+	if (n > 0)	/* one doorbell record update per batch */
+		__atomic_store_n(&cq->dbrec[RNIC_CQ_DB_SET_CI], rte_cpu_to_be_32(cq->cons & 0xffffff),
+				 __ATOMIC_RELEASE);
+	if (n == 0 && __atomic_load_n(&cq->error, __ATOMIC_ACQUIRE))
+		return -EIO;	/* everything written was returned; the CQ lost completions after it */
+	return n;
+}
+
+/* Whether an unpolled CQE would satisfy the arm (any CQE; or solicited / error ones). */
+static int
+pending_match(struct rnic_cq_priv *cq, int solicited_only)
+{
+	uint32_t prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
+
+	for (uint32_t n = cq->cons; n != prod; n++) {
+		const struct rnic_cqe64 *cqe = sw_cqe(cq, n);
+		uint8_t opcode;
+
+		if (cqe == NULL)
+			break;
+		if (!solicited_only)
+			return 1;
+		opcode = cqe->op_own >> 4;
+		if ((cqe->op_own & RNIC_CQE_SE) || opcode == RNIC_CQE_REQ_ERR || opcode == RNIC_CQE_RESP_ERR)
+			return 1;
+	}
+	return 0;
+}
+
+int
+rnic_req_notify_cq(struct rnic_cq *pub, int solicited_only)
+{
+	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
+	uint32_t sn, cmd, armed;
+
+	if (pub == NULL)
+		return EINVAL;
+	sn = cq->arm_sn & SN_MASK;
+	cmd = solicited_only ? RNIC_CQ_ARM_SOLICITED : RNIC_CQ_ARM_NEXT;
+	/* Table 156: after ARM_NEXT, ARM_SOLICITED with the same sn is not rung. */
+	if (cq->last_arm == (RNIC_CQ_ARMED | sn << 28 | RNIC_CQ_ARM_NEXT) && solicited_only)
+		return 0;
+	cq->last_arm = RNIC_CQ_ARMED | sn << 28 | cmd;
+	__atomic_store_n(&cq->dbrec[RNIC_CQ_DB_ARM], rte_cpu_to_be_32(sn << 28 | cmd | (cq->cons & 0xffffff)),
+			 __ATOMIC_RELEASE);
+	/* An sn whose event already fired arms nothing: the next event needs the next sn. */
+	if (__atomic_load_n(&cq->last_fired_sn, __ATOMIC_ACQUIRE) == sn + 1)
+		return 0;
+	armed = RNIC_CQ_ARMED | (solicited_only ? RNIC_CQ_ARMED_SOLICITED : 0) | sn;
+	__atomic_store_n(&cq->arm, armed, __ATOMIC_RELEASE);
+	/* CQEs already waiting fire at once (the producer may race us to it: fire() lets one win). */
+	if (pending_match(cq, solicited_only))
+		fire(cq, armed);
+	return 0;
+}

@@ -1,15 +1,123 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Completion queues: mlx5-style rings of 64-byte CQEs (digest seed-001 §1.13) shared between the engine,
- * which produces CQEs, and rnic_poll_cq, which consumes them.
- *
- * Interface used by the rest of the library (the CQ module owns everything else in this header).
+ * which produces CQEs, and rnic_poll_cq, which consumes them; the doorbell record, arming and completion
+ * events (digest §1.5-1.6).
  */
 #ifndef RNIC_CQ_H
 #define RNIC_CQ_H
 
 #include <stdint.h>
 
+#include <rte_ring.h>
+
 #include "rnic_priv.h"
+
+/* CQE opcodes (op_own[7:4]) */
+enum rnic_cqe_opcode {
+	RNIC_CQE_REQ = 0,
+	RNIC_CQE_RESP_RDMA_WRITE_IMM = 1,
+	RNIC_CQE_RESP_SEND = 2,
+	RNIC_CQE_RESP_SEND_IMM = 3,
+	RNIC_CQE_RESP_SEND_INV = 4,
+	RNIC_CQE_REQ_ERR = 13,
+	RNIC_CQE_RESP_ERR = 14,
+	RNIC_CQE_INVALID = 15,
+};
+
+/* Error syndromes of error CQEs (mlx5 values). */
+enum rnic_cqe_syndrome {
+	RNIC_CQE_SYND_LOCAL_LENGTH = 0x01,
+	RNIC_CQE_SYND_LOCAL_QP_OP = 0x02,
+	RNIC_CQE_SYND_LOCAL_PROT = 0x04,
+	RNIC_CQE_SYND_WR_FLUSH = 0x05,
+	RNIC_CQE_SYND_MW_BIND = 0x06,
+	RNIC_CQE_SYND_BAD_RESP = 0x10,
+	RNIC_CQE_SYND_LOCAL_ACCESS = 0x11,
+	RNIC_CQE_SYND_REMOTE_INVAL_REQ = 0x12,
+	RNIC_CQE_SYND_REMOTE_ACCESS = 0x13,
+	RNIC_CQE_SYND_REMOTE_OP = 0x14,
+	RNIC_CQE_SYND_RETRY_EXC = 0x15,
+	RNIC_CQE_SYND_RNR_RETRY_EXC = 0x16,
+	RNIC_CQE_SYND_REMOTE_ABORT = 0x22,
+};
+
+#define RNIC_CQE_OWNER 0x01
+#define RNIC_CQE_SE 0x02
+#define RNIC_CQE_OP_OWN_INIT 0xf1	/* opcode INVALID, owner 1: hardware-owned on the first pass */
+#define RNIC_CQE_GRH_SHIFT 28
+
+/* The 64-byte CQE, mlx5 layout, all fields big-endian. */
+struct rnic_cqe64 {
+	uint8_t rsvd0[12];		/* 0x00: outer header / LRO fields, unused */
+	uint32_t rss_hash_result;	/* 0x0c */
+	uint8_t rss_hash_type;		/* 0x10 */
+	uint8_t ml_path;		/* 0x11 */
+	uint8_t rsvd1[2];
+	uint16_t checksum;		/* 0x14 */
+	uint16_t slid;			/* 0x16 */
+	uint32_t flags_rqpn;		/* 0x18: [29:28] GRH present, [23:0] remote QPN (UD) */
+	uint8_t hds_ip_ext;		/* 0x1c */
+	uint8_t l4_hdr_type_etc;	/* 0x1d */
+	uint16_t vlan_info;		/* 0x1e */
+	uint32_t srqn_uidx;		/* 0x20 */
+	uint32_t imm_inval_pkey;	/* 0x24 */
+	uint8_t rsvd2[4];
+	uint32_t byte_cnt;		/* 0x2c */
+	uint64_t timestamp;		/* 0x30; in an error CQE 0x36 is vendor_err_synd and 0x37 syndrome */
+	uint32_t sop_drop_qpn;		/* 0x38: [31:24] send WQE opcode (requester), [23:0] QPN */
+	uint16_t wqe_counter;		/* 0x3c */
+	uint8_t signature;		/* 0x3e */
+	uint8_t op_own;			/* 0x3f: [7:4] opcode, [3:2] format, [1] SE, [0] owner */
+};
+
+#define RNIC_ERR_CQE_VENDOR_SYND 0x36
+#define RNIC_ERR_CQE_SYNDROME 0x37
+
+/* The doorbell record words (big-endian), as mlx5. */
+#define RNIC_CQ_DB_SET_CI 0
+#define RNIC_CQ_DB_ARM 1
+#define RNIC_CQ_ARM_NEXT 0
+#define RNIC_CQ_ARM_SOLICITED (1u << 24)
+
+/* The arm state the producer tests (the CQ context's notification state). */
+#define RNIC_CQ_ARMED (1u << 31)
+#define RNIC_CQ_ARMED_SOLICITED (1u << 30)
+
+struct rnic_comp_channel_priv {
+	struct rnic_comp_channel pub;
+	struct rte_ring *events;	/* CQs with a pending completion event */
+	uint32_t nb_cqs;		/* CQs bound to the channel */
+};
+
+struct rnic_cq_priv {
+	struct rnic_cq pub;
+	uint32_t cqn;
+	uint32_t log_nent;
+	struct rnic_cqe64 *cqes;
+	uint32_t dbrec[2];		/* doorbell record: consumer index; arm command */
+
+	/* producer side (the engine lcore owning the QPs that complete here) */
+	uint32_t prod;
+	uint64_t events;		/* completion events delivered */
+	uint64_t overflows;
+
+	/* shared between consumer (arming) and producer (firing) */
+	uint32_t arm;			/* 0, or RNIC_CQ_ARMED [| RNIC_CQ_ARMED_SOLICITED] | sn */
+	uint32_t last_fired_sn;		/* sn + 1 of the last arm that fired an event (0: none yet) */
+	uint8_t error;			/* overflowed: no CQE is written any more */
+
+	/* consumer side (the application) */
+	uint32_t cons;
+	uint32_t arm_sn;		/* incremented by rnic_get_cq_event, as mlx5_cq_event does */
+	uint32_t last_arm;		/* the last arm command written, for the repeated-sn rule */
+	uint32_t attached;		/* QPs using the CQ */
+};
+
+static inline struct rnic_cq_priv *
+rnic_cq_priv(struct rnic_cq *cq)
+{
+	return (struct rnic_cq_priv *)cq;
+}
 
 /* What the engine knows about one finished work request; rnic_cq_push encodes it into a CQE. */
 struct rnic_cqe_desc {
@@ -43,5 +151,9 @@ int rnic_cq_push(struct rnic_cq *cq, const struct rnic_cqe_desc *desc);
 /* The QPs attached to a CQ keep it alive: destroy_cq fails with EBUSY while the count is non-zero. */
 void rnic_cq_attach(struct rnic_cq *cq);
 void rnic_cq_detach(struct rnic_cq *cq);
+
+/* mlx5 syndrome <-> completion status */
+uint8_t rnic_cqe_syndrome(enum rnic_wc_status status);
+enum rnic_wc_status rnic_cqe_status(uint8_t syndrome);
 
 #endif /* RNIC_CQ_H */

@@ -1,11 +1,568 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: the QP module replaces this file. */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Queue pairs: the QP table, create / modify (the IBA state machine) / query / destroy, error flush.
+ */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "rnic_cq.h"
 #include "rnic_qp.h"
-int rnic_qp_table_create(struct rnic_device *dev) { (void)dev; return 0; }
-void rnic_qp_table_free(struct rnic_device *dev) { (void)dev; }
-struct rnic_qp *rnic_qp_lookup(struct rnic_device *dev, uint32_t qpn) { (void)dev; (void)qpn; return NULL; }
-uint64_t rnic_qp_sq_wrid(struct rnic_qp *qp, uint16_t c) { (void)qp; (void)c; return 0; }
-uint64_t rnic_qp_rq_wrid(struct rnic_qp *qp, uint16_t c) { (void)qp; (void)c; return 0; }
-void rnic_qp_sq_retire(struct rnic_qp *qp, uint16_t c) { (void)qp; (void)c; }
-void rnic_qp_rq_retire(struct rnic_qp *qp, uint16_t c) { (void)qp; (void)c; }
+#include "rnic_wqe.h"
+
+#define QPN_MASK 0xffffffu
+#define FIRST_SLOT 2		/* QPNs 0 and 1 are IBA's special QPs */
+
+struct rnic_qp_table {
+	struct rnic_qp_priv **slot;	/* by QPN & slot_mask; a slot holds at most one QP */
+	uint32_t nb_slots;		/* power of two */
+	uint32_t slot_mask;
+	uint32_t nb_qp;
+	uint32_t *generation;		/* bumped when a slot is reused: QPNs are not reused at once */
+};
+
+int
+rnic_qp_table_create(struct rnic_device *dev)
+{
+	struct rnic_qp_table *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return -ENOMEM;
+	t->nb_slots = rte_align32pow2(dev->lim.max_qp + FIRST_SLOT);
+	t->slot_mask = t->nb_slots - 1;
+	t->slot = rte_zmalloc_socket("rnic_qp_table", sizeof(*t->slot) * t->nb_slots, RTE_CACHE_LINE_SIZE,
+				     dev->socket_id);
+	t->generation = calloc(t->nb_slots, sizeof(*t->generation));
+	if (t->slot == NULL || t->generation == NULL) {
+		rte_free(t->slot);
+		free(t->generation);
+		free(t);
+		return -ENOMEM;
+	}
+	dev->qp_table = t;
+	return 0;
+}
+
+void
+rnic_qp_table_free(struct rnic_device *dev)
+{
+	struct rnic_qp_table *t = dev->qp_table;
+
+	if (t == NULL)
+		return;
+	rte_free(t->slot);
+	free(t->generation);
+	free(t);
+	dev->qp_table = NULL;
+}
+
+struct rnic_qp *
+rnic_qp_lookup(struct rnic_device *dev, uint32_t qpn)
+{
+	const struct rnic_qp_table *t = dev->qp_table;
+	struct rnic_qp_priv *qp = __atomic_load_n(&t->slot[qpn & t->slot_mask], __ATOMIC_ACQUIRE);
+
+	return qp != NULL && qp->pub.qp_num == qpn ? &qp->pub : NULL;
+}
+
+const char *
+rnic_qp_state_str(enum rnic_qp_state state)
+{
+	static const char *const names[] = {
+		[RNIC_QPS_RESET] = "RESET", [RNIC_QPS_INIT] = "INIT", [RNIC_QPS_RTR] = "RTR",
+		[RNIC_QPS_RTS] = "RTS", [RNIC_QPS_SQD] = "SQD", [RNIC_QPS_SQE] = "SQE",
+		[RNIC_QPS_ERR] = "ERR", [RNIC_QPS_UNKNOWN] = "UNKNOWN",
+	};
+
+	return (unsigned int)state < RTE_DIM(names) ? names[state] : "UNKNOWN";
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Work queues                                                                                              */
+
+uint64_t
+rnic_qp_sq_wrid(struct rnic_qp *qp, uint16_t wqe_counter)
+{
+	const struct rnic_wq *wq = &rnic_qp_priv(qp)->sq;
+
+	return wq->wrid[wqe_counter & (wq->wqe_cnt - 1)];
+}
+
+uint64_t
+rnic_qp_rq_wrid(struct rnic_qp *qp, uint16_t wqe_counter)
+{
+	const struct rnic_wq *wq = &rnic_qp_priv(qp)->rq;
+
+	return wq->wrid[wqe_counter & (wq->wqe_cnt - 1)];
+}
+
+/* The CQE names the last WQE it retires, as a 16-bit counter; unsignaled WQEs before it retire with it. */
+static void
+wq_retire(struct rnic_wq *wq, uint16_t wqe_counter)
+{
+	uint32_t tail = wq->tail;
+
+	__atomic_store_n(&wq->tail, tail + (uint16_t)(wqe_counter + 1 - (uint16_t)tail), __ATOMIC_RELEASE);
+}
+
+void
+rnic_qp_sq_retire(struct rnic_qp *qp, uint16_t wqe_counter)
+{
+	wq_retire(&rnic_qp_priv(qp)->sq, wqe_counter);
+}
+
+void
+rnic_qp_rq_retire(struct rnic_qp *qp, uint16_t wqe_counter)
+{
+	wq_retire(&rnic_qp_priv(qp)->rq, wqe_counter);
+}
+
+static int
+wq_alloc(struct rnic_wq *wq, uint32_t count, uint32_t wqe_bytes, int socket_id)
+{
+	wq->wqe_cnt = rte_align32pow2(count);
+	wq->stride = rte_align32pow2(RTE_MAX(wqe_bytes, 64u));
+	wq->buf = rte_zmalloc_socket("rnic_wq", (size_t)wq->wqe_cnt * wq->stride, RTE_CACHE_LINE_SIZE, socket_id);
+	wq->wrid = rte_zmalloc_socket("rnic_wrid", sizeof(*wq->wrid) * wq->wqe_cnt, RTE_CACHE_LINE_SIZE,
+				      socket_id);
+	rte_spinlock_init(&wq->lock);
+	return wq->buf != NULL && wq->wrid != NULL ? 0 : -ENOMEM;
+}
+
+static void
+wq_free(struct rnic_wq *wq)
+{
+	rte_free(wq->buf);
+	rte_free(wq->wrid);
+	wq->buf = NULL;
+	wq->wrid = NULL;
+}
+
+static void
+wq_reset(struct rnic_wq *wq)
+{
+	wq->head = wq->tail = wq->done = 0;
+	memset(wq->buf, 0, (size_t)wq->wqe_cnt * wq->stride);
+}
+
+static void
+flush_wq(struct rnic_qp_priv *qp, struct rnic_wq *wq, struct rnic_cq *cq, int is_send)
+{
+	uint32_t head = __atomic_load_n(&wq->head, __ATOMIC_ACQUIRE);
+	struct rnic_cqe_desc d = {
+		.qpn = qp->pub.qp_num,
+		.is_send = (uint8_t)is_send,
+		.status = RNIC_WC_WR_FLUSH_ERR,
+	};
+
+	for (; wq->done != head; wq->done++) {
+		const struct rnic_wqe_next *next = (const void *)rnic_wq_slot(wq, wq->done);
+
+		d.wqe_counter = (uint16_t)wq->done;
+		d.wqe_opcode = is_send ? (uint8_t)(rte_be_to_cpu_32(next->flags) >> RNIC_WQE_F_OPCODE_SHIFT) : 0;
+		if (rnic_cq_push(cq, &d) != 0)
+			RNIC_LOG(ERR, "QP %u: flush completion lost (CQ %u full or in error)", qp->pub.qp_num,
+				 rnic_cq_priv(cq)->cqn);
+	}
+}
+
+void
+rnic_qp_flush(struct rnic_qp *pub)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+
+	flush_wq(qp, &qp->sq, pub->send_cq, 1);
+	flush_wq(qp, &qp->rq, pub->recv_cq, 0);
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Create / destroy                                                                                         */
+
+static uint32_t
+max_send_wqe_bytes(enum rnic_qp_type type, const struct rnic_qp_cap *cap)
+{
+	uint32_t by_sge = rnic_send_wqe_size(type != RNIC_QPT_UD, type == RNIC_QPT_RC, type == RNIC_QPT_UD,
+					     cap->max_send_sge, 0, 0);
+	uint32_t by_inline = rnic_send_wqe_size(type != RNIC_QPT_UD, 0, type == RNIC_QPT_UD, 0, 1,
+						cap->max_inline_data);
+
+	return RTE_MAX(by_sge, by_inline);
+}
+
+static int
+check_init_attr(const struct rnic_device *dev, const struct rnic_qp_init_attr *ia)
+{
+	const struct rnic_limits *lim = &dev->lim;
+
+	if (ia->qp_type != RNIC_QPT_RC && ia->qp_type != RNIC_QPT_UC && ia->qp_type != RNIC_QPT_UD)
+		return EINVAL;
+	if (ia->srq != NULL)
+		return ENOTSUP;		/* shared receive queues are not implemented */
+	if (ia->send_cq == NULL || ia->recv_cq == NULL)
+		return EINVAL;
+	if (ia->cap.max_send_wr == 0 || ia->cap.max_send_wr > lim->max_qp_wr ||
+	    ia->cap.max_recv_wr > lim->max_qp_wr || ia->cap.max_send_sge > lim->max_sge ||
+	    ia->cap.max_recv_sge > lim->max_sge || ia->cap.max_inline_data > lim->max_inline_data)
+		return EINVAL;
+	if (max_send_wqe_bytes(ia->qp_type, &ia->cap) > RNIC_WQE_MAX_SIZE16 * RNIC_WQE_SEG)
+		return EINVAL;
+	return 0;
+}
+
+static int
+alloc_slot(struct rnic_device *dev, struct rnic_qp_priv *qp)
+{
+	struct rnic_qp_table *t = dev->qp_table;
+	uint32_t gen_shift = (uint32_t)rte_log2_u32(t->nb_slots);
+
+	if (t->nb_qp == dev->lim.max_qp)
+		return -ENOMEM;
+	for (uint32_t s = FIRST_SLOT; s < t->nb_slots; s++) {
+		if (t->slot[s] != NULL)
+			continue;
+		/* Generations in the high bits keep a just-destroyed QPN from resolving to its successor. */
+		qp->pub.qp_num = ((t->generation[s]++ << gen_shift) | s) & QPN_MASK;
+		qp->slot = s;
+		t->nb_qp++;
+		__atomic_store_n(&t->slot[s], qp, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return -ENOMEM;
+}
+
+struct rnic_qp *
+rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
+{
+	struct rnic_device *dev;
+	struct rnic_qp_priv *qp;
+	uint32_t recv_bytes;
+	int err;
+
+	if (pd == NULL || ia == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = rnic_ctx_dev(pd->context);
+	err = check_init_attr(dev, ia);
+	if (err != 0) {
+		errno = err;
+		return NULL;
+	}
+	qp = rte_zmalloc_socket("rnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, dev->socket_id);
+	if (qp == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* An RQ WQE: NextSeg, the scatter entries, the all-zero delimiter. */
+	recv_bytes = (uint32_t)sizeof(struct rnic_wqe_next) +
+		     RTE_MAX(ia->cap.max_recv_sge, 1u) * (uint32_t)sizeof(struct rnic_wqe_data) + RNIC_WQE_SEG;
+	if (wq_alloc(&qp->sq, ia->cap.max_send_wr, max_send_wqe_bytes(ia->qp_type, &ia->cap), dev->socket_id) ||
+	    wq_alloc(&qp->rq, RTE_MAX(ia->cap.max_recv_wr, 1u), recv_bytes, dev->socket_id)) {
+		err = ENOMEM;
+		goto fail;
+	}
+	pthread_mutex_lock(&dev->lock);
+	err = -alloc_slot(dev, qp);
+	pthread_mutex_unlock(&dev->lock);
+	if (err != 0)
+		goto fail;
+
+	/* Report what the QP really holds, as libibverbs does. */
+	ia->cap.max_send_wr = qp->sq.wqe_cnt;
+	ia->cap.max_recv_wr = ia->cap.max_recv_wr == 0 ? 0 : qp->rq.wqe_cnt;
+	qp->cap = ia->cap;
+	qp->sq_sig_all = ia->sq_sig_all;
+	qp->pub.context = pd->context;
+	qp->pub.qp_context = ia->qp_context;
+	qp->pub.pd = pd;
+	qp->pub.send_cq = ia->send_cq;
+	qp->pub.recv_cq = ia->recv_cq;
+	qp->pub.handle = qp->pub.qp_num;
+	qp->pub.state = RNIC_QPS_RESET;
+	qp->pub.qp_type = ia->qp_type;
+	qp->attr.qp_state = RNIC_QPS_RESET;
+	qp->attr.cap = qp->cap;
+	rnic_cq_attach(ia->send_cq);
+	rnic_cq_attach(ia->recv_cq);
+	rnic_pd_get(pd);
+	return &qp->pub;
+
+fail:
+	wq_free(&qp->sq);
+	wq_free(&qp->rq);
+	rte_free(qp);
+	errno = err;
+	return NULL;
+}
+
+int
+rnic_destroy_qp(struct rnic_qp *pub)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	struct rnic_device *dev;
+	int ret;
+
+	if (pub == NULL)
+		return EINVAL;
+	dev = rnic_ctx_dev(pub->context);
+	pthread_mutex_lock(&dev->lock);
+	__atomic_store_n(&dev->qp_table->slot[qp->slot], NULL, __ATOMIC_RELEASE);
+	dev->qp_table->nb_qp--;
+	pthread_mutex_unlock(&dev->lock);
+	/* No engine lcore may still hold the QP it looked up before it disappeared from the table. */
+	ret = rnic_engine_quiesce();
+	if (ret < 0)
+		RNIC_LOG(WARNING, "QP %u: engine did not quiesce (%d); destroyed anyway", pub->qp_num, ret);
+	rnic_cq_detach(pub->send_cq);
+	rnic_cq_detach(pub->recv_cq);
+	rnic_pd_put(pub->pd);
+	wq_free(&qp->sq);
+	wq_free(&qp->rq);
+	rte_free(qp);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* The state machine                                                                                        */
+
+enum { QPT_RC, QPT_UC, QPT_UD, QPT_N };
+
+#define M(x) RNIC_QP_ ## x
+#define RC_PATH_OPTS (M(ALT_PATH) | M(ACCESS_FLAGS) | M(PATH_MIG_STATE))
+
+/* Required and optional attributes per transition and QP type: Linux ib_modify_qp_is_ok()'s table. */
+static const struct transition {
+	uint8_t valid;
+	uint32_t req[QPT_N];
+	uint32_t opt[QPT_N];
+} transitions[RNIC_QPS_ERR + 1][RNIC_QPS_ERR + 1] = {
+	[RNIC_QPS_RESET] = {
+		[RNIC_QPS_RESET] = { .valid = 1 },
+		[RNIC_QPS_ERR] = { .valid = 1 },
+		[RNIC_QPS_INIT] = { .valid = 1, .req = {
+			[QPT_UD] = M(PKEY_INDEX) | M(PORT) | M(QKEY),
+			[QPT_UC] = M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS),
+			[QPT_RC] = M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS) } },
+	},
+	[RNIC_QPS_INIT] = {
+		[RNIC_QPS_RESET] = { .valid = 1 },
+		[RNIC_QPS_ERR] = { .valid = 1 },
+		[RNIC_QPS_INIT] = { .valid = 1, .opt = {
+			[QPT_UD] = M(PKEY_INDEX) | M(PORT) | M(QKEY),
+			[QPT_UC] = M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS),
+			[QPT_RC] = M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS) } },
+		[RNIC_QPS_RTR] = { .valid = 1,
+			.req = {
+				[QPT_UC] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN),
+				[QPT_RC] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) |
+					   M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER) },
+			.opt = {
+				[QPT_UD] = M(PKEY_INDEX) | M(QKEY),
+				[QPT_UC] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX),
+				[QPT_RC] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) } },
+	},
+	[RNIC_QPS_RTR] = {
+		[RNIC_QPS_RESET] = { .valid = 1 },
+		[RNIC_QPS_ERR] = { .valid = 1 },
+		[RNIC_QPS_RTS] = { .valid = 1,
+			.req = {
+				[QPT_UD] = M(SQ_PSN),
+				[QPT_UC] = M(SQ_PSN),
+				[QPT_RC] = M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) | M(SQ_PSN) |
+					   M(MAX_QP_RD_ATOMIC) },
+			.opt = {
+				[QPT_UD] = M(CUR_STATE) | M(QKEY),
+				[QPT_UC] = M(CUR_STATE) | RC_PATH_OPTS,
+				[QPT_RC] = M(CUR_STATE) | RC_PATH_OPTS | M(MIN_RNR_TIMER) } },
+	},
+	[RNIC_QPS_RTS] = {
+		[RNIC_QPS_RESET] = { .valid = 1 },
+		[RNIC_QPS_ERR] = { .valid = 1 },
+		[RNIC_QPS_RTS] = { .valid = 1, .opt = {
+			[QPT_UD] = M(CUR_STATE) | M(QKEY),
+			[QPT_UC] = M(CUR_STATE) | RC_PATH_OPTS,
+			[QPT_RC] = M(CUR_STATE) | RC_PATH_OPTS | M(MIN_RNR_TIMER) } },
+		[RNIC_QPS_SQD] = { .valid = 1, .opt = {
+			[QPT_UD] = M(EN_SQD_ASYNC_NOTIFY),
+			[QPT_UC] = M(EN_SQD_ASYNC_NOTIFY),
+			[QPT_RC] = M(EN_SQD_ASYNC_NOTIFY) } },
+	},
+	[RNIC_QPS_SQD] = {
+		[RNIC_QPS_RESET] = { .valid = 1 },
+		[RNIC_QPS_ERR] = { .valid = 1 },
+		[RNIC_QPS_RTS] = { .valid = 1, .opt = {
+			[QPT_UD] = M(CUR_STATE) | M(QKEY),
+			[QPT_UC] = M(CUR_STATE) | RC_PATH_OPTS,
+			[QPT_RC] = M(CUR_STATE) | RC_PATH_OPTS | M(MIN_RNR_TIMER) } },
+		[RNIC_QPS_SQD] = { .valid = 1, .opt = {
+			[QPT_UD] = M(PKEY_INDEX) | M(QKEY),
+			[QPT_UC] = M(AV) | M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(PATH_MIG_STATE),
+			[QPT_RC] = M(PORT) | M(AV) | M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) |
+				   M(MAX_QP_RD_ATOMIC) | M(MAX_DEST_RD_ATOMIC) | RC_PATH_OPTS | M(PKEY_INDEX) |
+				   M(MIN_RNR_TIMER) } },
+	},
+	[RNIC_QPS_SQE] = {
+		[RNIC_QPS_RESET] = { .valid = 1 },
+		[RNIC_QPS_ERR] = { .valid = 1 },
+		[RNIC_QPS_RTS] = { .valid = 1, .opt = {
+			[QPT_UD] = M(CUR_STATE) | M(QKEY),
+			[QPT_UC] = M(CUR_STATE) | M(ACCESS_FLAGS) } },
+	},
+	[RNIC_QPS_ERR] = {
+		[RNIC_QPS_RESET] = { .valid = 1 },
+		[RNIC_QPS_ERR] = { .valid = 1 },
+	},
+};
+
+static int
+qpt_index(enum rnic_qp_type type)
+{
+	return type == RNIC_QPT_RC ? QPT_RC : type == RNIC_QPT_UC ? QPT_UC : QPT_UD;
+}
+
+/* Whether the transition and its attribute mask are legal (ib_modify_qp_is_ok). */
+static int
+transition_ok(enum rnic_qp_state cur, enum rnic_qp_state next, enum rnic_qp_type type, uint32_t mask)
+{
+	const struct transition *tr;
+	int t = qpt_index(type);
+
+	if ((unsigned int)cur > RNIC_QPS_ERR || (unsigned int)next > RNIC_QPS_ERR)
+		return 0;
+	if ((mask & RNIC_QP_CUR_STATE) && cur != RNIC_QPS_RTR && cur != RNIC_QPS_RTS && cur != RNIC_QPS_SQD &&
+	    cur != RNIC_QPS_SQE)
+		return 0;
+	tr = &transitions[cur][next];
+	if (!tr->valid || (mask & tr->req[t]) != tr->req[t])
+		return 0;
+	return !(mask & ~(tr->req[t] | tr->opt[t] | RNIC_QP_STATE));
+}
+
+#define QP_ACCESS_FLAGS (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ | \
+			 RNIC_ACCESS_REMOTE_ATOMIC)
+
+static int
+check_av(const struct rnic_device *dev, const struct rnic_ah_attr *av)
+{
+	static const union rnic_gid zero;
+
+	/* RoCE: a GRH with a known source GID and a destination GID, on port 1. */
+	return av->is_global && av->port_num == 1 && av->grh.sgid_index < dev->gid_count &&
+	       memcmp(&av->grh.dgid, &zero, sizeof(zero)) != 0;
+}
+
+/* Value checks of the attributes the mask names. */
+static int
+attr_values_ok(const struct rnic_device *dev, const struct rnic_qp_attr *a, uint32_t mask)
+{
+	if ((mask & M(PATH_MTU)) && (a->path_mtu < RNIC_MTU_256 || a->path_mtu > RNIC_MTU_4096))
+		return 0;
+	if ((mask & M(TIMEOUT)) && a->timeout > 31)
+		return 0;
+	if ((mask & M(RETRY_CNT)) && a->retry_cnt > 7)
+		return 0;
+	if ((mask & M(RNR_RETRY)) && a->rnr_retry > 7)
+		return 0;
+	if ((mask & M(MIN_RNR_TIMER)) && a->min_rnr_timer > 31)
+		return 0;
+	if ((mask & M(SQ_PSN)) && a->sq_psn > QPN_MASK)
+		return 0;
+	if ((mask & M(RQ_PSN)) && a->rq_psn > QPN_MASK)
+		return 0;
+	if ((mask & M(DEST_QPN)) && a->dest_qp_num > QPN_MASK)
+		return 0;
+	if ((mask & M(MAX_QP_RD_ATOMIC)) && a->max_rd_atomic > dev->lim.max_qp_rd_atom)
+		return 0;
+	if ((mask & M(MAX_DEST_RD_ATOMIC)) && a->max_dest_rd_atomic > dev->lim.max_qp_rd_atom)
+		return 0;
+	if ((mask & M(ACCESS_FLAGS)) && (a->qp_access_flags & ~QP_ACCESS_FLAGS))
+		return 0;
+	if ((mask & M(PORT)) && a->port_num != 1)
+		return 0;
+	if ((mask & M(PKEY_INDEX)) && a->pkey_index != 0)
+		return 0;
+	if ((mask & M(AV)) && !check_av(dev, &a->ah_attr))
+		return 0;
+	if ((mask & M(PATH_MIG_STATE)) && a->path_mig_state != RNIC_MIG_MIGRATED)
+		return 0;
+	/* Alternate paths (automatic path migration) are not implemented. */
+	return !(mask & M(ALT_PATH));
+}
+
+static void
+apply_attrs(struct rnic_qp_attr *cur, const struct rnic_qp_attr *a, uint32_t mask)
+{
+#define COPY(bit, field) do { if (mask & M(bit)) cur->field = a->field; } while (0)
+	COPY(PATH_MTU, path_mtu);
+	COPY(TIMEOUT, timeout);
+	COPY(RETRY_CNT, retry_cnt);
+	COPY(RNR_RETRY, rnr_retry);
+	COPY(MIN_RNR_TIMER, min_rnr_timer);
+	COPY(SQ_PSN, sq_psn);
+	COPY(RQ_PSN, rq_psn);
+	COPY(DEST_QPN, dest_qp_num);
+	COPY(MAX_QP_RD_ATOMIC, max_rd_atomic);
+	COPY(MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
+	COPY(ACCESS_FLAGS, qp_access_flags);
+	COPY(PORT, port_num);
+	COPY(PKEY_INDEX, pkey_index);
+	COPY(QKEY, qkey);
+	COPY(AV, ah_attr);
+	COPY(PATH_MIG_STATE, path_mig_state);
+	COPY(EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify);
+#undef COPY
+}
+
+int
+rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	enum rnic_qp_state cur, next;
+	uint32_t mask = (uint32_t)attr_mask;
+
+	if (pub == NULL || attr == NULL)
+		return EINVAL;
+	cur = pub->state;
+	/* CUR_STATE names the state the caller believes the QP is in; it must be right. */
+	if ((mask & M(CUR_STATE)) && attr->cur_qp_state != cur)
+		return EINVAL;
+	next = (mask & M(STATE)) ? attr->qp_state : cur;
+	if (!transition_ok(cur, next, pub->qp_type, mask) || !attr_values_ok(rnic_ctx_dev(pub->context), attr, mask))
+		return EINVAL;
+
+	apply_attrs(&qp->attr, attr, mask);
+	if (next == RNIC_QPS_RESET) {
+		wq_reset(&qp->sq);
+		wq_reset(&qp->rq);
+	}
+	qp->attr.qp_state = next;
+	qp->attr.cur_qp_state = next;
+	qp->attr.sq_draining = 0;
+	__atomic_store_n(&pub->state, next, __ATOMIC_RELEASE);
+	if (next == RNIC_QPS_ERR)
+		rnic_qp_flush(pub);
+	return 0;
+}
+
+int
+rnic_query_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask, struct rnic_qp_init_attr *init)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+
+	(void)attr_mask;	/* as most providers: every attribute is returned */
+	if (pub == NULL || attr == NULL || init == NULL)
+		return EINVAL;
+	*attr = qp->attr;
+	attr->qp_state = pub->state;
+	attr->cur_qp_state = pub->state;
+	attr->cap = qp->cap;
+	memset(init, 0, sizeof(*init));
+	init->qp_context = pub->qp_context;
+	init->send_cq = pub->send_cq;
+	init->recv_cq = pub->recv_cq;
+	init->cap = qp->cap;
+	init->qp_type = pub->qp_type;
+	init->sq_sig_all = qp->sq_sig_all;
+	return 0;
+}

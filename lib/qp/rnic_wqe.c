@@ -1,3 +1,405 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: the QP module replaces this file (post_send/post_recv, WQE formats). */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Posting work requests: rnic_post_send writes send WQEs and rings one 64-bit doorbell per call,
+ * rnic_post_recv writes receive WQEs; and the parser the engine reads send WQEs with.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ring.h>
+
 #include "rnic_qp.h"
+#include "rnic_wqe.h"
+
+#define MAX_MESSAGE (1ULL << 31)
+
+static const uint8_t wr_to_wqe_opcode[] = {
+	[RNIC_WR_RDMA_WRITE] = RNIC_WQE_OP_RDMA_WRITE,
+	[RNIC_WR_RDMA_WRITE_WITH_IMM] = RNIC_WQE_OP_RDMA_WRITE_IMM,
+	[RNIC_WR_SEND] = RNIC_WQE_OP_SEND,
+	[RNIC_WR_SEND_WITH_IMM] = RNIC_WQE_OP_SEND_IMM,
+	[RNIC_WR_RDMA_READ] = RNIC_WQE_OP_RDMA_READ,
+	[RNIC_WR_ATOMIC_CMP_AND_SWP] = RNIC_WQE_OP_ATOMIC_CS,
+	[RNIC_WR_ATOMIC_FETCH_AND_ADD] = RNIC_WQE_OP_ATOMIC_FA,
+	[RNIC_WR_SEND_WITH_INV] = RNIC_WQE_OP_SEND_INVAL,
+};
+
+int
+rnic_wqe_op_has_raddr(uint8_t opcode)
+{
+	return opcode == RNIC_WQE_OP_RDMA_WRITE || opcode == RNIC_WQE_OP_RDMA_WRITE_IMM ||
+	       opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(opcode);
+}
+
+int
+rnic_wqe_op_is_atomic(uint8_t opcode)
+{
+	return opcode == RNIC_WQE_OP_ATOMIC_CS || opcode == RNIC_WQE_OP_ATOMIC_FA;
+}
+
+static int
+wqe_op_known(uint8_t opcode)
+{
+	return opcode == RNIC_WQE_OP_SEND || opcode == RNIC_WQE_OP_SEND_IMM || opcode == RNIC_WQE_OP_SEND_INVAL ||
+	       rnic_wqe_op_has_raddr(opcode);
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Send                                                                                                     */
+
+static uint64_t
+wr_length(const struct rnic_send_wr *wr)
+{
+	uint64_t len = 0;
+
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	return len;
+}
+
+/*
+ * Validate one work request for this QP (libibverbs semantics: an invalid WR is refused at post time).
+ * Opcodes of the verbs enum that the QP's transport does not carry (READ on UC, ...) are accepted: the
+ * engine completes them with the seed's "unsupported opcode" error (RNIC_WC_LOC_QP_OP_ERR).
+ */
+static int
+check_send_wr(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr)
+{
+	uint8_t op;
+
+	if ((unsigned int)wr->opcode >= RTE_DIM(wr_to_wqe_opcode) || wr->opcode == RNIC_WR_LOCAL_INV ||
+	    wr->opcode == RNIC_WR_BIND_MW)
+		return EINVAL;	/* memory windows and local invalidation are not implemented */
+	op = wr_to_wqe_opcode[wr->opcode];
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+	    (wr->num_sge > 0 && wr->sg_list == NULL))
+		return EINVAL;
+	if (wr->send_flags & ~(uint32_t)(RNIC_SEND_FENCE | RNIC_SEND_SIGNALED | RNIC_SEND_SOLICITED |
+					 RNIC_SEND_INLINE))
+		return EINVAL;
+	if (wr_length(wr) > MAX_MESSAGE)
+		return EINVAL;
+	if (wr->send_flags & RNIC_SEND_INLINE) {
+		/* Inline carries outgoing data only, up to the QP's inline size. */
+		if (op == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(op) ||
+		    wr_length(wr) > qp->cap.max_inline_data)
+			return EINVAL;
+	}
+	/* An atomic returns the 8-byte original value into exactly one 8-byte SGE. */
+	if (rnic_wqe_op_is_atomic(op) && (wr->num_sge != 1 || wr->sg_list[0].length != 8))
+		return EINVAL;
+	if (qp->pub.qp_type == RNIC_QPT_UD && wr->wr.ud.ah == NULL)
+		return EINVAL;
+	return 0;
+}
+
+static uint8_t *
+put_inline(uint8_t *p, const struct rnic_send_wr *wr)
+{
+	uint32_t len = (uint32_t)wr_length(wr);
+	uint32_t hdr = rte_cpu_to_be_32(len | RNIC_WQE_INLINE);
+	uint8_t *data = p + sizeof(hdr);
+
+	memcpy(p, &hdr, sizeof(hdr));
+	for (int i = 0; i < wr->num_sge; i++) {
+		memcpy(data, (const void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+		data += wr->sg_list[i].length;
+	}
+	return p + ((sizeof(hdr) + len + RNIC_WQE_SEG - 1) & ~(RNIC_WQE_SEG - 1));
+}
+
+static uint8_t *
+put_ud(uint8_t *p, const struct rnic_send_wr *wr)
+{
+	const struct rnic_ah_attr *av = &((const struct rnic_ah_priv *)wr->wr.ud.ah)->attr;
+	struct rnic_wqe_ud ud;
+
+	memset(&ud, 0, sizeof(ud));
+	memcpy(ud.dgid, av->grh.dgid.raw, sizeof(ud.dgid));
+	ud.sgid_index = av->grh.sgid_index;
+	ud.hop_limit = av->grh.hop_limit;
+	ud.traffic_class = av->grh.traffic_class;
+	ud.flow_label = rte_cpu_to_be_32(av->grh.flow_label);
+	ud.dqpn = rte_cpu_to_be_32(wr->wr.ud.remote_qpn);
+	ud.qkey = rte_cpu_to_be_32(wr->wr.ud.remote_qkey);
+	memcpy(p, &ud, sizeof(ud));
+	return p + sizeof(ud);
+}
+
+/* Write the WQE for wr at p; returns its size in 16-byte units. The NextSeg's chain fields come later. */
+static uint8_t
+write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uint8_t *wqe)
+{
+	uint8_t op = wr_to_wqe_opcode[wr->opcode];
+	struct rnic_wqe_next next = { 0 };
+	uint8_t *p = wqe + sizeof(next);
+	uint32_t flags = (uint32_t)op << RNIC_WQE_F_OPCODE_SHIFT;
+
+	if ((wr->send_flags & RNIC_SEND_SIGNALED) || qp->sq_sig_all)
+		flags |= RNIC_WQE_F_SIGNALED;
+	if (wr->send_flags & RNIC_SEND_SOLICITED)
+		flags |= RNIC_WQE_F_SOLICITED;
+	next.flags = rte_cpu_to_be_32(flags);
+	next.imm = op == RNIC_WQE_OP_SEND_INVAL ? rte_cpu_to_be_32(wr->invalidate_rkey) : wr->imm_data;
+
+	if (qp->pub.qp_type == RNIC_QPT_UD) {
+		p = put_ud(p, wr);
+	} else if (rnic_wqe_op_has_raddr(op)) {
+		struct rnic_wqe_raddr r = {
+			.raddr = rte_cpu_to_be_64(rnic_wqe_op_is_atomic(op) ? wr->wr.atomic.remote_addr :
+						  wr->wr.rdma.remote_addr),
+			.rkey = rte_cpu_to_be_32(rnic_wqe_op_is_atomic(op) ? wr->wr.atomic.rkey : wr->wr.rdma.rkey),
+		};
+
+		memcpy(p, &r, sizeof(r));
+		p += sizeof(r);
+		if (rnic_wqe_op_is_atomic(op)) {
+			struct rnic_wqe_atomic a = {
+				.swap_add = rte_cpu_to_be_64(op == RNIC_WQE_OP_ATOMIC_CS ? wr->wr.atomic.swap :
+							     wr->wr.atomic.compare_add),
+				.compare = rte_cpu_to_be_64(op == RNIC_WQE_OP_ATOMIC_CS ? wr->wr.atomic.compare_add :
+							    0),
+			};
+
+			memcpy(p, &a, sizeof(a));
+			p += sizeof(a);
+		}
+	}
+	if (wr->send_flags & RNIC_SEND_INLINE) {
+		p = put_inline(p, wr);
+	} else {
+		for (int i = 0; i < wr->num_sge; i++) {
+			struct rnic_wqe_data d = {
+				.byte_count = rte_cpu_to_be_32(wr->sg_list[i].length & ~RNIC_WQE_INLINE),
+				.lkey = rte_cpu_to_be_32(wr->sg_list[i].lkey),
+				.addr = rte_cpu_to_be_64(wr->sg_list[i].addr),
+			};
+
+			memcpy(p, &d, sizeof(d));
+			p += sizeof(d);
+		}
+	}
+	memcpy(wqe, &next, sizeof(next));
+	return (uint8_t)((p - wqe) / RNIC_WQE_SEG);
+}
+
+/* Link the WQE in slot `from` to the WQE in slot `to`. */
+static void
+chain(struct rnic_wq *sq, uint32_t from, uint32_t to, uint8_t to_size16, uint8_t to_opcode, int to_fence)
+{
+	struct rnic_wqe_next *next = (struct rnic_wqe_next *)rnic_wq_slot(sq, from);
+	uint32_t offset = (uint32_t)(rnic_wq_slot(sq, to) - sq->buf);
+
+	next->nda_op = rte_cpu_to_be_32(offset | to_opcode);
+	next->ee_nds = rte_cpu_to_be_32((to_fence ? RNIC_WQE_NDS_FENCE : 0) | to_size16);
+}
+
+static int
+post_send_state_ok(enum rnic_qp_state state)
+{
+	return state == RNIC_QPS_RTS || state == RNIC_QPS_SQD || state == RNIC_QPS_SQE || state == RNIC_QPS_ERR;
+}
+
+int
+rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr **bad_wr)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	struct rnic_device *dev;
+	struct rnic_wq *sq;
+	uint32_t first, n = 0;
+	uint8_t first_size = 0, size = 0;
+	int first_fence = 0;
+	enum rnic_qp_state state;
+	int err = 0;
+
+	if (pub == NULL || bad_wr == NULL)
+		return EINVAL;
+	*bad_wr = NULL;
+	dev = rnic_ctx_dev(pub->context);
+	sq = &qp->sq;
+	state = __atomic_load_n(&pub->state, __ATOMIC_ACQUIRE);
+	if (!post_send_state_ok(state)) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	rte_spinlock_lock(&sq->lock);
+	first = sq->head;
+	for (; wr != NULL; wr = wr->next, n++) {
+		uint32_t tail = __atomic_load_n(&sq->tail, __ATOMIC_ACQUIRE);
+
+		err = check_send_wr(qp, wr);
+		if (err == 0 && first + n - tail >= sq->wqe_cnt)
+			err = ENOMEM;
+		if (err != 0) {
+			*bad_wr = wr;
+			break;
+		}
+		sq->wrid[(first + n) & (sq->wqe_cnt - 1)] = wr->wr_id;
+		size = write_send_wqe(qp, wr, rnic_wq_slot(sq, first + n));
+		if (n == 0) {
+			first_size = size;
+			first_fence = !!(wr->send_flags & RNIC_SEND_FENCE);
+		} else {
+			chain(sq, first + n - 1, first + n, size, wr_to_wqe_opcode[wr->opcode],
+			      !!(wr->send_flags & RNIC_SEND_FENCE));
+		}
+	}
+	if (n > 0) {
+		const struct rnic_wqe_next *head = (const void *)rnic_wq_slot(sq, first);
+		uint8_t op = (uint8_t)(rte_be_to_cpu_32(head->flags) >> RNIC_WQE_F_OPCODE_SHIFT);
+		uint64_t db = rnic_doorbell_make((uint32_t)(rnic_wq_slot(sq, first) - sq->buf) / RNIC_WQE_SEG,
+						 first_fence, op, pub->qp_num, first_size);
+
+		/* The WQEs must be in memory before the engine can see the doorbell that names them. */
+		__atomic_store_n(&sq->head, first + n, __ATOMIC_RELEASE);
+		if (state == RNIC_QPS_ERR || state == RNIC_QPS_SQE) {
+			rnic_qp_flush(pub);	/* IBA: WRs posted to a QP in error complete as flushed */
+		} else if (rte_ring_mp_enqueue_elem(dev->doorbell_ring, &db, sizeof(db)) != 0) {
+			/* Nothing was handed to the engine: take the WQEs back and say so. */
+			sq->head = first;
+			*bad_wr = NULL;
+			err = ENOMEM;
+		}
+	}
+	rte_spinlock_unlock(&sq->lock);
+	if (err == ENOMEM && *bad_wr == NULL)
+		RNIC_LOG(DEBUG, "QP %u: doorbell ring full", pub->qp_num);
+	return err;
+}
+
+int
+rnic_send_wqe_parse(const uint8_t *wqe, uint32_t size16, int is_ud, struct rnic_send_wqe *out)
+{
+	const uint8_t *p = wqe + sizeof(struct rnic_wqe_next), *end = wqe + size16 * RNIC_WQE_SEG;
+	struct rnic_wqe_next next;
+	uint32_t flags, nda, nds;
+
+	if (size16 == 0 || size16 > RNIC_WQE_MAX_SIZE16)
+		return -EINVAL;
+	memcpy(&next, wqe, sizeof(next));
+	flags = rte_be_to_cpu_32(next.flags);
+	nda = rte_be_to_cpu_32(next.nda_op);
+	nds = rte_be_to_cpu_32(next.ee_nds);
+	memset(out, 0, sizeof(*out));
+	out->opcode = (uint8_t)(flags >> RNIC_WQE_F_OPCODE_SHIFT);
+	out->signaled = !!(flags & RNIC_WQE_F_SIGNALED);
+	out->solicited = !!(flags & RNIC_WQE_F_SOLICITED);
+	out->imm = next.imm;
+	out->next_offset = nda & ~0x3fu;
+	out->next_opcode = nda & 0x1f;
+	out->next_size16 = nds & RNIC_WQE_NDS_SIZE_MASK;
+	out->next_fence = !!(nds & RNIC_WQE_NDS_FENCE);
+	if (!wqe_op_known(out->opcode))
+		return -EINVAL;
+
+	if (is_ud) {
+		if (p + sizeof(struct rnic_wqe_ud) > end)
+			return -EINVAL;
+		out->ud = (const struct rnic_wqe_ud *)p;
+		p += sizeof(struct rnic_wqe_ud);
+	} else if (rnic_wqe_op_has_raddr(out->opcode)) {
+		struct rnic_wqe_raddr r;
+
+		if (p + sizeof(r) > end)
+			return -EINVAL;
+		memcpy(&r, p, sizeof(r));
+		out->raddr = rte_be_to_cpu_64(r.raddr);
+		out->rkey = rte_be_to_cpu_32(r.rkey);
+		p += sizeof(r);
+		if (rnic_wqe_op_is_atomic(out->opcode)) {
+			struct rnic_wqe_atomic a;
+
+			if (p + sizeof(a) > end)
+				return -EINVAL;
+			memcpy(&a, p, sizeof(a));
+			out->swap_add = rte_be_to_cpu_64(a.swap_add);
+			out->compare = rte_be_to_cpu_64(a.compare);
+			p += sizeof(a);
+		}
+	}
+	if (p < end) {
+		uint32_t first;
+
+		memcpy(&first, p, sizeof(first));
+		first = rte_be_to_cpu_32(first);
+		if (first & RNIC_WQE_INLINE) {
+			out->length = first & ~RNIC_WQE_INLINE;
+			out->inline_data = p + sizeof(first);
+			if (out->inline_data + out->length > end)
+				return -EINVAL;
+			return 0;
+		}
+	}
+	out->sge = (const struct rnic_wqe_data *)p;
+	out->nb_sge = (uint32_t)(end - p) / sizeof(struct rnic_wqe_data);
+	for (uint32_t i = 0; i < out->nb_sge; i++)
+		out->length += rte_be_to_cpu_32(out->sge[i].byte_count);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Receive                                                                                                  */
+
+static void
+write_recv_wqe(const struct rnic_recv_wr *wr, uint8_t *wqe)
+{
+	struct rnic_wqe_next next = { 0 };
+	uint8_t *p = wqe + sizeof(next);
+
+	memcpy(wqe, &next, sizeof(next));
+	for (int i = 0; i < wr->num_sge; i++) {
+		struct rnic_wqe_data d = {
+			.byte_count = rte_cpu_to_be_32(wr->sg_list[i].length),
+			.lkey = rte_cpu_to_be_32(wr->sg_list[i].lkey),
+			.addr = rte_cpu_to_be_64(wr->sg_list[i].addr),
+		};
+
+		memcpy(p, &d, sizeof(d));
+		p += sizeof(d);
+	}
+	memset(p, 0, RNIC_WQE_SEG);	/* the delimiter that ends the scatter list */
+}
+
+int
+rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr **bad_wr)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	struct rnic_wq *rq;
+	enum rnic_qp_state state;
+	uint32_t first, n = 0;
+	int err = 0;
+
+	if (pub == NULL || bad_wr == NULL)
+		return EINVAL;
+	*bad_wr = NULL;
+	rq = &qp->rq;
+	state = __atomic_load_n(&pub->state, __ATOMIC_ACQUIRE);
+	if (state == RNIC_QPS_RESET || qp->cap.max_recv_wr == 0) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	rte_spinlock_lock(&rq->lock);
+	first = rq->head;
+	for (; wr != NULL; wr = wr->next, n++) {
+		uint32_t tail = __atomic_load_n(&rq->tail, __ATOMIC_ACQUIRE);
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
+		    (wr->num_sge > 0 && wr->sg_list == NULL))
+			err = EINVAL;
+		else if (first + n - tail >= rq->wqe_cnt)
+			err = ENOMEM;
+		if (err != 0) {
+			*bad_wr = wr;
+			break;
+		}
+		rq->wrid[(first + n) & (rq->wqe_cnt - 1)] = wr->wr_id;
+		write_recv_wqe(wr, rnic_wq_slot(rq, first + n));
+	}
+	/* The engine fetches receive WQEs when a request needs one (no RQ doorbell): publishing head is enough. */
+	__atomic_store_n(&rq->head, first + n, __ATOMIC_RELEASE);
+	if (n > 0 && state == RNIC_QPS_ERR)
+		rnic_qp_flush(pub);
+	rte_spinlock_unlock(&rq->lock);
+	return err;
+}
