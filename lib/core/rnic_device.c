@@ -10,6 +10,7 @@
 
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
+#include <rte_pause.h>
 
 #include "rnic_priv.h"
 #include "rnic_cq.h"
@@ -171,7 +172,8 @@ rnic_open_device(struct rnic_device *device)
 	snprintf(name, sizeof(name), "rnic_ev_%p", (void *)ctx);
 	ctx->async_ring = rte_ring_create_elem(name, sizeof(struct rnic_async_event), ASYNC_RING_SIZE,
 					       device->socket_id, RING_F_SC_DEQ);
-	ctx->pub.async_fd = eventfd(0, EFD_CLOEXEC);
+	/* One count per event: the fd is readable exactly while an event is pending. */
+	ctx->pub.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ctx->async_ring == NULL || ctx->pub.async_fd < 0) {
 		RNIC_LOG(ERR, "%s: cannot open a context: %s", device->name,
 			 ctx->async_ring == NULL ? rte_strerror(rte_errno) : strerror(errno));
@@ -300,9 +302,8 @@ rnic_async_event_raise(struct rnic_context *context, enum rnic_event_type type, 
 		RNIC_LOG(ERR, "%s: async event ring full, %s lost", ctx->dev->name, rnic_event_type_str(type));
 		return -ENOSPC;
 	}
-	/* An eventfd counter only grows: a failed write (counter at its maximum) still leaves it readable. */
 	if (write(ctx->pub.async_fd, &one, sizeof(one)) != sizeof(one))
-		RNIC_LOG(DEBUG, "%s: async eventfd write: %s", ctx->dev->name, strerror(errno));
+		RNIC_LOG(ERR, "%s: async eventfd write: %s", ctx->dev->name, strerror(errno));
 	return 0;
 }
 
@@ -318,10 +319,12 @@ rnic_get_async_event(struct rnic_context *context, struct rnic_async_event *even
 		return -1;
 	}
 	ctx = rnic_context_priv(context);
-	while (rte_ring_sc_dequeue_elem(ctx->async_ring, event, sizeof(*event)) != 0) {
-		if (read(ctx->pub.async_fd, &count, sizeof(count)) < 0 && errno != EINTR)
+	/* Take one count (blocks, or EAGAIN on a non-blocking fd), then its event: it was queued before the count. */
+	while (read(ctx->pub.async_fd, &count, sizeof(count)) < 0)
+		if (errno != EINTR)
 			return -1;
-	}
+	while (rte_ring_sc_dequeue_elem(ctx->async_ring, event, sizeof(*event)) != 0)
+		rte_pause();
 	return 0;
 }
 

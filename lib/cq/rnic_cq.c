@@ -12,6 +12,7 @@
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
+#include <rte_pause.h>
 
 #include "rnic_cq.h"
 #include "rnic_qp.h"
@@ -113,7 +114,8 @@ rnic_create_comp_channel(struct rnic_context *context)
 	}
 	snprintf(name, sizeof(name), "rnic_ch_%p", (void *)ch);
 	ch->events = rte_ring_create(name, CHANNEL_RING_SIZE, rnic_ctx_dev(context)->socket_id, RING_F_SC_DEQ);
-	ch->pub.fd = eventfd(0, EFD_CLOEXEC);
+	/* One count per event: the fd is readable exactly while an event is pending. */
+	ch->pub.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ch->events == NULL || ch->pub.fd < 0) {
 		rte_ring_free(ch->events);
 		if (ch->pub.fd >= 0)
@@ -156,7 +158,7 @@ deliver_event(struct rnic_cq_priv *cq)
 		return;
 	}
 	if (write(ch->pub.fd, &one, sizeof(one)) != sizeof(one))
-		RNIC_LOG(DEBUG, "CQ %u: eventfd write: %s", cq->cqn, strerror(errno));
+		RNIC_LOG(ERR, "CQ %u: eventfd write: %s", cq->cqn, strerror(errno));
 }
 
 /* Fire the armed event at most once: whoever clears the arm word delivers it. */
@@ -180,10 +182,12 @@ rnic_get_cq_event(struct rnic_comp_channel *channel, struct rnic_cq **cq, void *
 		errno = EINVAL;
 		return -1;
 	}
-	while (rte_ring_sc_dequeue(ch->events, &obj) != 0) {
-		if (read(ch->pub.fd, &count, sizeof(count)) < 0 && errno != EINTR)
-			return -1;	/* EAGAIN on a non-blocking fd */
-	}
+	/* Take one count (blocks, or EAGAIN on a non-blocking fd), then its event: it was queued before the count. */
+	while (read(ch->pub.fd, &count, sizeof(count)) < 0)
+		if (errno != EINTR)
+			return -1;
+	while (rte_ring_sc_dequeue(ch->events, &obj) != 0)
+		rte_pause();
 	*cq = obj;
 	*cq_context = (*cq)->cq_context;
 	/* As mlx5_cq_event: the next arm uses the next sequence number. */
@@ -355,6 +359,14 @@ cq_used(const struct rnic_cq_priv *cq)
 	uint32_t ci = rte_be_to_cpu_32(__atomic_load_n(&cq->dbrec[RNIC_CQ_DB_SET_CI], __ATOMIC_ACQUIRE));
 
 	return (cq->prod - ci) & 0xffffff;
+}
+
+uint32_t
+rnic_cq_free_slots(struct rnic_cq *pub)
+{
+	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
+
+	return (1u << cq->log_nent) - cq_used(cq);
 }
 
 int

@@ -148,6 +148,9 @@ void rnic_cq_table_free(struct rnic_device *dev);
  */
 int rnic_cq_push(struct rnic_cq *cq, const struct rnic_cqe_desc *desc);
 
+/* Entries the producer may still write before the CQ is full (by the consumer's doorbell record). */
+uint32_t rnic_cq_free_slots(struct rnic_cq *cq);
+
 /* The QPs attached to a CQ keep it alive: destroy_cq fails with EBUSY while the count is non-zero. */
 void rnic_cq_attach(struct rnic_cq *cq);
 void rnic_cq_detach(struct rnic_cq *cq);
