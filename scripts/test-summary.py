@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Summarise a meson test run (meson-logs/testlog.json) as the plain line 'N passed, N failed'.
+"""Summarise meson test runs (their meson-logs/testlog.json) as the plain line 'N passed, N failed'.
 
 A cmocka executable counts as the number of cmocka test cases it ran; every other test (oracle scripts,
 expected-failure argument checks) counts as one. A test meson saw fail counts at least one failure, even
@@ -31,19 +31,20 @@ def count(entry):
 
 
 def main():
-    log = sys.argv[1] if len(sys.argv) > 1 else "meson-logs/testlog.json"
+    logs = sys.argv[1:] or ["meson-logs/testlog.json"]
     passed = failed = 0
     failures = []
-    with open(log) as f:
-        for line in f:
-            if not line.strip():
-                continue
-            entry = json.loads(line)
-            p, fl = count(entry)
-            passed += p
-            failed += fl
-            if fl:
-                failures.append(f'{entry["name"]} ({entry["result"]})')
+    for log in logs:
+        with open(log) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                entry = json.loads(line)
+                p, fl = count(entry)
+                passed += p
+                failed += fl
+                if fl:
+                    failures.append(f'{log}: {entry["name"]} ({entry["result"]})')
     for name in failures:
         print(f"failed: {name}")
     print(f"{passed} passed, {failed} failed")

@@ -29,6 +29,8 @@ RTE_LOG_REGISTER_DEFAULT(rnic_logtype, INFO);
 #define DEFAULT_MBUFS 8191
 #define DEFAULT_PORT_DESC 1024
 #define QUIESCE_TIMEOUT_MS 1000
+#define MAX_CONFIG_ARGS 256
+#define MAX_CONFIG_BYTES 16384
 
 struct rnic_lcore_stages {
 	unsigned int count;
@@ -98,6 +100,7 @@ rnic_engine_usage(void *stream)
 {
 	fprintf(stream,
 		"softrnic engine arguments (after the EAL arguments and \"--\"):\n"
+		"  --config FILE    read engine arguments from FILE first (config/softrnic.conf shows them all)\n"
 		"  --port NAME      use this ethdev (a --vdev or PCI device given to EAL) as a device;\n"
 		"                   repeat for several; without --port: two devices on a net_ring pair\n"
 		"  --ip ADDR        IPv4 or IPv6 address of the next device (its GID 0), in device order\n"
@@ -182,6 +185,56 @@ parse_limit(int opt, const char *text, struct rnic_limits *lim)
 	case OPT_MAX_INLINE:
 		return parse_u32("max-inline", text, 0, 4096, &lim->max_inline_data);
 	}
+	return -EINVAL;
+}
+
+/*
+ * The engine arguments with `--config FILE` replaced, in place, by the file's words ('#' starts a
+ * comment): arguments after it override the file's. The words live in buf.
+ */
+static int
+expand_config(int argc, char **argv, char *buf, char **out, int *out_argc)
+{
+	int n = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--config") != 0) {
+			if (n == MAX_CONFIG_ARGS)
+				goto too_many;
+			out[n++] = argv[i];
+			continue;
+		}
+		if (i + 1 == argc || buf[0] != '\0') {
+			RNIC_LOG(ERR, "--config: %s", i + 1 == argc ? "missing file name" : "given more than once");
+			return -EINVAL;
+		}
+		FILE *f = fopen(argv[++i], "r");
+		size_t len = f == NULL ? 0 : fread(buf, 1, MAX_CONFIG_BYTES, f);
+
+		if (f == NULL || ferror(f) || len == MAX_CONFIG_BYTES) {
+			RNIC_LOG(ERR, "--config %s: %s", argv[i], f == NULL ? strerror(errno) :
+				 "unreadable or larger than 16 KB");
+			if (f != NULL)
+				fclose(f);
+			return -EINVAL;
+		}
+		fclose(f);
+		buf[len] = '\0';
+		char *lines;
+
+		for (char *line = strtok_r(buf, "\n", &lines); line != NULL; line = strtok_r(NULL, "\n", &lines)) {
+			line[strcspn(line, "#")] = '\0';
+			for (char *save, *w = strtok_r(line, " \t\r", &save); w != NULL; w = strtok_r(NULL, " \t\r", &save)) {
+				if (n == MAX_CONFIG_ARGS)
+					goto too_many;
+				out[n++] = w;
+			}
+		}
+	}
+	*out_argc = n;
+	return 0;
+too_many:
+	RNIC_LOG(ERR, "more than %d engine arguments", MAX_CONFIG_ARGS);
 	return -EINVAL;
 }
 
@@ -379,8 +432,10 @@ rnic_engine_quiesce(void)
 int
 rnic_engine_init(int argc, char **argv)
 {
+	static char config_words[MAX_CONFIG_BYTES + 1];
+	char *eargv[MAX_CONFIG_ARGS + 1];
 	struct rnic_engine_args args;
-	int consumed, ret;
+	int consumed, eargc = 0, ret;
 
 	if (engine.initialized) {
 		RNIC_LOG(ERR, "rnic_engine_init: the engine is already initialised");
@@ -393,7 +448,10 @@ rnic_engine_init(int argc, char **argv)
 		return ret;
 	}
 	/* What EAL left starts with "--" (rte_eal_init consumes it) or is the application's. */
-	ret = parse_engine_args(argc - consumed, argv + consumed, &args);
+	config_words[0] = '\0';
+	ret = expand_config(argc - consumed, argv + consumed, config_words, eargv, &eargc);
+	if (ret == 0)
+		ret = parse_engine_args(eargc, eargv, &args);
 	if (ret == 0)
 		ret = create_qsbr();
 	if (ret == 0)
