@@ -13,6 +13,7 @@
 #include <rte_ring.h>
 
 #include "rnic.h"
+#include "rnic_evq.h"
 
 extern int rnic_logtype;
 #define RNIC_LOG(level, fmt, ...) \
@@ -77,8 +78,8 @@ struct rnic_device {
 struct rnic_context_priv {
 	struct rnic_context pub;
 	struct rnic_device *dev;
-	/* Pending async events: a small ring of struct rnic_async_event *, signalled through pub.async_fd. */
-	struct rte_ring *async_ring;
+	/* Pending async events (struct rnic_async_event); its fd is pub.async_fd. */
+	struct rnic_evq async;
 };
 
 static inline struct rnic_context_priv *

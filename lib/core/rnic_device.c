@@ -5,12 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/eventfd.h>
 
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
-#include <rte_pause.h>
 
 #include "rnic_priv.h"
 #include "rnic_cq.h"
@@ -170,20 +167,13 @@ rnic_open_device(struct rnic_device *device)
 		return NULL;
 	}
 	snprintf(name, sizeof(name), "rnic_ev_%p", (void *)ctx);
-	ctx->async_ring = rte_ring_create_elem(name, sizeof(struct rnic_async_event), ASYNC_RING_SIZE,
-					       device->socket_id, RING_F_SC_DEQ);
-	/* One count per event: the fd is readable exactly while an event is pending. */
-	ctx->pub.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
-	if (ctx->async_ring == NULL || ctx->pub.async_fd < 0) {
-		RNIC_LOG(ERR, "%s: cannot open a context: %s", device->name,
-			 ctx->async_ring == NULL ? rte_strerror(rte_errno) : strerror(errno));
-		rte_ring_free(ctx->async_ring);
-		if (ctx->pub.async_fd >= 0)
-			close(ctx->pub.async_fd);
+	if (rnic_evq_create(&ctx->async, name, sizeof(struct rnic_async_event), ASYNC_RING_SIZE,
+			    device->socket_id) != 0) {
 		free(ctx);
 		errno = ENOMEM;
 		return NULL;
 	}
+	ctx->pub.async_fd = ctx->async.fd;
 	ctx->pub.device = device;
 	ctx->pub.num_comp_vectors = 1;
 	ctx->dev = device;
@@ -204,8 +194,7 @@ rnic_close_device(struct rnic_context *context)
 	pthread_mutex_lock(&ctx->dev->lock);
 	ctx->dev->open_contexts--;
 	pthread_mutex_unlock(&ctx->dev->lock);
-	rte_ring_free(ctx->async_ring);
-	close(ctx->pub.async_fd);
+	rnic_evq_free(&ctx->async);
 	free(ctx);
 	return 0;
 }
@@ -292,18 +281,15 @@ rnic_async_event_raise(struct rnic_context *context, enum rnic_event_type type, 
 {
 	struct rnic_context_priv *ctx = rnic_context_priv(context);
 	struct rnic_async_event ev = { .event_type = type };
-	const uint64_t one = 1;
 
 	if (type == RNIC_EVENT_CQ_ERR)
 		ev.element.cq = element;
 	else
 		ev.element.qp = element;
-	if (rte_ring_mp_enqueue_elem(ctx->async_ring, &ev, sizeof(ev)) != 0) {
+	if (rnic_evq_post(&ctx->async, &ev, sizeof(ev)) != 0) {
 		RNIC_LOG(ERR, "%s: async event ring full, %s lost", ctx->dev->name, rnic_event_type_str(type));
 		return -ENOSPC;
 	}
-	if (write(ctx->pub.async_fd, &one, sizeof(one)) != sizeof(one))
-		RNIC_LOG(ERR, "%s: async eventfd write: %s", ctx->dev->name, strerror(errno));
 	return 0;
 }
 
@@ -311,21 +297,11 @@ rnic_async_event_raise(struct rnic_context *context, enum rnic_event_type type, 
 int
 rnic_get_async_event(struct rnic_context *context, struct rnic_async_event *event)
 {
-	struct rnic_context_priv *ctx;
-	uint64_t count;
-
 	if (context == NULL || event == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	ctx = rnic_context_priv(context);
-	/* Take one count (blocks, or EAGAIN on a non-blocking fd), then its event: it was queued before the count. */
-	while (read(ctx->pub.async_fd, &count, sizeof(count)) < 0)
-		if (errno != EINTR)
-			return -1;
-	while (rte_ring_sc_dequeue_elem(ctx->async_ring, event, sizeof(*event)) != 0)
-		rte_pause();
-	return 0;
+	return rnic_evq_get(&rnic_context_priv(context)->async, event, sizeof(*event));
 }
 
 void

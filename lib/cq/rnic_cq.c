@@ -6,13 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/eventfd.h>
 
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
-#include <rte_pause.h>
 
 #include "rnic_cq.h"
 #include "rnic_qp.h"
@@ -113,17 +110,13 @@ rnic_create_comp_channel(struct rnic_context *context)
 		return NULL;
 	}
 	snprintf(name, sizeof(name), "rnic_ch_%p", (void *)ch);
-	ch->events = rte_ring_create(name, CHANNEL_RING_SIZE, rnic_ctx_dev(context)->socket_id, RING_F_SC_DEQ);
-	/* One count per event: the fd is readable exactly while an event is pending. */
-	ch->pub.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
-	if (ch->events == NULL || ch->pub.fd < 0) {
-		rte_ring_free(ch->events);
-		if (ch->pub.fd >= 0)
-			close(ch->pub.fd);
+	if (rnic_evq_create(&ch->events, name, sizeof(struct rnic_cq *), CHANNEL_RING_SIZE,
+			    rnic_ctx_dev(context)->socket_id) != 0) {
 		free(ch);
 		errno = ENOMEM;
 		return NULL;
 	}
+	ch->pub.fd = ch->events.fd;
 	ch->pub.context = context;
 	return &ch->pub;
 }
@@ -137,8 +130,7 @@ rnic_destroy_comp_channel(struct rnic_comp_channel *channel)
 		return EINVAL;
 	if (__atomic_load_n(&ch->nb_cqs, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
-	rte_ring_free(ch->events);
-	close(ch->pub.fd);
+	rnic_evq_free(&ch->events);
 	free(ch);
 	return 0;
 }
@@ -148,17 +140,10 @@ static void
 deliver_event(struct rnic_cq_priv *cq)
 {
 	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)cq->pub.channel;
-	const uint64_t one = 1;
 
 	cq->events++;
-	if (ch == NULL)
-		return;
-	if (rte_ring_mp_enqueue(ch->events, cq) != 0) {
+	if (ch != NULL && rnic_evq_post(&ch->events, &cq, sizeof(cq)) != 0)
 		RNIC_LOG(ERR, "CQ %u: completion channel full, event lost", cq->cqn);
-		return;
-	}
-	if (write(ch->pub.fd, &one, sizeof(one)) != sizeof(one))
-		RNIC_LOG(ERR, "CQ %u: eventfd write: %s", cq->cqn, strerror(errno));
 }
 
 /* Fire the armed event at most once: whoever clears the arm word delivers it. */
@@ -175,20 +160,13 @@ int
 rnic_get_cq_event(struct rnic_comp_channel *channel, struct rnic_cq **cq, void **cq_context)
 {
 	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)channel;
-	void *obj;
-	uint64_t count;
 
 	if (channel == NULL || cq == NULL || cq_context == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	/* Take one count (blocks, or EAGAIN on a non-blocking fd), then its event: it was queued before the count. */
-	while (read(ch->pub.fd, &count, sizeof(count)) < 0)
-		if (errno != EINTR)
-			return -1;
-	while (rte_ring_sc_dequeue(ch->events, &obj) != 0)
-		rte_pause();
-	*cq = obj;
+	if (rnic_evq_get(&ch->events, cq, sizeof(*cq)) != 0)
+		return -1;
 	*cq_context = (*cq)->cq_context;
 	/* As mlx5_cq_event: the next arm uses the next sequence number. */
 	rnic_cq_priv(*cq)->arm_sn++;

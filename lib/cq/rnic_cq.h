@@ -85,7 +85,7 @@ struct rnic_cqe64 {
 
 struct rnic_comp_channel_priv {
 	struct rnic_comp_channel pub;
-	struct rte_ring *events;	/* CQs with a pending completion event */
+	struct rnic_evq events;		/* CQs with a pending completion event; its fd is pub.fd */
 	uint32_t nb_cqs;		/* CQs bound to the channel */
 };
 

@@ -18,6 +18,7 @@
 #include <rte_byteorder.h>
 
 #include "rnic.h"
+#include "test_env.h"
 #include "rnic_cq.h"
 #include "rnic_wqe.h"
 
@@ -28,14 +29,10 @@ static struct rnic_context *ctx;
 static int
 setup(void **state)
 {
-	struct rnic_device **list;
-
 	(void)state;
-	if (rnic_engine_init(g_argc, g_argv) < 0)
+	ctx = test_env_open(g_argc, g_argv);
+	if (ctx == NULL)
 		return -1;
-	list = rnic_get_device_list(NULL);
-	ctx = rnic_open_device(list[0]);
-	rnic_free_device_list(list);
 	return ctx != NULL ? 0 : -1;
 }
 
@@ -43,8 +40,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	rnic_close_device(ctx);
-	return rnic_engine_fini();
+	return test_env_close(ctx);
 }
 
 static struct rnic_cqe_desc

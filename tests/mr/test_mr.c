@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "rnic.h"
+#include "test_env.h"
 #include "rnic_mr.h"
 
 #define MAX_MR 300
@@ -42,14 +43,10 @@ check(uint32_t key, struct rnic_pd *p, uint32_t need, const void *addr, uint64_t
 static int
 setup(void **state)
 {
-	struct rnic_device **list;
-
 	(void)state;
-	if (rnic_engine_init(g_argc, g_argv) < 0)
+	ctx = test_env_open(g_argc, g_argv);
+	if (ctx == NULL)
 		return -1;
-	list = rnic_get_device_list(NULL);
-	ctx = rnic_open_device(list[0]);
-	rnic_free_device_list(list);
 	pd = rnic_alloc_pd(ctx);
 	other_pd = rnic_alloc_pd(ctx);
 	table = rnic_ctx_dev(ctx)->mr_table;
@@ -64,8 +61,7 @@ teardown(void **state)
 	free(buf);
 	rnic_dealloc_pd(pd);
 	rnic_dealloc_pd(other_pd);
-	rnic_close_device(ctx);
-	return rnic_engine_fini();
+	return test_env_close(ctx);
 }
 
 static void

@@ -15,6 +15,7 @@
 #include <rte_ring.h>
 
 #include "rnic.h"
+#include "test_env.h"
 #include "rnic_cq.h"
 #include "rnic_qp.h"
 #include "rnic_wqe.h"
@@ -31,14 +32,10 @@ static struct rnic_cq *cq;
 static int
 setup(void **state)
 {
-	struct rnic_device **list;
-
 	(void)state;
-	if (rnic_engine_init(g_argc, g_argv) < 0)
+	ctx = test_env_open(g_argc, g_argv);
+	if (ctx == NULL)
 		return -1;
-	list = rnic_get_device_list(NULL);
-	ctx = rnic_open_device(list[0]);
-	rnic_free_device_list(list);
 	dev = rnic_ctx_dev(ctx);
 	pd = rnic_alloc_pd(ctx);
 	cq = rnic_create_cq(ctx, 1024, NULL, NULL, 0);
@@ -51,8 +48,7 @@ teardown(void **state)
 	(void)state;
 	rnic_destroy_cq(cq);
 	rnic_dealloc_pd(pd);
-	rnic_close_device(ctx);
-	return rnic_engine_fini();
+	return test_env_close(ctx);
 }
 
 static struct rnic_qp *

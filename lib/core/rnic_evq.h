@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Event queues: what the application waits on for async events and completion events. A ring of fixed-size
+ * events plus an eventfd in semaphore mode, so the fd is readable exactly while an event is pending and an
+ * application can poll()/epoll() it like a libibverbs async_fd or completion channel fd.
+ */
+#ifndef RNIC_EVQ_H
+#define RNIC_EVQ_H
+
+#include <stdint.h>
+
+#include <rte_ring.h>
+
+struct rnic_evq {
+	struct rte_ring *ring;
+	int fd;
+};
+
+/* Create a queue of `count` events of `size` bytes (a multiple of 4); 0 or -ENOMEM. */
+int rnic_evq_create(struct rnic_evq *q, const char *name, uint32_t size, uint32_t count, int socket_id);
+void rnic_evq_free(struct rnic_evq *q);
+
+/* Queue an event and wake the fd. Any thread, lock-free; -ENOSPC when the queue is full (event lost). */
+int rnic_evq_post(struct rnic_evq *q, void *event, uint32_t size);
+
+/* Take one event: blocks unless the fd is non-blocking (then -1 with errno EAGAIN); 0 or -1 with errno. */
+int rnic_evq_get(struct rnic_evq *q, void *event, uint32_t size);
+
+#endif /* RNIC_EVQ_H */
