@@ -26,7 +26,10 @@ int rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int so
 /* Close both ports of the pair and free its rings. */
 void rnic_port_loopback_free(struct rnic_loopback *lb);
 
-/* Configure one RX and one TX queue on the port with mbufs from mp, and start it. Returns 0 or a negative errno. */
+/* TX queues per port: one for each stage that transmits (requester, responder). */
+#define RNIC_PORT_TXQ 2
+
+/* Configure one RX queue and RNIC_PORT_TXQ TX queues with mbufs from mp, and start. 0 or a negative errno. */
 int rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc);
 
 /* Stop and close the port. */

@@ -26,6 +26,7 @@ extern int rnic_logtype;
 struct rnic_mr_table;
 struct rnic_cq_table;
 struct rnic_qp_table;
+struct rnic_pipeline;
 
 /* Table sizes and per-object limits of one device; rnic_query_device reports them. */
 struct rnic_limits {
@@ -68,6 +69,7 @@ struct rnic_device {
 	struct rnic_mr_table *mr_table;
 	struct rnic_cq_table *cq_table;
 	struct rnic_qp_table *qp_table;
+	struct rnic_pipeline *pipeline;	/* the engine's stages for this device */
 
 	/* 64-bit SQ doorbells (rnic_wqe.h), multi-producer (post_send callers), single consumer (engine). */
 	struct rte_ring *doorbell_ring;
@@ -147,6 +149,12 @@ struct rnic_stage {
  * -ETIMEDOUT if an lcore does not pass a quiescent point within a second.
  */
 int rnic_engine_quiesce(void);
+
+/* Whether the engine's lcores are running (between rnic_engine_start and rnic_engine_stop). */
+int rnic_engine_running(void);
+
+/* The MAC of a neighbour given with --neigh, for a peer that is not a device of this process; 0 or -ENOENT. */
+int rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6]);
 
 /* Map a stage to a worker lcore; only while the engine is stopped. Returns 0 or a negative errno. */
 int rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage);

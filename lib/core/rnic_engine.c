@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
+#include "rnic_pipeline.h"
 #include "rnic_priv.h"
 #include "rnic_port.h"
 
@@ -46,6 +47,15 @@ struct rnic_engine_args {
 	enum rnic_mtu mtu;
 	uint32_t mbufs;
 	struct rnic_limits lim;
+	const char *stages;			/* NULL: "two" with two worker lcores or more, else "one" */
+};
+
+#define RNIC_MAX_NEIGHBORS 64
+
+/* Static neighbours (--neigh IP,MAC): peers on other hosts, whose MAC no ARP of ours resolves. */
+struct rnic_neighbor {
+	union rnic_gid gid;
+	uint8_t mac[RTE_ETHER_ADDR_LEN];
 };
 
 static struct {
@@ -61,6 +71,8 @@ static struct {
 	struct rnic_lcore_stages lcore[RTE_MAX_LCORE];
 	/* Worker lcores report a quiescent state after every loop iteration (rnic_engine_quiesce). */
 	struct rte_rcu_qsbr *qsbr;
+	unsigned int nb_neighbors;
+	struct rnic_neighbor neighbor[RNIC_MAX_NEIGHBORS];
 } engine;
 
 static const struct rnic_limits default_limits = {
@@ -106,6 +118,12 @@ rnic_engine_usage(void *stream)
 		"  --ip ADDR        IPv4 or IPv6 address of the next device (its GID 0), in device order\n"
 		"  --mtu BYTES      port MTU for RoCE payloads: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
 		"  --mbufs N        mbufs per port pool (default %u)\n"
+		"  --stages MAP     stage -> lcore map: one (every stage on the first worker lcore), two\n"
+		"                   (doorbell, requester, completer | parser, responder), split (doorbell |\n"
+		"                   requester, completer | parser | responder), or doorbell=L,requester=L,\n"
+		"                   completer=L,parser=L,responder=L (lcore ids; requester and completer share\n"
+		"                   one). Default: two with two worker lcores or more, else one\n"
+		"  --neigh IP,MAC   the MAC of a peer on another host (repeatable)\n"
 		"  --max-qp N  --max-cq N  --max-cqe N  --max-mr N  --max-pd N\n"
 		"  --max-qp-wr N  --max-sge N  --max-inline N   device limits\n",
 		DEFAULT_MBUFS);
@@ -159,8 +177,43 @@ parse_mtu(const char *text, enum rnic_mtu *mtu)
 	return -EINVAL;
 }
 
+/* --neigh IP,MAC */
+static int
+parse_neighbor(const char *text)
+{
+	struct rnic_neighbor *n = &engine.neighbor[engine.nb_neighbors];
+	char ip[INET6_ADDRSTRLEN + 1];
+	const char *comma = strrchr(text, ',');
+	struct rte_ether_addr mac;
+
+	if (engine.nb_neighbors == RNIC_MAX_NEIGHBORS || comma == NULL || (size_t)(comma - text) >= sizeof(ip)) {
+		RNIC_LOG(ERR, "--neigh %s: expected IP,MAC (at most %d)", text, RNIC_MAX_NEIGHBORS);
+		return -EINVAL;
+	}
+	snprintf(ip, sizeof(ip), "%.*s", (int)(comma - text), text);
+	if (parse_gid(ip, &n->gid) != 0 || rte_ether_unformat_addr(comma + 1, &mac) != 0) {
+		RNIC_LOG(ERR, "--neigh %s: expected IP,MAC", text);
+		return -EINVAL;
+	}
+	memcpy(n->mac, mac.addr_bytes, sizeof(n->mac));
+	engine.nb_neighbors++;
+	return 0;
+}
+
+int
+rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6])
+{
+	for (unsigned int i = 0; i < engine.nb_neighbors; i++) {
+		if (memcmp(engine.neighbor[i].gid.raw, gid->raw, sizeof(gid->raw)) == 0) {
+			memcpy(mac, engine.neighbor[i].mac, RTE_ETHER_ADDR_LEN);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 enum {
-	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
+	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
 	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE,
 };
 
@@ -246,6 +299,8 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 		{ "ip", required_argument, NULL, OPT_IP },
 		{ "mtu", required_argument, NULL, OPT_MTU },
 		{ "mbufs", required_argument, NULL, OPT_MBUFS },
+		{ "stages", required_argument, NULL, OPT_STAGES },
+		{ "neigh", required_argument, NULL, OPT_NEIGH },
 		{ "max-qp", required_argument, NULL, OPT_MAX_QP },
 		{ "max-cq", required_argument, NULL, OPT_MAX_CQ },
 		{ "max-cqe", required_argument, NULL, OPT_MAX_CQE },
@@ -286,6 +341,12 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 			break;
 		case OPT_MBUFS:
 			ret = parse_u32("mbufs", optarg, 1023, 1u << 24, &args->mbufs);
+			break;
+		case OPT_STAGES:
+			args->stages = optarg;
+			break;
+		case OPT_NEIGH:
+			ret = parse_neighbor(optarg);
 			break;
 		case '?':
 			RNIC_LOG(ERR, "unknown or incomplete engine argument '%s'", argv[optind - 1]);
@@ -378,11 +439,132 @@ create_devices(struct rnic_engine_args *args)
 
 static int create_qsbr(void);
 
+/* The n-th worker lcore, or RTE_MAX_LCORE. */
+static unsigned int
+worker(unsigned int n)
+{
+	unsigned int lcore_id;
+
+	RTE_LCORE_FOREACH_WORKER(lcore_id)
+		if (n-- == 0)
+			return lcore_id;
+	return RTE_MAX_LCORE;
+}
+
+/* Read a stage map into lcore ids per stage. */
+static int
+parse_stage_map(const char *map, unsigned int lcore[RNIC_STAGE_MAX])
+{
+	static const struct {
+		const char *name;
+		uint8_t worker[RNIC_STAGE_MAX];	/* by enum rnic_stage_id */
+	} presets[] = {
+		{ "one", { 0, 0, 0, 0, 0 } },
+		{ "two", { 0, 0, 1, 1, 0 } },
+		{ "split", { 0, 1, 2, 3, 1 } },
+	};
+	char buf[256], *save;
+
+	for (unsigned int i = 0; i < RTE_DIM(presets); i++) {
+		if (strcmp(map, presets[i].name) != 0)
+			continue;
+		for (int st = 0; st < RNIC_STAGE_MAX; st++)
+			lcore[st] = worker(presets[i].worker[st]);
+		return 0;
+	}
+	for (int st = 0; st < RNIC_STAGE_MAX; st++)
+		lcore[st] = RTE_MAX_LCORE;
+	snprintf(buf, sizeof(buf), "%s", map);
+	for (char *item = strtok_r(buf, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+		int st;
+
+		for (st = 0; eq != NULL && st < RNIC_STAGE_MAX; st++)
+			if ((size_t)(eq - item) == strlen(rnic_stage_names[st]) &&
+			    strncmp(item, rnic_stage_names[st], (size_t)(eq - item)) == 0)
+				break;
+		if (eq == NULL || st == RNIC_STAGE_MAX || parse_u32("stages", eq + 1, 0, RTE_MAX_LCORE - 1,
+								     &lcore[st]) != 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+check_stage_map(const char *map, const unsigned int lcore[RNIC_STAGE_MAX])
+{
+	for (int st = 0; st < RNIC_STAGE_MAX; st++) {
+		if (lcore[st] >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore[st]) ||
+		    lcore[st] == rte_get_main_lcore()) {
+			RNIC_LOG(ERR, "--stages %s: stage %s needs a worker lcore of this EAL (-l)", map,
+				 rnic_stage_names[st]);
+			return -EINVAL;
+		}
+	}
+	if (lcore[RNIC_STAGE_REQUESTER] != lcore[RNIC_STAGE_COMPLETER]) {
+		RNIC_LOG(ERR, "--stages %s: the requester and the completer share QP state: give them one lcore", map);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static unsigned int (*const stage_poll[RNIC_STAGE_MAX])(void *, unsigned int) = {
+	[RNIC_STAGE_DOORBELL] = rnic_stage_doorbell,
+	[RNIC_STAGE_REQUESTER] = rnic_stage_requester,
+	[RNIC_STAGE_PARSER] = rnic_stage_parser,
+	[RNIC_STAGE_RESPONDER] = rnic_stage_responder,
+	[RNIC_STAGE_COMPLETER] = rnic_stage_completer,
+};
+
+/* Create each device's pipeline and map its stages. Without worker lcores there is no data path. */
+static int
+create_pipelines(const struct rnic_engine_args *args)
+{
+	unsigned int lcore[RNIC_STAGE_MAX];
+	const char *map = args->stages;
+	int ret;
+
+	if (rte_lcore_count() < 2) {
+		if (map != NULL) {
+			RNIC_LOG(ERR, "--stages %s: no worker lcores (EAL -l with two lcores or more)", map);
+			return -EINVAL;
+		}
+		RNIC_LOG(INFO, "no worker lcore: control path only, the data path does not run");
+		return 0;
+	}
+	if (map == NULL)
+		map = rte_lcore_count() > 2 ? "two" : "one";
+	if (parse_stage_map(map, lcore) != 0 || check_stage_map(map, lcore) != 0) {
+		RNIC_LOG(ERR, "--stages %s: not a stage map (rnic_engine_usage)", map);
+		return -EINVAL;
+	}
+	for (int i = 0; i < engine.nb_devices; i++) {
+		struct rnic_device *dev = engine.device[i];
+
+		ret = rnic_pipeline_create(dev, engine.pool[i], &dev->pipeline);
+		for (int st = 0; ret == 0 && st < RNIC_STAGE_MAX; st++) {
+			struct rnic_stage stage = {
+				.name = rnic_stage_names[st],
+				.poll = stage_poll[st],
+				.arg = dev->pipeline,
+			};
+
+			ret = rnic_engine_add_stage(lcore[st], &stage);
+		}
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 static void
 release_devices(void)
 {
-	for (int i = engine.nb_devices - 1; i >= 0; i--)
+	for (int i = engine.nb_devices - 1; i >= 0; i--) {
+		rnic_pipeline_free(engine.device[i]->pipeline);
+		engine.device[i]->pipeline = NULL;
 		rnic_device_destroy(engine.device[i]);
+	}
 	engine.nb_devices = 0;
 	for (unsigned int i = 0; i < engine.nb_started_ports; i++)
 		rnic_port_close(engine.started_port[i]);
@@ -456,6 +638,11 @@ rnic_engine_init(int argc, char **argv)
 		ret = create_qsbr();
 	if (ret == 0)
 		ret = create_devices(&args);
+	if (ret == 0) {
+		engine.initialized = 1;	/* rnic_engine_add_stage needs it */
+		ret = create_pipelines(&args);
+		engine.initialized = ret == 0;
+	}
 	if (ret < 0) {
 		release_devices();
 		rte_eal_cleanup();
@@ -502,6 +689,12 @@ lcore_loop(void *arg)
 	rte_rcu_qsbr_thread_offline(engine.qsbr, self);
 	rte_rcu_qsbr_thread_unregister(engine.qsbr, self);
 	return 0;
+}
+
+int
+rnic_engine_running(void)
+{
+	return engine.running;
 }
 
 int
@@ -556,6 +749,7 @@ rnic_engine_fini(void)
 	rnic_engine_stop();
 	release_devices();
 	memset(engine.lcore, 0, sizeof(engine.lcore));
+	engine.nb_neighbors = 0;
 	engine.initialized = 0;
 	rte_eal_cleanup();
 	return 0;

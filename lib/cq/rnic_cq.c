@@ -141,7 +141,7 @@ deliver_event(struct rnic_cq_priv *cq)
 {
 	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)cq->pub.channel;
 
-	cq->events++;
+	__atomic_fetch_add(&cq->events, 1, __ATOMIC_RELAXED);
 	if (ch != NULL && rnic_evq_post(&ch->events, &cq, sizeof(cq)) != 0)
 		RNIC_LOG(ERR, "CQ %u: completion channel full, event lost", cq->cqn);
 }
@@ -332,11 +332,11 @@ encode_cqe(struct rnic_cqe64 *cqe, const struct rnic_cqe_desc *d)
 
 /* Entries the consumer has not released yet, from the doorbell record it updates. */
 static uint32_t
-cq_used(const struct rnic_cq_priv *cq)
+cq_used(const struct rnic_cq_priv *cq, uint32_t prod)
 {
 	uint32_t ci = rte_be_to_cpu_32(__atomic_load_n(&cq->dbrec[RNIC_CQ_DB_SET_CI], __ATOMIC_ACQUIRE));
 
-	return (cq->prod - ci) & 0xffffff;
+	return (prod - ci) & 0xffffff;
 }
 
 uint32_t
@@ -344,34 +344,47 @@ rnic_cq_free_slots(struct rnic_cq *pub)
 {
 	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
 
-	return (1u << cq->log_nent) - cq_used(cq);
+	return (1u << cq->log_nent) - cq_used(cq, __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE));
+}
+
+/* Never overwrite: the CQ goes to error and its owner is told once (IBA 11.6.3, CQ overrun). */
+static int
+overflow(struct rnic_cq_priv *cq)
+{
+	if (__atomic_exchange_n(&cq->error, 1, __ATOMIC_ACQ_REL) == 0) {
+		__atomic_fetch_add(&cq->overflows, 1, __ATOMIC_RELAXED);
+		RNIC_LOG(ERR, "CQ %u overflowed (%u entries): CQ in error", cq->cqn, 1u << cq->log_nent);
+		rnic_async_event_raise(cq->pub.context, RNIC_EVENT_CQ_ERR, &cq->pub);
+	}
+	return -ENOSPC;
 }
 
 int
 rnic_cq_push(struct rnic_cq *pub, const struct rnic_cqe_desc *d)
 {
 	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
-	uint32_t nent = 1u << cq->log_nent, armed;
+	uint32_t nent = 1u << cq->log_nent, armed, prod;
 	struct rnic_cqe64 *cqe;
-	uint8_t op_own, opcode;
+	uint8_t op_own;
 
-	if (cq->error)
-		return -EIO;
-	if (cq_used(cq) >= nent) {
-		/* Never overwrite: the CQ goes to error and its owner is told (IBA 11.6.3 CQ overrun). */
-		cq->error = 1;
-		cq->overflows++;
-		RNIC_LOG(ERR, "CQ %u overflowed (%u entries): CQ in error", cq->cqn, nent);
-		rnic_async_event_raise(pub->context, RNIC_EVENT_CQ_ERR, pub);
-		return -ENOSPC;
-	}
-	cqe = &cq->cqes[cq->prod & (nent - 1)];
+	/*
+	 * Producers (the requester and responder lcores, when a QP's send and receive completions share the
+	 * CQ) reserve their entry with a compare-and-swap; the consumer takes entries in order, so an entry
+	 * reserved but not yet written holds back the ones after it, never the reverse.
+	 */
+	prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
+	do {
+		if (__atomic_load_n(&cq->error, __ATOMIC_ACQUIRE))
+			return -EIO;
+		if (cq_used(cq, prod) >= nent)
+			return overflow(cq);
+	} while (!__atomic_compare_exchange_n(&cq->prod, &prod, prod + 1, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	cqe = &cq->cqes[prod & (nent - 1)];
 	encode_cqe(cqe, d);
-	opcode = cqe_opcode(d);
-	op_own = (uint8_t)(opcode << 4 | (d->solicited ? RNIC_CQE_SE : 0) | ((cq->prod >> cq->log_nent) & 1));
+	op_own = (uint8_t)(cqe_opcode(d) << 4 | (d->solicited ? RNIC_CQE_SE : 0) | ((prod >> cq->log_nent) & 1));
 	/* The body must be visible before the owner bit hands the entry to the consumer. */
 	__atomic_store_n(&cqe->op_own, op_own, __ATOMIC_RELEASE);
-	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELEASE);
 
 	armed = __atomic_load_n(&cq->arm, __ATOMIC_ACQUIRE);
 	if ((armed & RNIC_CQ_ARMED) &&
@@ -487,7 +500,8 @@ rnic_poll_cq(struct rnic_cq *pub, int num_entries, struct rnic_wc *wc)
 	if (n > 0)	/* one doorbell record update per batch */
 		__atomic_store_n(&cq->dbrec[RNIC_CQ_DB_SET_CI], rte_cpu_to_be_32(cq->cons & 0xffffff),
 				 __ATOMIC_RELEASE);
-	if (n == 0 && __atomic_load_n(&cq->error, __ATOMIC_ACQUIRE))
+	if (n == 0 && __atomic_load_n(&cq->error, __ATOMIC_ACQUIRE) &&
+	    cq->cons == __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE))
 		return -EIO;	/* everything written was returned; the CQ lost completions after it */
 	return n;
 }

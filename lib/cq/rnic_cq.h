@@ -96,7 +96,7 @@ struct rnic_cq_priv {
 	struct rnic_cqe64 *cqes;
 	uint32_t dbrec[2];		/* doorbell record: consumer index; arm command */
 
-	/* producer side (the engine lcore owning the QPs that complete here) */
+	/* producer side (the engine lcores whose QPs complete here; entries are reserved atomically) */
 	uint32_t prod;
 	uint64_t events;		/* completion events delivered */
 	uint64_t overflows;
@@ -142,9 +142,9 @@ int rnic_cq_table_create(struct rnic_device *dev);
 void rnic_cq_table_free(struct rnic_device *dev);
 
 /*
- * Write one CQE. Single producer per CQ (the lcore that owns the QPs completing into it; the control path
- * only while the engine is stopped). Returns 0; -ENOSPC when the CQ is full: the CQ enters the error state,
- * RNIC_EVENT_CQ_ERR is raised, and nothing is overwritten; -EIO when the CQ is already in error.
+ * Write one CQE. Safe from several producers at once (the requester and responder lcores of QPs sharing
+ * the CQ, the control path). Returns 0; -ENOSPC when the CQ is full: the CQ enters the error state,
+ * RNIC_EVENT_CQ_ERR is raised once, and nothing is overwritten; -EIO when the CQ is already in error.
  */
 int rnic_cq_push(struct rnic_cq *cq, const struct rnic_cqe_desc *desc);
 

@@ -1,25 +1,47 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Header parser stage (seed 003 HeaderParser, table 5.2): receive a burst from the port, validate every
  * frame (lengths, versions, opcode, pad, ICRC), count drops by reason, and classify: requests go to the
- * responder, responses (ACK/NAK, READ responses, atomic ACKs) to the completer of the QP's shard.
+ * responder, responses (ACK/NAK, READ responses, atomic ACKs) to the completer.
  */
 #include <rte_ethdev.h>
-#include <rte_mbuf_dyn.h>
 
 #include "rnic_pipeline.h"
 
-int rnic_pkt_meta_offset = -1;
-
-int
-rnic_pkt_meta_register(void)
+unsigned int
+rnic_stage_parser(void *arg, unsigned int budget)
 {
-	static const struct rte_mbuf_dynfield desc = {
-		.name = "rnic_pkt_meta",
-		.size = sizeof(struct rnic_pkt_meta),
-		.align = __alignof__(struct rnic_pkt_meta),
-	};
+	struct rnic_pipeline *p = arg;
+	struct rte_mbuf *pkts[RNIC_BURST], *req[RNIC_BURST], *rsp[RNIC_BURST];
+	unsigned int nreq = 0, nrsp = 0, done;
+	uint16_t n;
 
-	if (rnic_pkt_meta_offset < 0)
-		rnic_pkt_meta_offset = rte_mbuf_dynfield_register(&desc);
-	return rnic_pkt_meta_offset < 0 ? -rte_errno : 0;
+	n = rte_eth_rx_burst(p->dev->port_id, 0, pkts, (uint16_t)RTE_MIN(budget, (unsigned int)RNIC_BURST));
+	for (uint16_t i = 0; i < n; i++) {
+		struct rnic_pkt_desc d;
+		enum rnic_drop_reason why = rnic_pkt_parse_mbuf(pkts[i], &d, 1);
+
+		p->stats.rx_packets++;
+		p->stats.rx_bytes += pkts[i]->pkt_len;
+		if (why != RNIC_DROP_NONE) {
+			p->stats.rx_drops[why]++;
+			rte_pktmbuf_free(pkts[i]);
+		} else if (d.opcode == RNIC_OP_CNP) {
+			/* Congestion notifications are counted; rate control does not act on them yet. */
+			p->stats.cnp_received++;
+			rte_pktmbuf_free(pkts[i]);
+		} else if (rnic_opcode_info(d.opcode)->is_request) {
+			req[nreq++] = pkts[i];
+		} else {
+			rsp[nrsp++] = pkts[i];
+		}
+	}
+	done = rte_ring_sp_enqueue_burst_elem(p->request_ring, req, sizeof(req[0]), nreq, NULL);
+	for (unsigned int i = done; i < nreq; i++)
+		rte_pktmbuf_free(req[i]);
+	p->stats.ring_full += nreq - done;
+	done = rte_ring_sp_enqueue_burst_elem(p->response_ring, rsp, sizeof(rsp[0]), nrsp, NULL);
+	for (unsigned int i = done; i < nrsp; i++)
+		rte_pktmbuf_free(rsp[i]);
+	p->stats.ring_full += nrsp - done;
+	return n;
 }

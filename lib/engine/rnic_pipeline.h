@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The engine's pipeline for one device: the stages of the seed's RDMA engine (seed 003 §1.1) as poll
- * functions linked by rte_rings, their counters, and the stage -> lcore map.
+ * functions linked by rte_rings.
  *
- *   doorbell ring -> [doorbell] -> qpn ring -> [requester: WQE scheduling + parse, DataPack gather,
- *                                               transmit control, request packet generation] -> port TX
- *   port RX -> [parser: header parser] -> request ring  -> [responder: execution engine, response
- *                                                            packet generation] -> port TX
- *                                      -> response ring -> [completer: requester receive control, CQ]
+ *   doorbell ring -> [doorbell] -> slot ring -> [requester: WQE scheduling + parse, DataPack gather,
+ *                                                transmit control, request packet generation] -> port TX
+ *   port RX -> [parser: header parser] -> request ring  -> [responder: execution engine, RQ WQE manager,
+ *                                                           write address table, response generation] -> TX
+ *                                      -> response ring -> [completer: requester receive control, CQEs]
  *
- * The requester and the completer of a QP share its requester state, so they run on the same lcore; every
- * other pair of stages may run on different lcores. Each stage instance owns the QPs of its shard
- * (qpn % nb_shards), so no QP state is ever touched by two lcores.
+ * The requester and the completer share a QP's requester context, so they run on the same lcore; the
+ * responder owns the responder context. Every QP's state thus has exactly one owner and no lock.
  */
 #ifndef RNIC_PIPELINE_H
 #define RNIC_PIPELINE_H
@@ -20,10 +19,26 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "rnic_mr.h"
 #include "rnic_priv.h"
+#include "rnic_qp.h"
+#include "rnic_sched.h"
 #include "rnic_wire.h"
 
 #define RNIC_BURST 32
+#define RNIC_PIPE_RING_SIZE 4096
+#define RNIC_TXQ_REQUESTER 0
+#define RNIC_TXQ_RESPONDER 1
+#define RNIC_NB_TXQ 2
+
+/* AETH syndromes (IBA 9.7.5.1) */
+#define RNIC_AETH_ACK 0x1f		/* ACK, credits not used (invalid credit count) */
+#define RNIC_AETH_RNR(timer) (0x20 | ((timer) & 0x1f))
+#define RNIC_AETH_NAK_PSN_SEQ 0x60
+#define RNIC_AETH_NAK_REMOTE_OP 0x63
+#define RNIC_AETH_IS_ACK(s) (((s) >> 5) == 0)
+#define RNIC_AETH_IS_RNR(s) (((s) >> 5) == 1)
+#define RNIC_AETH_IS_NAK(s) (((s) >> 5) == 3)
 
 enum rnic_stage_id {
 	RNIC_STAGE_DOORBELL,
@@ -36,35 +51,109 @@ enum rnic_stage_id {
 
 extern const char *const rnic_stage_names[RNIC_STAGE_MAX];
 
-/* Per-device counters of the header parser (drops by reason) and of the port. */
-struct rnic_parser_stats {
+/* Frames waiting to go out on one TX queue of the port. */
+struct rnic_tx_buffer {
+	uint16_t port;
+	uint16_t queue;
+	uint16_t count;
+	struct rte_mbuf *pkts[RNIC_BURST];
+};
+
+struct rnic_pipeline_stats {
+	uint64_t doorbells;
+	uint64_t tx_packets;
+	uint64_t tx_bytes;
+	uint64_t tx_dropped;		/* the port refused them */
 	uint64_t rx_packets;
 	uint64_t rx_bytes;
-	uint64_t requests;
-	uint64_t responses;
-	uint64_t drops[RNIC_DROP_REASON_MAX];
+	uint64_t rx_drops[RNIC_DROP_REASON_MAX];
 	uint64_t ring_full;		/* parsed, but the next stage's ring was full */
+	uint64_t no_qp;			/* for a QP that does not exist (or is not ready) */
+	uint64_t naks_sent;
+	uint64_t rnr_naks_sent;
+	uint64_t duplicates;
+	uint64_t out_of_sequence;
+	uint64_t qkey_violations;
+	uint64_t no_mbuf;
+	uint64_t cnp_received;
+	uint64_t bad_requests;		/* invalid requests and opcode sequence errors */
+	uint64_t access_errors;		/* requests refused by the key, PD, rights or bounds checks */
+	uint64_t unexpected_responses;	/* responses matching nothing in flight */
 };
 
-/* Metadata the parser leaves in each mbuf it passes on (an mbuf dynfield). */
-struct rnic_pkt_meta {
-	uint16_t l3_off;
-	uint16_t bth_off;
-	uint32_t payload_off;
-	uint32_t payload_len;
-	uint8_t opcode;
-	uint8_t ip_version;
+struct rnic_pipeline {
+	struct rnic_device *dev;
+	struct rte_mempool *pool;
+	struct rte_ring *slot_ring;	/* doorbell -> requester: QP slots with new WQEs */
+	struct rte_ring *request_ring;	/* parser -> responder: request frames */
+	struct rte_ring *response_ring;	/* parser -> completer: response frames */
+	struct rte_ring *flush_ring;	/* requester -> responder: QP slots in error whose RQ to flush */
+	struct rnic_sched sched;	/* the requester's QPs with work (the patent's QP scheduler) */
+	struct rnic_mr_cache req_cache;	/* translation caches of the requester side and the responder side */
+	struct rnic_mr_cache resp_cache;
+	struct rnic_tx_buffer req_tx;
+	struct rnic_tx_buffer resp_tx;
+	struct rnic_pipeline_stats stats;
 };
 
-extern int rnic_pkt_meta_offset;
+int rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, struct rnic_pipeline **out);
+void rnic_pipeline_free(struct rnic_pipeline *p);
 
-static inline struct rnic_pkt_meta *
-rnic_pkt_meta(struct rte_mbuf *m)
+/* The stages: each does up to budget units of work and returns how many it did. */
+unsigned int rnic_stage_doorbell(void *pipeline, unsigned int budget);
+unsigned int rnic_stage_requester(void *pipeline, unsigned int budget);
+unsigned int rnic_stage_parser(void *pipeline, unsigned int budget);
+unsigned int rnic_stage_responder(void *pipeline, unsigned int budget);
+unsigned int rnic_stage_completer(void *pipeline, unsigned int budget);
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Helpers shared by the stages                                                                            */
+
+/* PSNs are 24-bit serial numbers: the signed distance a - b. */
+static inline int32_t
+rnic_psn_diff(uint32_t a, uint32_t b)
 {
-	return RTE_MBUF_DYNFIELD(m, rnic_pkt_meta_offset, struct rnic_pkt_meta *);
+	return (int32_t)((a - b) << 8) >> 8;
 }
 
-/* Register the mbuf dynfield (once per process, before any stage runs). */
-int rnic_pkt_meta_register(void);
+static inline uint32_t
+rnic_psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & 0xffffff;
+}
+
+static inline uint32_t
+rnic_mtu_bytes(enum rnic_mtu mtu)
+{
+	return 128u << mtu;
+}
+
+/* Queue a frame for TX; sends the burst when full. */
+void rnic_tx_enqueue(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rte_mbuf *m);
+/* Send what is buffered. */
+void rnic_tx_flush(struct rnic_pipeline *p, struct rnic_tx_buffer *tx);
+
+/* The L2/L3/L4 fields of a frame from this device to the QP's peer (addresses, ports, hop limit). */
+int rnic_fill_route(const struct rnic_device *dev, const struct rnic_ah_attr *av, uint32_t qpn,
+		    uint8_t dmac_cache[6], uint8_t *dmac_known, struct rnic_pkt_desc *d);
+
+/* Build a frame with no payload (ACK, NAK, READ request, atomics) and queue it. 0 or -ENOMEM. */
+int rnic_send_control(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rnic_pkt_desc *d);
+
+/* Complete a WQE (CQE into the QP's CQ); returns 0 or the CQ's error. */
+int rnic_complete(struct rnic_qp *qp, int is_send, uint32_t index, uint8_t wqe_opcode, enum rnic_wc_status st,
+		  uint32_t byte_len);
+
+/*
+ * Move a QP to the error state from the data path (a completion in error says why). Each side flushes its
+ * own queue on its own lcore: the caller flushes its side, the other side when it next sees the state.
+ */
+void rnic_qp_fail(struct rnic_qp *qp);
+
+/* Requester lcore: the QP is in error; flush its SQ here and have the responder flush its RQ. */
+void rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp);
+
+/* Complete, in order, the in-flight send WQEs that are done (requester lcore). */
+void rnic_requester_retire(struct rnic_qp *qp);
 
 #endif /* RNIC_PIPELINE_H */

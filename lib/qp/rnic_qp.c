@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include <rte_malloc.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
 
 #include "rnic_cq.h"
 #include "rnic_qp.h"
@@ -64,6 +66,20 @@ rnic_qp_lookup(struct rnic_device *dev, uint32_t qpn)
 	struct rnic_qp_priv *qp = __atomic_load_n(&t->slot[qpn & t->slot_mask], __ATOMIC_ACQUIRE);
 
 	return qp != NULL && qp->pub.qp_num == qpn ? &qp->pub : NULL;
+}
+
+uint32_t
+rnic_qp_table_slots(const struct rnic_device *dev)
+{
+	return dev->qp_table->nb_slots;
+}
+
+struct rnic_qp *
+rnic_qp_by_slot(struct rnic_device *dev, uint32_t slot)
+{
+	struct rnic_qp_priv *qp = __atomic_load_n(&dev->qp_table->slot[slot], __ATOMIC_ACQUIRE);
+
+	return qp != NULL ? &qp->pub : NULL;
 }
 
 const char *
@@ -168,12 +184,46 @@ flush_wq(struct rnic_qp_priv *qp, struct rnic_wq *wq, struct rnic_cq *cq, int is
 }
 
 void
+rnic_qp_flush_sq(struct rnic_qp *pub)
+{
+	flush_wq(rnic_qp_priv(pub), &rnic_qp_priv(pub)->sq, pub->send_cq, 1);
+}
+
+void
+rnic_qp_flush_rq(struct rnic_qp *pub)
+{
+	flush_wq(rnic_qp_priv(pub), &rnic_qp_priv(pub)->rq, pub->recv_cq, 0);
+}
+
+void
 rnic_qp_flush(struct rnic_qp *pub)
 {
-	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	rnic_qp_flush_sq(pub);
+	rnic_qp_flush_rq(pub);
+}
 
-	flush_wq(qp, &qp->sq, pub->send_cq, 1);
-	flush_wq(qp, &qp->rq, pub->recv_cq, 0);
+void
+rnic_qp_notify_engine(struct rnic_qp *pub)
+{
+	struct rnic_device *dev = rnic_ctx_dev(pub->context);
+	uint64_t db = rnic_doorbell_make(0, 0, RNIC_WQE_OP_NOP, pub->qp_num, 0);
+
+	for (int tries = 0; rte_ring_mp_enqueue_elem(dev->doorbell_ring, &db, sizeof(db)) != 0; tries++) {
+		if (tries == 1000000) {
+			RNIC_LOG(ERR, "QP %u: doorbell ring full, the engine was not told", pub->qp_num);
+			return;
+		}
+		rte_pause();
+	}
+}
+
+void
+rnic_qp_error_flush(struct rnic_qp *pub)
+{
+	if (rnic_engine_running())
+		rnic_qp_notify_engine(pub);
+	else
+		rnic_qp_flush(pub);
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -536,12 +586,23 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 		wq_reset(&qp->sq);
 		wq_reset(&qp->rq);
 	}
+	/* The engine starts each direction from the PSN the peer agreed on. */
+	if (cur == RNIC_QPS_INIT && next == RNIC_QPS_RTR) {
+		memset(&qp->resp, 0, sizeof(qp->resp));
+		qp->resp.epsn = qp->attr.rq_psn;
+	}
+	if (cur == RNIC_QPS_RTR && next == RNIC_QPS_RTS) {
+		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl));
+		qp->req.npsn = qp->attr.sq_psn;
+		qp->req.una = qp->attr.sq_psn;
+		qp->req.sq_next = qp->sq.done;
+	}
 	qp->attr.qp_state = next;
 	qp->attr.cur_qp_state = next;
 	qp->attr.sq_draining = 0;
 	__atomic_store_n(&pub->state, next, __ATOMIC_RELEASE);
 	if (next == RNIC_QPS_ERR)
-		rnic_qp_flush(pub);
+		rnic_qp_error_flush(pub);
 	return 0;
 }
 

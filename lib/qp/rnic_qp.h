@@ -22,6 +22,52 @@ struct rnic_wq {
 	rte_spinlock_t lock;		/* posters of this queue (the data path never takes it) */
 };
 
+#define RNIC_MAX_INFLIGHT 256		/* send WQEs started and not yet completed, per QP */
+
+/* A send WQE the requester has started and not completed (the seed's WQE indicator table entry). */
+struct rnic_inflight {
+	uint32_t index;			/* SQ counter of the WQE */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint32_t length;
+	uint32_t received;		/* READ: response bytes placed so far */
+	uint8_t opcode;
+	uint8_t signaled;
+	uint8_t sent;			/* every packet of it is on the wire */
+	uint8_t answered;		/* READ/atomic: the response has arrived */
+};
+
+/* Requester fields of the QP context (seed §5: WQE scheduler, transmit control, receive control). */
+struct rnic_req_ctx {
+	uint32_t npsn;			/* PSN of the next request packet */
+	uint32_t sq_next;		/* next SQ WQE to start */
+	uint32_t cur_off;		/* bytes of the WQE in infl[infl_tail - 1] sent so far */
+	uint32_t infl_head;		/* oldest WQE not completed */
+	uint32_t infl_tail;		/* one past the newest WQE started */
+	uint32_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
+	uint32_t una;			/* oldest PSN not acknowledged */
+	uint8_t dmac[6];
+	uint8_t dmac_known;
+	struct rnic_inflight infl[RNIC_MAX_INFLIGHT];
+};
+
+/* Responder fields of the QP context (seed §5: execution engine, RQ WQE manager, write address table). */
+struct rnic_resp_ctx {
+	uint32_t epsn;			/* expected PSN */
+	uint32_t msn;			/* messages completed */
+	uint8_t in_send;		/* between a SEND FIRST and its LAST */
+	uint8_t in_write;		/* between a WRITE FIRST and its LAST */
+	uint8_t nak_sent;		/* a sequence NAK is out for this gap */
+	uint8_t resync;			/* UC: a packet was lost, drop until the next FIRST/ONLY */
+	uint32_t recv_off;		/* bytes of the current SEND placed in its receive WQE */
+	uint64_t write_va;		/* the write address table entry of the current WRITE */
+	uint32_t write_rkey;
+	uint32_t write_left;
+	uint32_t write_len;		/* the RETH's DMA length (a WRITE with immediate completes with it) */
+	uint8_t dmac[6];
+	uint8_t dmac_known;
+};
+
 struct rnic_qp_priv {
 	struct rnic_qp pub;
 	struct rnic_qp_cap cap;		/* what the QP was created with (after rounding up) */
@@ -30,6 +76,9 @@ struct rnic_qp_priv {
 	uint32_t slot;
 	struct rnic_wq sq;
 	struct rnic_wq rq;
+	/* The engine's share of the context; reset when the QP enters RTR / RTS. */
+	struct rnic_req_ctx req;
+	struct rnic_resp_ctx resp;
 };
 
 static inline struct rnic_qp_priv *
@@ -45,6 +94,10 @@ void rnic_qp_table_free(struct rnic_device *dev);
 /* The QP with this number, or NULL. Lock-free read: safe from the data path. */
 struct rnic_qp *rnic_qp_lookup(struct rnic_device *dev, uint32_t qpn);
 
+/* Slots of the QP table (the scheduler's range) and the QP in a slot (NULL if none). */
+uint32_t rnic_qp_table_slots(const struct rnic_device *dev);
+struct rnic_qp *rnic_qp_by_slot(struct rnic_device *dev, uint32_t slot);
+
 /* wr_id of the WQE at this index of the QP's SQ / RQ (the CQ poll maps CQE wqe_counter to wr_id). */
 uint64_t rnic_qp_sq_wrid(struct rnic_qp *qp, uint16_t wqe_counter);
 uint64_t rnic_qp_rq_wrid(struct rnic_qp *qp, uint16_t wqe_counter);
@@ -59,6 +112,19 @@ void rnic_qp_rq_retire(struct rnic_qp *qp, uint16_t wqe_counter);
  * control path: the engine's data path, when it runs, must call it on the lcore owning the QP).
  */
 void rnic_qp_flush(struct rnic_qp *qp);
+
+/*
+ * A QP entered the error state: flush it now (engine stopped) or ring a doorbell for it, so the engine's
+ * lcores flush its queues where its completions are produced (engine running).
+ */
+void rnic_qp_error_flush(struct rnic_qp *qp);
+
+/* Ring an empty doorbell for the QP: its requester looks at it (and flushes it if it is in error). */
+void rnic_qp_notify_engine(struct rnic_qp *qp);
+
+/* The two halves of the flush, for the engine: the requester's lcore flushes the SQ, the responder's the RQ. */
+void rnic_qp_flush_sq(struct rnic_qp *qp);
+void rnic_qp_flush_rq(struct rnic_qp *qp);
 
 /* Address of WQE slot n of a work queue. */
 static inline uint8_t *

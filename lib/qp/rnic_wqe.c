@@ -134,12 +134,14 @@ write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uin
 	struct rnic_wqe_next next = { 0 };
 	uint8_t *p = wqe + sizeof(next);
 	uint32_t flags = (uint32_t)op << RNIC_WQE_F_OPCODE_SHIFT;
+	uint8_t size16;
 
 	if ((wr->send_flags & RNIC_SEND_SIGNALED) || qp->sq_sig_all)
 		flags |= RNIC_WQE_F_SIGNALED;
 	if (wr->send_flags & RNIC_SEND_SOLICITED)
 		flags |= RNIC_WQE_F_SOLICITED;
-	next.flags = rte_cpu_to_be_32(flags);
+	if (wr->send_flags & RNIC_SEND_FENCE)
+		flags |= RNIC_WQE_F_FENCE;
 	next.imm = op == RNIC_WQE_OP_SEND_INVAL ? rte_cpu_to_be_32(wr->invalidate_rkey) : wr->imm_data;
 
 	if (qp->pub.qp_type == RNIC_QPT_UD) {
@@ -179,8 +181,10 @@ write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uin
 			p += sizeof(d);
 		}
 	}
+	size16 = (uint8_t)((p - wqe) / RNIC_WQE_SEG);
+	next.flags = rte_cpu_to_be_32(flags | (uint32_t)size16 << RNIC_WQE_F_SIZE_SHIFT);
 	memcpy(wqe, &next, sizeof(next));
-	return (uint8_t)((p - wqe) / RNIC_WQE_SEG);
+	return size16;
 }
 
 /* Link the WQE in slot `from` to the WQE in slot `to`. */
@@ -254,7 +258,7 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 		/* The WQEs must be in memory before the engine can see the doorbell that names them. */
 		__atomic_store_n(&sq->head, first + n, __ATOMIC_RELEASE);
 		if (state == RNIC_QPS_ERR || state == RNIC_QPS_SQE) {
-			rnic_qp_flush(pub);	/* IBA: WRs posted to a QP in error complete as flushed */
+			rnic_qp_error_flush(pub);	/* IBA: WRs posted to a QP in error complete as flushed */
 		} else if (rte_ring_mp_enqueue_elem(dev->doorbell_ring, &db, sizeof(db)) != 0) {
 			/* Nothing was handed to the engine: take the WQEs back and say so. */
 			sq->head = first;
@@ -271,20 +275,24 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 int
 rnic_send_wqe_parse(const uint8_t *wqe, uint32_t size16, int is_ud, struct rnic_send_wqe *out)
 {
-	const uint8_t *p = wqe + sizeof(struct rnic_wqe_next), *end = wqe + size16 * RNIC_WQE_SEG;
+	const uint8_t *p = wqe + sizeof(struct rnic_wqe_next), *end;
 	struct rnic_wqe_next next;
 	uint32_t flags, nda, nds;
 
-	if (size16 == 0 || size16 > RNIC_WQE_MAX_SIZE16)
-		return -EINVAL;
 	memcpy(&next, wqe, sizeof(next));
 	flags = rte_be_to_cpu_32(next.flags);
+	if (size16 == 0)
+		size16 = (flags >> RNIC_WQE_F_SIZE_SHIFT) & RNIC_WQE_NDS_SIZE_MASK;
+	if (size16 == 0 || size16 > RNIC_WQE_MAX_SIZE16)
+		return -EINVAL;
+	end = wqe + size16 * RNIC_WQE_SEG;
 	nda = rte_be_to_cpu_32(next.nda_op);
 	nds = rte_be_to_cpu_32(next.ee_nds);
 	memset(out, 0, sizeof(*out));
 	out->opcode = (uint8_t)(flags >> RNIC_WQE_F_OPCODE_SHIFT);
 	out->signaled = !!(flags & RNIC_WQE_F_SIGNALED);
 	out->solicited = !!(flags & RNIC_WQE_F_SOLICITED);
+	out->fence = !!(flags & RNIC_WQE_F_FENCE);
 	out->imm = next.imm;
 	out->next_offset = nda & ~0x3fu;
 	out->next_opcode = nda & 0x1f;
@@ -399,7 +407,7 @@ rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr
 	/* The engine fetches receive WQEs when a request needs one (no RQ doorbell): publishing head is enough. */
 	__atomic_store_n(&rq->head, first + n, __ATOMIC_RELEASE);
 	if (n > 0 && state == RNIC_QPS_ERR)
-		rnic_qp_flush(pub);
+		rnic_qp_error_flush(pub);
 	rte_spinlock_unlock(&rq->lock);
 	return err;
 }

@@ -34,10 +34,12 @@ enum rnic_wqe_opcode {
 #define RNIC_WQE_MAX_SIZE16 63		/* the 6-bit size fields */
 
 /* NextSeg flags word */
+#define RNIC_WQE_F_FENCE (1u << 4)	/* softrnic: this WQE's own fence (the seed has it in the doorbell/NextSeg) */
 #define RNIC_WQE_F_SIGNALED (1u << 3)
 #define RNIC_WQE_F_EVENT (1u << 2)
 #define RNIC_WQE_F_SOLICITED (1u << 1)
-#define RNIC_WQE_F_OPCODE_SHIFT 24	/* softrnic: the WQE's own opcode, so flush and retransmit need no chain walk */
+#define RNIC_WQE_F_OPCODE_SHIFT 24	/* softrnic: the WQE's own opcode and size, so flush, retransmit */
+#define RNIC_WQE_F_SIZE_SHIFT 16	/* and the engine need no chain walk to find a WQE's bounds */
 #define RNIC_WQE_NDS_FENCE (1u << 6)
 #define RNIC_WQE_NDS_SIZE_MASK 0x3fu
 #define RNIC_WQE_INLINE (1u << 31)	/* first DataSeg word: inline data follows */
@@ -45,7 +47,7 @@ enum rnic_wqe_opcode {
 struct rnic_wqe_next {
 	uint32_t nda_op;		/* [31:6] next WQE offset in bytes (64-byte aligned), [4:0] next opcode */
 	uint32_t ee_nds;		/* [6] next fence, [5:0] next size (16-byte units, 0 = end of chain) */
-	uint32_t flags;			/* [31:24] this WQE's opcode, [3] signaled, [1] solicited */
+	uint32_t flags;			/* [31:24] this WQE's opcode, [21:16] its size, [3] signaled, [1] solicited */
 	uint32_t imm;			/* immediate data (as on the wire) or the rkey to invalidate */
 };
 
@@ -85,6 +87,7 @@ struct rnic_send_wqe {
 	uint8_t opcode;
 	uint8_t signaled;
 	uint8_t solicited;
+	uint8_t fence;
 	uint32_t imm;			/* as on the wire */
 	uint64_t raddr;
 	uint32_t rkey;
@@ -149,8 +152,9 @@ rnic_send_wqe_size(int has_raddr, int has_atomic, int is_ud, uint32_t nb_sge, in
 }
 
 /*
- * Parse the send WQE at wqe (size16 16-byte units). Returns 0, or -EINVAL if the segments do not fit the
- * announced size or the opcode is unknown (the engine completes such a WQE in error).
+ * Parse the send WQE at wqe (size16 16-byte units; 0: the size the WQE states in its flags). Returns 0, or
+ * -EINVAL if the segments do not fit the size or the opcode is unknown (the engine completes such a WQE in
+ * error).
  */
 int rnic_send_wqe_parse(const uint8_t *wqe, uint32_t size16, int is_ud, struct rnic_send_wqe *out);
 

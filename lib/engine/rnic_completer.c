@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The completer: the seed's RequesterRecvControl (seed 003 §3.6) — ACKs and NAKs, READ response scatter,
+ * atomic results, and the completions of the send queue, in order.
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ring.h>
+
+#include "rnic_pipeline.h"
+#include "rnic_wqe.h"
+
+/* Everything up to and including psn is acknowledged. */
+static void
+ack_upto(struct rnic_req_ctx *r, uint32_t psn)
+{
+	uint32_t next = rnic_psn_add(psn, 1);
+
+	if (rnic_psn_diff(next, r->una) > 0 && rnic_psn_diff(next, r->npsn) <= 0)
+		r->una = next;
+}
+
+/* The in-flight WQE whose PSN range holds psn, or NULL. */
+static struct rnic_inflight *
+find_inflight(struct rnic_req_ctx *r, uint32_t psn)
+{
+	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
+		struct rnic_inflight *e = &r->infl[i % RNIC_MAX_INFLIGHT];
+
+		if (e->sent && rnic_psn_diff(psn, e->first_psn) >= 0 && rnic_psn_diff(psn, e->last_psn) <= 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Complete the WQE the NAK names in error, the ones before it successfully, and fail the QP. */
+static void
+nak(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_status st)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	struct rnic_inflight *e = find_inflight(r, psn);
+
+	if (e == NULL) {
+		p->stats.unexpected_responses++;
+		return;
+	}
+	/* The NAK acknowledges every packet before the one it names. */
+	ack_upto(r, rnic_psn_add(psn, 0xffffff));
+	rnic_requester_retire(qp);
+	if (r->infl_head != r->infl_tail && &r->infl[r->infl_head % RNIC_MAX_INFLIGHT] == e) {
+		rnic_complete(qp, 1, e->index, e->opcode, st, 0);
+		q->sq.done = e->index + 1;
+		r->infl_head++;
+	}
+	rnic_requester_fail(p, qp);
+}
+
+static void
+on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *d)
+{
+	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+	uint8_t s = d->aeth.syndrome;
+
+	if (RNIC_AETH_IS_ACK(s)) {
+		ack_upto(r, d->psn);
+		return;
+	}
+	if (RNIC_AETH_IS_RNR(s)) {
+		/* Retrying after the RNR timer is the transport-recovery work; until then the retry count is 0. */
+		nak(p, qp, d->psn, RNIC_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	switch (s) {
+	case RNIC_AETH_NAK_INVALID_REQUEST:
+		nak(p, qp, d->psn, RNIC_WC_REM_INV_REQ_ERR);
+		break;
+	case RNIC_AETH_NAK_REMOTE_ACCESS:
+		nak(p, qp, d->psn, RNIC_WC_REM_ACCESS_ERR);
+		break;
+	case RNIC_AETH_NAK_REMOTE_OP:
+		nak(p, qp, d->psn, RNIC_WC_REM_OP_ERR);
+		break;
+	default:
+		/* A PSN sequence error NAK asks for retransmission (go-back-N, the transport-recovery work). */
+		nak(p, qp, d->psn, RNIC_WC_RETRY_EXC_ERR);
+	}
+}
+
+/* Place a READ response's payload into the READ WQE's scatter list. */
+static void
+on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *d)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	struct rnic_inflight *e = find_inflight(r, d->psn);
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), pdn = rnic_pd_priv(qp->pd)->pdn;
+	uint32_t off, len = d->payload_len;
+	struct rnic_send_wqe w;
+	const uint8_t *src = d->payload;
+	uint8_t pos = rnic_opcode_info(d->opcode)->position;
+
+	if (e == NULL || e->opcode != RNIC_WQE_OP_RDMA_READ || e->answered) {
+		p->stats.unexpected_responses++;
+		return;
+	}
+	off = (uint32_t)rnic_psn_diff(d->psn, e->first_psn) * pmtu;
+	if (off + len > e->length || ((pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) && off + len != e->length)) {
+		nak(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);	/* the responder sent a wrong length */
+		return;
+	}
+	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w);
+	for (uint32_t i = 0; i < w.nb_sge && len != 0; i++) {
+		uint32_t sge_len = rte_be_to_cpu_32(w.sge[i].byte_count), piece, n;
+		struct rnic_mr_seg seg[3];
+
+		if (off >= sge_len) {
+			off -= sge_len;
+			continue;
+		}
+		piece = RTE_MIN(sge_len - off, len);
+		if (rnic_mr_translate(p->dev->mr_table, &p->req_cache, rte_be_to_cpu_32(w.sge[i].lkey), pdn,
+				      RNIC_MR_NEED_LOCAL_WRITE, rte_be_to_cpu_64(w.sge[i].addr) + off, piece, seg,
+				      RTE_DIM(seg), &n) != RNIC_MR_OK) {
+			nak(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
+			return;
+		}
+		for (uint32_t s = 0; s < n; s++) {
+			memcpy(seg[s].addr, src, seg[s].len);
+			src += seg[s].len;
+		}
+		len -= piece;
+		off = 0;
+	}
+	e->received += d->payload_len;
+	/* A READ response acknowledges every request before the READ (implicit ACK). */
+	ack_upto(r, rnic_psn_add(e->first_psn, 0xffffff));
+	if (pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) {
+		e->answered = 1;
+		r->rd_atomic--;
+		ack_upto(r, e->last_psn);
+	}
+}
+
+static void
+on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *d)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	struct rnic_inflight *e = find_inflight(r, d->psn);
+	struct rnic_send_wqe w;
+	struct rnic_mr_seg seg[2];
+	uint32_t n;
+
+	if (e == NULL || !rnic_wqe_op_is_atomic(e->opcode) || e->answered) {
+		p->stats.unexpected_responses++;
+		return;
+	}
+	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w);
+	if (rnic_mr_translate(p->dev->mr_table, &p->req_cache, rte_be_to_cpu_32(w.sge[0].lkey),
+			      rnic_pd_priv(qp->pd)->pdn, RNIC_MR_NEED_LOCAL_WRITE, rte_be_to_cpu_64(w.sge[0].addr),
+			      8, seg, RTE_DIM(seg), &n) != RNIC_MR_OK) {
+		nak(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
+		return;
+	}
+	uint8_t orig[8];
+	const uint8_t *src = orig;
+
+	memcpy(orig, &d->atomic_ack_orig, sizeof(orig));	/* host order, as the application reads it */
+	for (uint32_t s = 0; s < n; s++) {
+		memcpy(seg[s].addr, src, seg[s].len);
+		src += seg[s].len;
+	}
+	e->answered = 1;
+	r->rd_atomic--;
+	ack_upto(r, d->psn);
+}
+
+static void
+handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
+{
+	struct rnic_pkt_desc d;
+	struct rnic_qp *qp;
+	uint8_t op;
+
+	rnic_pkt_parse_mbuf(m, &d, 0);
+	qp = rnic_qp_lookup(p->dev, d.dqpn);
+	if (qp == NULL || qp->qp_type != RNIC_QPT_RC ||
+	    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS || d.payload == NULL) {
+		p->stats.no_qp++;
+		return;
+	}
+	op = d.opcode & 0x1f;
+	if (op == RNIC_OP_ACKNOWLEDGE)
+		on_ack(p, qp, &d);
+	else if (op == RNIC_OP_ATOMIC_ACKNOWLEDGE)
+		on_atomic_ack(p, qp, &d);
+	else
+		on_read_response(p, qp, &d);
+	rnic_requester_retire(qp);
+	/* Room in the window or in the READ depth: the requester may go on with this QP. */
+	rnic_sched_activate(&p->sched, rnic_qp_priv(qp)->slot);
+}
+
+unsigned int
+rnic_stage_completer(void *arg, unsigned int budget)
+{
+	struct rnic_pipeline *p = arg;
+	struct rte_mbuf *pkts[RNIC_BURST];
+	unsigned int n;
+
+	n = rte_ring_sc_dequeue_burst_elem(p->response_ring, pkts, sizeof(pkts[0]),
+					   RTE_MIN(budget, (unsigned int)RNIC_BURST), NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		handle_response(p, pkts[i]);
+		rte_pktmbuf_free(pkts[i]);
+	}
+	return n;
+}

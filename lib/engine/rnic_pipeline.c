@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * A device's pipeline: its rings, scheduler and caches, and the helpers the stages share (TX buffering,
+ * routing, control frames, completions).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "rnic_cq.h"
+#include "rnic_pipeline.h"
+
+const char *const rnic_stage_names[RNIC_STAGE_MAX] = {
+	[RNIC_STAGE_DOORBELL] = "doorbell",
+	[RNIC_STAGE_REQUESTER] = "requester",
+	[RNIC_STAGE_PARSER] = "parser",
+	[RNIC_STAGE_RESPONDER] = "responder",
+	[RNIC_STAGE_COMPLETER] = "completer",
+};
+
+static struct rte_ring *
+pipe_ring(const struct rnic_device *dev, const char *what, uint32_t esize)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), "rnic_%s_%.12s", what, dev->name);
+	/* One producer stage and one consumer stage per ring. */
+	return rte_ring_create_elem(name, esize, RNIC_PIPE_RING_SIZE, dev->socket_id,
+				    RING_F_SP_ENQ | RING_F_SC_DEQ);
+}
+
+int
+rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, struct rnic_pipeline **out)
+{
+	struct rnic_pipeline *p;
+
+	p = rte_zmalloc_socket("rnic_pipeline", sizeof(*p), RTE_CACHE_LINE_SIZE, dev->socket_id);
+	if (p == NULL)
+		return -ENOMEM;
+	p->dev = dev;
+	p->pool = pool;
+	p->slot_ring = pipe_ring(dev, "slot", sizeof(uint32_t));
+	p->request_ring = pipe_ring(dev, "req", sizeof(struct rte_mbuf *));
+	p->response_ring = pipe_ring(dev, "rsp", sizeof(struct rte_mbuf *));
+	p->flush_ring = pipe_ring(dev, "flush", sizeof(uint32_t));
+	if (p->slot_ring == NULL || p->request_ring == NULL || p->response_ring == NULL || p->flush_ring == NULL ||
+	    rnic_sched_init(&p->sched, rnic_qp_table_slots(dev), dev->socket_id) != 0) {
+		RNIC_LOG(ERR, "%s: cannot create the pipeline: %s", dev->name, rte_strerror(rte_errno));
+		rnic_pipeline_free(p);
+		return -ENOMEM;
+	}
+	rnic_mr_cache_init(&p->req_cache);
+	rnic_mr_cache_init(&p->resp_cache);
+	p->req_tx = (struct rnic_tx_buffer){ .port = dev->port_id, .queue = RNIC_TXQ_REQUESTER };
+	p->resp_tx = (struct rnic_tx_buffer){ .port = dev->port_id, .queue = RNIC_TXQ_RESPONDER };
+	*out = p;
+	return 0;
+}
+
+static void
+drain_ring(struct rte_ring *r)
+{
+	struct rte_mbuf *m;
+
+	while (r != NULL && rte_ring_dequeue_elem(r, &m, sizeof(m)) == 0)
+		rte_pktmbuf_free(m);
+}
+
+void
+rnic_pipeline_free(struct rnic_pipeline *p)
+{
+	if (p == NULL)
+		return;
+	drain_ring(p->request_ring);
+	drain_ring(p->response_ring);
+	for (uint16_t i = 0; i < p->req_tx.count; i++)
+		rte_pktmbuf_free(p->req_tx.pkts[i]);
+	for (uint16_t i = 0; i < p->resp_tx.count; i++)
+		rte_pktmbuf_free(p->resp_tx.pkts[i]);
+	rte_ring_free(p->slot_ring);
+	rte_ring_free(p->request_ring);
+	rte_ring_free(p->response_ring);
+	rte_ring_free(p->flush_ring);
+	rnic_sched_free(&p->sched);
+	rte_free(p);
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* TX                                                                                                       */
+
+void
+rnic_tx_flush(struct rnic_pipeline *p, struct rnic_tx_buffer *tx)
+{
+	uint16_t sent;
+
+	if (tx->count == 0)
+		return;
+	sent = rte_eth_tx_burst(tx->port, tx->queue, tx->pkts, tx->count);
+	for (uint16_t i = 0; i < sent; i++)
+		p->stats.tx_bytes += tx->pkts[i]->pkt_len;
+	p->stats.tx_packets += sent;
+	/* A full port queue loses the frames, as a wire would; the transport recovers (or reports) them. */
+	for (uint16_t i = sent; i < tx->count; i++)
+		rte_pktmbuf_free(tx->pkts[i]);
+	p->stats.tx_dropped += tx->count - sent;
+	tx->count = 0;
+}
+
+void
+rnic_tx_enqueue(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rte_mbuf *m)
+{
+	tx->pkts[tx->count++] = m;
+	if (tx->count == RNIC_BURST)
+		rnic_tx_flush(p, tx);
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Routing and control frames                                                                               */
+
+static int
+gid_is_ipv4(const union rnic_gid *gid)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return memcmp(gid->raw, prefix, sizeof(prefix)) == 0;
+}
+
+/* The peer's MAC: a device of this process with that GID (the loopback pair), once per QP. */
+static int
+resolve_dmac(const union rnic_gid *dgid, uint8_t mac[6])
+{
+	for (int i = 0; i < rnic_engine_device_count(); i++) {
+		const struct rnic_device *d = rnic_engine_device(i);
+
+		for (int g = 0; g < d->gid_count; g++) {
+			if (memcmp(d->gid[g].raw, dgid->raw, sizeof(dgid->raw)) == 0) {
+				memcpy(mac, d->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
+				return 0;
+			}
+		}
+	}
+	return rnic_engine_neighbor(dgid, mac);
+}
+
+int
+rnic_fill_route(const struct rnic_device *dev, const struct rnic_ah_attr *av, uint32_t qpn, uint8_t dmac[6],
+		uint8_t *dmac_known, struct rnic_pkt_desc *d)
+{
+	if (!*dmac_known) {
+		if (resolve_dmac(&av->grh.dgid, dmac) != 0)
+			return -EHOSTUNREACH;
+		*dmac_known = 1;
+	}
+	memcpy(&d->dst_mac, dmac, RTE_ETHER_ADDR_LEN);
+	d->src_mac = dev->mac;
+	d->ip_version = gid_is_ipv4(&av->grh.dgid) ? 4 : 6;
+	d->sgid = dev->gid[av->grh.sgid_index];
+	d->dgid = av->grh.dgid;
+	d->hop_limit = av->grh.hop_limit != 0 ? av->grh.hop_limit : 64;
+	d->traffic_class = av->grh.traffic_class;
+	d->flow_label = av->grh.flow_label;
+	/* Per-QP entropy in the source port spreads QPs over ECMP paths and RSS queues (RoCEv2 annex). */
+	d->udp_sport = (uint16_t)(0xc000 | (qpn & 0x3fff));
+	d->pkey = RNIC_DEFAULT_PKEY;
+	return 0;
+}
+
+int
+rnic_send_control(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rnic_pkt_desc *d)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+
+	if (m == NULL) {
+		p->stats.no_mbuf++;
+		return -ENOMEM;
+	}
+	if (rnic_pkt_build_mbuf(d, m) < 0) {
+		rte_pktmbuf_free(m);
+		return -EINVAL;
+	}
+	rnic_tx_enqueue(p, tx, m);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Completions and errors                                                                                   */
+
+int
+rnic_complete(struct rnic_qp *qp, int is_send, uint32_t index, uint8_t wqe_opcode, enum rnic_wc_status st,
+	      uint32_t byte_len)
+{
+	struct rnic_cqe_desc d = {
+		.qpn = qp->qp_num,
+		.wqe_counter = (uint16_t)index,
+		.is_send = (uint8_t)is_send,
+		.wqe_opcode = wqe_opcode,
+		.status = st,
+		.byte_cnt = byte_len,
+	};
+
+	return rnic_cq_push(is_send ? qp->send_cq : qp->recv_cq, &d);
+}
+
+void
+rnic_qp_fail(struct rnic_qp *qp)
+{
+	rnic_qp_priv(qp)->attr.qp_state = RNIC_QPS_ERR;
+	__atomic_store_n(&qp->state, RNIC_QPS_ERR, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The requester side: doorbell processing, WQE scheduling and parse, DataPack gather, transmit control
+ * (segmentation, PSNs, outstanding limits, fence) and request packet generation (seed 003 §3.1-3.4).
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ring.h>
+
+#include "rnic_pipeline.h"
+#include "rnic_wqe.h"
+
+#define QUANTUM 16u	/* packets one QP may send per visit: round-robin fairness between QPs */
+
+unsigned int
+rnic_stage_doorbell(void *arg, unsigned int budget)
+{
+	struct rnic_pipeline *p = arg;
+	uint64_t db[RNIC_BURST];
+	uint32_t slots[RNIC_BURST];
+	unsigned int n, k = 0;
+
+	/* Take no more doorbells than the requester can be told about: a doorbell is never dropped. */
+	n = RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST), rte_ring_free_count(p->slot_ring));
+	n = rte_ring_sc_dequeue_burst_elem(p->dev->doorbell_ring, db, sizeof(db[0]), n, NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		struct rnic_doorbell d;
+		struct rnic_qp *qp;
+
+		rnic_doorbell_parse(db[i], &d);
+		qp = rnic_qp_lookup(p->dev, d.qpn);
+		if (qp == NULL) {
+			p->stats.no_qp++;	/* destroyed since it rang */
+			continue;
+		}
+		slots[k++] = rnic_qp_priv(qp)->slot;
+	}
+	if (k > 0)
+		rte_ring_sp_enqueue_bulk_elem(p->slot_ring, slots, sizeof(slots[0]), k, NULL);
+	p->stats.doorbells += n;
+	return n;
+}
+
+/* Copy len bytes at message offset off of the WQE's gather list into dst; an RNIC_MR_* status. */
+static enum rnic_mr_status
+gather(struct rnic_pipeline *p, const struct rnic_send_wqe *w, uint32_t pdn, uint32_t off, uint32_t len,
+       uint8_t *dst)
+{
+	if (w->inline_data != NULL) {
+		memcpy(dst, w->inline_data + off, len);
+		return RNIC_MR_OK;
+	}
+	for (uint32_t i = 0; i < w->nb_sge && len != 0; i++) {
+		uint32_t sge_len = rte_be_to_cpu_32(w->sge[i].byte_count), piece, n;
+		struct rnic_mr_seg seg[3];
+		enum rnic_mr_status st;
+
+		if (off >= sge_len) {
+			off -= sge_len;
+			continue;
+		}
+		piece = RTE_MIN(sge_len - off, len);
+		st = rnic_mr_translate(p->dev->mr_table, &p->req_cache, rte_be_to_cpu_32(w->sge[i].lkey), pdn,
+				       RNIC_MR_NEED_LOCAL_READ, rte_be_to_cpu_64(w->sge[i].addr) + off, piece, seg,
+				       RTE_DIM(seg), &n);
+		if (st != RNIC_MR_OK)
+			return st;
+		for (uint32_t s = 0; s < n; s++) {
+			memcpy(dst, seg[s].addr, seg[s].len);
+			dst += seg[s].len;
+		}
+		len -= piece;
+		off = 0;
+	}
+	return RNIC_MR_OK;
+}
+
+/* Check every SGE of a WQE before it starts (local keys, rights, bounds). */
+static enum rnic_mr_status
+check_sges(struct rnic_pipeline *p, const struct rnic_send_wqe *w, uint32_t pdn, uint32_t need)
+{
+	for (uint32_t i = 0; w->inline_data == NULL && i < w->nb_sge; i++) {
+		uint32_t n;
+		enum rnic_mr_status st = rnic_mr_translate(p->dev->mr_table, &p->req_cache,
+							   rte_be_to_cpu_32(w->sge[i].lkey), pdn, need,
+							   rte_be_to_cpu_64(w->sge[i].addr),
+							   rte_be_to_cpu_32(w->sge[i].byte_count), NULL, 0, &n);
+
+		if (st != RNIC_MR_OK)
+			return st;
+	}
+	return RNIC_MR_OK;
+}
+
+/* The BTH opcode of packet `pos` of a SEND/WRITE message. */
+static uint8_t
+message_opcode(enum rnic_qp_type type, uint8_t wqe_op, int first, int last)
+{
+	uint8_t t = type == RNIC_QPT_RC ? RNIC_TRANSPORT_RC : type == RNIC_QPT_UC ? RNIC_TRANSPORT_UC :
+		    RNIC_TRANSPORT_UD;
+	int write = wqe_op == RNIC_WQE_OP_RDMA_WRITE || wqe_op == RNIC_WQE_OP_RDMA_WRITE_IMM;
+	int imm = wqe_op == RNIC_WQE_OP_RDMA_WRITE_IMM || wqe_op == RNIC_WQE_OP_SEND_IMM;
+	int inv = wqe_op == RNIC_WQE_OP_SEND_INVAL;
+	uint8_t op;
+
+	if (first && last)
+		op = write ? (imm ? RNIC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE : RNIC_OP_RDMA_WRITE_ONLY) :
+		     inv ? RNIC_OP_SEND_ONLY_WITH_INVALIDATE : imm ? RNIC_OP_SEND_ONLY_WITH_IMMEDIATE :
+		     RNIC_OP_SEND_ONLY;
+	else if (first)
+		op = write ? RNIC_OP_RDMA_WRITE_FIRST : RNIC_OP_SEND_FIRST;
+	else if (!last)
+		op = write ? RNIC_OP_RDMA_WRITE_MIDDLE : RNIC_OP_SEND_MIDDLE;
+	else
+		op = write ? (imm ? RNIC_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE : RNIC_OP_RDMA_WRITE_LAST) :
+		     inv ? RNIC_OP_SEND_LAST_WITH_INVALIDATE : imm ? RNIC_OP_SEND_LAST_WITH_IMMEDIATE :
+		     RNIC_OP_SEND_LAST;
+	return (uint8_t)(t | op);
+}
+
+/* A WQE the transport cannot carry completes with the seed's "unsupported opcode" error. */
+static int
+wqe_allowed(enum rnic_qp_type type, uint8_t op)
+{
+	if (type == RNIC_QPT_RC)
+		return 1;
+	if (op == RNIC_WQE_OP_SEND || op == RNIC_WQE_OP_SEND_IMM)
+		return 1;
+	return type == RNIC_QPT_UC && (op == RNIC_WQE_OP_RDMA_WRITE || op == RNIC_WQE_OP_RDMA_WRITE_IMM);
+}
+
+void
+rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+
+	rnic_qp_fail(qp);
+	q->req.infl_head = q->req.infl_tail;
+	rnic_qp_flush_sq(qp);
+	q->req.sq_next = q->sq.done;
+	/* The receive queue completes on the responder's lcore: hand it over. */
+	if (rte_ring_sp_enqueue_elem(p->flush_ring, &q->slot, sizeof(q->slot)) != 0)
+		RNIC_LOG(ERR, "QP %u: flush ring full: its receive queue is not flushed", qp->qp_num);
+}
+
+/* Fail the WQE being started (local error): its error completion, then the QP to error and the flush. */
+static void
+fail_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t index, uint8_t op, enum rnic_wc_status st)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+
+	rnic_complete(qp, 1, index, op, st, 0);
+	q->sq.done = index + 1;
+	rnic_requester_fail(p, qp);
+}
+
+/* Retire completed WQEs from the head of the in-flight list (completions are in order). */
+void
+rnic_requester_retire(struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+
+	while (r->infl_head != r->infl_tail) {
+		struct rnic_inflight *e = &r->infl[r->infl_head % RNIC_MAX_INFLIGHT];
+		int needs_answer = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
+
+		if (!e->sent || (needs_answer && !e->answered) ||
+		    (!needs_answer && qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(e->last_psn, r->una) >= 0))
+			break;
+		if (e->signaled)
+			rnic_complete(qp, 1, e->index, e->opcode, RNIC_WC_SUCCESS, e->length);
+		q->sq.done = e->index + 1;
+		r->infl_head++;
+	}
+}
+
+/* Start the next WQE of the SQ: parse and check it, take its PSNs. 1 if one was started. */
+static int
+start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	uint32_t index = r->sq_next, pdn = rnic_pd_priv(qp->pd)->pdn;
+	struct rnic_send_wqe w;
+	struct rnic_inflight *e;
+	uint32_t pmtu;
+	int reads;
+
+	if (index == __atomic_load_n(&q->sq.head, __ATOMIC_ACQUIRE) ||
+	    r->infl_tail - r->infl_head == RNIC_MAX_INFLIGHT)
+		return 0;
+	if (rnic_send_wqe_parse(rnic_wq_slot(&q->sq, index), 0, qp->qp_type == RNIC_QPT_UD, &w) != 0 ||
+	    !wqe_allowed(qp->qp_type, w.opcode)) {
+		fail_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_QP_OP_ERR);
+		return 0;
+	}
+	reads = w.opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(w.opcode);
+	/* A fenced WQE waits for the READs and atomics before it; the READ/atomic depth is max_rd_atomic. */
+	if ((w.fence && r->rd_atomic != 0) || (reads && r->rd_atomic >= RTE_MAX(q->attr.max_rd_atomic, (uint8_t)1)))
+		return 0;
+	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
+	if (qp->qp_type == RNIC_QPT_UD && w.length > pmtu) {
+		fail_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_LEN_ERR);
+		return 0;
+	}
+	if (check_sges(p, &w, pdn, reads ? RNIC_MR_NEED_LOCAL_WRITE : RNIC_MR_NEED_LOCAL_READ) != RNIC_MR_OK) {
+		fail_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_PROT_ERR);
+		return 0;
+	}
+	e = &r->infl[r->infl_tail % RNIC_MAX_INFLIGHT];
+	memset(e, 0, sizeof(*e));
+	e->index = index;
+	e->opcode = w.opcode;
+	e->signaled = w.signaled;
+	e->length = (uint32_t)w.length;
+	e->first_psn = r->npsn;
+	r->infl_tail++;
+	r->sq_next++;
+	r->cur_off = 0;
+	if (reads)
+		r->rd_atomic++;
+	return 1;
+}
+
+static void
+fill_request(struct rnic_qp *qp, const struct rnic_send_wqe *w, struct rnic_pkt_desc *d, uint8_t opcode,
+	     uint32_t psn, int last)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+
+	d->opcode = opcode;
+	d->psn = psn;
+	d->se = (uint8_t)(last && w->solicited);
+	d->ack_req = (uint8_t)(qp->qp_type == RNIC_QPT_RC && last);
+	d->imm = rte_be_to_cpu_32(w->imm);
+	d->ieth_rkey = rte_be_to_cpu_32(w->imm);
+	d->reth.va = w->raddr;
+	d->reth.rkey = w->rkey;
+	d->reth.dma_len = (uint32_t)w->length;
+	if (qp->qp_type == RNIC_QPT_UD) {
+		uint32_t qkey = rte_be_to_cpu_32(w->ud->qkey);
+
+		d->dqpn = rte_be_to_cpu_32(w->ud->dqpn);
+		/* IBA 10.2.5: a Q_Key with the high bit set means "use the QP's own". */
+		d->deth.qkey = (qkey & 0x80000000u) ? q->attr.qkey : qkey;
+		d->deth.src_qp = qp->qp_num;
+	} else {
+		d->dqpn = q->attr.dest_qp_num;
+	}
+}
+
+/* Route of a UD WQE: its own address vector. */
+static int
+ud_route(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe *w, struct rnic_pkt_desc *d)
+{
+	struct rnic_ah_attr av = { .is_global = 1, .port_num = 1 };
+	uint8_t known = 0, mac[6];
+
+	memcpy(av.grh.dgid.raw, w->ud->dgid, 16);
+	av.grh.sgid_index = w->ud->sgid_index;
+	av.grh.hop_limit = w->ud->hop_limit;
+	av.grh.traffic_class = w->ud->traffic_class;
+	av.grh.flow_label = rte_be_to_cpu_32(w->ud->flow_label);
+	return rnic_fill_route(p->dev, &av, qp->qp_num, mac, &known, d);
+}
+
+/* Send the next packet of the WQE at the tail of the in-flight list. 1 if a packet went out. */
+static int
+send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	struct rnic_inflight *e = &r->infl[(r->infl_tail - 1) % RNIC_MAX_INFLIGHT];
+	struct rnic_pkt_desc d;
+	struct rnic_send_wqe w;
+	struct rte_mbuf *m;
+	uint32_t pmtu, chunk, frame_len;
+	int first, last, ret;
+	uint8_t *frame;
+
+	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, qp->qp_type == RNIC_QPT_UD, &w);
+	memset(&d, 0, sizeof(d));
+	ret = qp->qp_type == RNIC_QPT_UD ? ud_route(p, qp, &w, &d) :
+	      rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, r->dmac, &r->dmac_known, &d);
+	if (ret != 0) {
+		RNIC_LOG(ERR, "QP %u: no route to the destination GID", qp->qp_num);
+		r->infl_tail--;
+		fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_LOC_QP_OP_ERR);
+		return 0;
+	}
+	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
+
+	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) {
+		uint32_t span = e->opcode == RNIC_WQE_OP_RDMA_READ ? RTE_MAX((e->length + pmtu - 1) / pmtu, 1u) : 1;
+
+		fill_request(qp, &w, &d, (uint8_t)(RNIC_TRANSPORT_RC | (e->opcode == RNIC_WQE_OP_RDMA_READ ?
+				RNIC_OP_RDMA_READ_REQUEST : e->opcode == RNIC_WQE_OP_ATOMIC_CS ?
+				RNIC_OP_COMPARE_SWAP : RNIC_OP_FETCH_ADD)), r->npsn, 1);
+		d.atomiceth.va = w.raddr;
+		d.atomiceth.rkey = w.rkey;
+		d.atomiceth.swap_add = w.swap_add;
+		d.atomiceth.compare = w.compare;
+		if (rnic_send_control(p, &p->req_tx, &d) != 0)
+			return 0;
+		e->last_psn = rnic_psn_add(r->npsn, span - 1);
+		r->npsn = rnic_psn_add(r->npsn, span);
+		e->sent = 1;
+		return 1;
+	}
+
+	first = r->cur_off == 0;
+	chunk = RTE_MIN(pmtu, e->length - r->cur_off);
+	last = r->cur_off + chunk == e->length;
+	fill_request(qp, &w, &d, message_opcode(qp->qp_type, e->opcode, first, last), r->npsn, last);
+	d.payload_len = chunk;
+	m = rte_pktmbuf_alloc(p->pool);
+	if (m == NULL) {
+		p->stats.no_mbuf++;
+		return 0;
+	}
+	/* Gather straight into the frame, then write the headers around the payload. */
+	frame_len = rnic_pkt_frame_len(&d);
+	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame_len);
+	d.payload = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
+	if (frame == NULL || gather(p, &w, rnic_pd_priv(qp->pd)->pdn, r->cur_off, chunk,
+				    (uint8_t *)(uintptr_t)d.payload) != RNIC_MR_OK ||
+	    rnic_pkt_build(&d, frame, frame_len) < 0) {
+		rte_pktmbuf_free(m);
+		r->infl_tail--;
+		fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_LOC_PROT_ERR);
+		return 0;
+	}
+	rnic_tx_enqueue(p, &p->req_tx, m);
+	r->npsn = rnic_psn_add(r->npsn, 1);
+	r->cur_off += chunk;
+	if (last) {
+		e->last_psn = d.psn;
+		e->sent = 1;
+		if (qp->qp_type != RNIC_QPT_RC)
+			rnic_requester_retire(qp);	/* UC and UD complete once sent */
+	}
+	return 1;
+}
+
+/* Serve one QP: up to quantum packets. Returns the packets sent; *idle when it has nothing to send. */
+static unsigned int
+serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *idle)
+{
+	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+	enum rnic_qp_state state = __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+	unsigned int sent = 0;
+
+	*idle = 0;
+	if (state == RNIC_QPS_ERR) {
+		rnic_requester_fail(p, qp);	/* moved to error elsewhere: flush here, on the owning lcore */
+		*idle = 1;
+		return 0;
+	}
+	while (sent < quantum && state == RNIC_QPS_RTS) {
+		int busy = r->infl_tail != r->infl_head &&
+			   !r->infl[(r->infl_tail - 1) % RNIC_MAX_INFLIGHT].sent;
+
+		if (!busy && !start_wqe(p, qp)) {
+			*idle = 1;	/* nothing to start, or blocked until a response frees room */
+			break;
+		}
+		if (!send_packet(p, qp))
+			break;
+		sent++;
+		state = __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+	}
+	return sent;
+}
+
+unsigned int
+rnic_stage_requester(void *arg, unsigned int budget)
+{
+	struct rnic_pipeline *p = arg;
+	uint32_t slots[RNIC_BURST], slot;
+	unsigned int n, work = 0;
+
+	n = rte_ring_sc_dequeue_burst_elem(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST, NULL);
+	for (unsigned int i = 0; i < n; i++)
+		rnic_sched_activate(&p->sched, slots[i]);
+	while (work < budget && rnic_sched_next(&p->sched, &slot)) {
+		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot);
+		int idle = 1;
+
+		if (qp != NULL)
+			work += serve(p, qp, RTE_MIN(QUANTUM, budget - work), &idle);
+		if (idle)
+			rnic_sched_deactivate(&p->sched, slot);
+		if (qp == NULL || idle)
+			work++;	/* a visit is work too: the loop ends even when every QP is blocked */
+	}
+	rnic_tx_flush(p, &p->req_tx);
+	return work;
+}

@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The responder: the seed's execution engine (PSN check, RQ WQE fetch, SEND scatter, WRITE through the
+ * write address table, READ responses, atomics) and response packet generation (ACK, NAK, READ
+ * responses, atomic ACKs). Seed 003 §3.10-3.12, IBA 9.7.
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ring.h>
+
+#include "rnic_cq.h"
+#include "rnic_pipeline.h"
+#include "rnic_wqe.h"
+
+#define GRH_LEN 40	/* the space a UD receive buffer reserves for the GRH, as libibverbs */
+
+enum verdict {
+	V_DONE,		/* executed */
+	V_DROP,		/* silently dropped (UC/UD errors, duplicates already answered) */
+	V_NAK_INVALID,
+	V_NAK_ACCESS,
+	V_RNR,
+};
+
+/* Reply to the requester of this QP: an ACK, NAK, READ response or atomic ACK with the given fields. */
+static void
+reply(struct rnic_pipeline *p, struct rnic_qp *qp, uint8_t op, uint32_t psn, uint8_t syndrome,
+      struct rnic_pkt_desc *d)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+
+	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->resp.dmac, &q->resp.dmac_known, d) != 0) {
+		p->stats.tx_dropped++;
+		return;
+	}
+	d->opcode = (uint8_t)(RNIC_TRANSPORT_RC | op);
+	d->dqpn = q->attr.dest_qp_num;
+	d->psn = psn;
+	d->aeth.syndrome = syndrome;
+	d->aeth.msn = q->resp.msn;
+	rnic_send_control(p, &p->resp_tx, d);
+}
+
+static void
+send_ack(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	struct rnic_pkt_desc d;
+
+	memset(&d, 0, sizeof(d));
+	reply(p, qp, RNIC_OP_ACKNOWLEDGE, psn, syndrome, &d);
+}
+
+/* The RQ WQE the current SEND lands in (the oldest not completed), or NULL when the RQ is empty. */
+static const uint8_t *
+current_rq_wqe(struct rnic_qp_priv *q)
+{
+	if (q->rq.done == __atomic_load_n(&q->rq.head, __ATOMIC_ACQUIRE))
+		return NULL;
+	return rnic_wq_slot(&q->rq, q->rq.done);
+}
+
+/* Write len bytes at message offset off of the receive WQE's scatter list; an RNIC_MR_* status, or
+ * RNIC_MR_OUT_OF_BOUNDS when the list is too short (a local length error). */
+static enum rnic_mr_status
+scatter(struct rnic_pipeline *p, const uint8_t *wqe, uint32_t pdn, uint32_t off, const uint8_t *src,
+	uint32_t len)
+{
+	const struct rnic_wqe_data *sge = (const void *)(wqe + sizeof(struct rnic_wqe_next));
+
+	for (; len != 0; sge++) {
+		uint32_t sge_len = rte_be_to_cpu_32(sge->byte_count), piece, n;
+		struct rnic_mr_seg seg[3];
+		enum rnic_mr_status st;
+
+		if (sge_len == 0 && sge->lkey == 0 && sge->addr == 0)
+			return RNIC_MR_OUT_OF_BOUNDS;	/* the delimiter: no room left */
+		if (off >= sge_len) {
+			off -= sge_len;
+			continue;
+		}
+		piece = RTE_MIN(sge_len - off, len);
+		st = rnic_mr_translate(p->dev->mr_table, &p->resp_cache, rte_be_to_cpu_32(sge->lkey), pdn,
+				       RNIC_MR_NEED_LOCAL_WRITE, rte_be_to_cpu_64(sge->addr) + off, piece, seg,
+				       RTE_DIM(seg), &n);
+		if (st != RNIC_MR_OK)
+			return st;
+		for (uint32_t s = 0; s < n; s++) {
+			memcpy(seg[s].addr, src, seg[s].len);
+			src += seg[s].len;
+		}
+		len -= piece;
+		off = 0;
+	}
+	return RNIC_MR_OK;
+}
+
+/* The GRH a UD receive buffer starts with: the IPv6 header, or for IPv4 the IPv4 header in its last 20
+ * bytes (the convention of Linux RoCE). */
+static void
+make_grh(const struct rte_mbuf *m, const struct rnic_pkt_desc *d, uint8_t grh[GRH_LEN])
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t l3 = RTE_ETHER_HDR_LEN + (d->has_vlan ? 4 : 0);
+
+	memset(grh, 0, GRH_LEN);
+	if (d->ip_version == 6)
+		memcpy(grh, f + l3, GRH_LEN);
+	else
+		memcpy(grh + 20, f + l3, 20);
+}
+
+static void
+complete_recv(struct rnic_qp *qp, const struct rnic_pkt_desc *d, uint32_t byte_len, int write_imm, int grh)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	uint16_t hdrs = rnic_opcode_info(d->opcode)->hdrs;
+	struct rnic_cqe_desc c = {
+		.qpn = qp->qp_num,
+		.wqe_counter = (uint16_t)q->rq.done,
+		.status = RNIC_WC_SUCCESS,
+		.solicited = d->se,
+		.with_imm = !!(hdrs & RNIC_HDR_IMMDT),
+		.with_inv = !!(hdrs & RNIC_HDR_IETH),
+		.is_rdma_write = (uint8_t)write_imm,
+		.grh = (uint8_t)grh,
+		.byte_cnt = byte_len,
+		.imm_inval = (hdrs & RNIC_HDR_IETH) ? d->ieth_rkey : rte_cpu_to_be_32(d->imm),
+		.src_qp = d->deth.src_qp,
+	};
+
+	rnic_cq_push(qp->recv_cq, &c);
+	q->rq.done++;
+}
+
+static enum verdict
+do_send(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rte_mbuf *m, const struct rnic_pkt_desc *d)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_resp_ctx *r = &q->resp;
+	uint8_t pos = rnic_opcode_info(d->opcode)->position;
+	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, pmtu = rnic_mtu_bytes(q->attr.path_mtu);
+	int ud = qp->qp_type == RNIC_QPT_UD;
+	const uint8_t *wqe;
+	enum rnic_mr_status st;
+
+	if ((pos == RNIC_POS_FIRST || pos == RNIC_POS_ONLY) == r->in_send)
+		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;	/* opcode out of sequence */
+	if ((pos == RNIC_POS_FIRST || pos == RNIC_POS_MIDDLE) && d->payload_len != pmtu)
+		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
+	wqe = current_rq_wqe(q);
+	if (wqe == NULL)
+		return qp->qp_type == RNIC_QPT_RC ? V_RNR : V_DROP;	/* UC and UD drop without a receive WQE */
+	if (pos == RNIC_POS_FIRST || pos == RNIC_POS_ONLY)
+		r->recv_off = 0;
+	if (ud) {
+		uint8_t grh[GRH_LEN];
+
+		make_grh(m, d, grh);
+		st = scatter(p, wqe, pdn, 0, grh, GRH_LEN);
+		r->recv_off = GRH_LEN;
+		if (st == RNIC_MR_OK)
+			st = scatter(p, wqe, pdn, r->recv_off, d->payload, d->payload_len);
+	} else {
+		st = scatter(p, wqe, pdn, r->recv_off, d->payload, d->payload_len);
+	}
+	if (st != RNIC_MR_OK) {
+		/* Too long for the buffer, or a bad local key: the receive WQE completes in error. */
+		struct rnic_cqe_desc c = { .qpn = qp->qp_num, .wqe_counter = (uint16_t)q->rq.done,
+					   .status = st == RNIC_MR_OUT_OF_BOUNDS ? RNIC_WC_LOC_LEN_ERR :
+					   RNIC_WC_LOC_PROT_ERR };
+
+		if (ud) {		/* UD: this message is lost, the QP goes on */
+			rnic_cq_push(qp->recv_cq, &c);
+			q->rq.done++;
+			return V_DROP;
+		}
+		rnic_cq_push(qp->recv_cq, &c);
+		q->rq.done++;
+		r->in_send = 0;
+		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
+	}
+	r->recv_off += d->payload_len;
+	r->in_send = pos == RNIC_POS_FIRST || pos == RNIC_POS_MIDDLE;
+	if (!r->in_send) {
+		complete_recv(qp, d, r->recv_off, 0, ud);
+		r->msn = rnic_psn_add(r->msn, 1);
+	}
+	return V_DONE;
+}
+
+static enum verdict
+do_write(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *d)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_resp_ctx *r = &q->resp;
+	const struct rnic_opcode_info *info = rnic_opcode_info(d->opcode);
+	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, pmtu = rnic_mtu_bytes(q->attr.path_mtu), n;
+	int first = info->position == RNIC_POS_FIRST || info->position == RNIC_POS_ONLY;
+	int last = info->position == RNIC_POS_LAST || info->position == RNIC_POS_ONLY;
+	struct rnic_mr_seg seg[3];
+	const uint8_t *src = d->payload;
+
+	if (first == r->in_write)
+		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
+	if (!last && d->payload_len != pmtu)
+		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
+	/* WRITE with immediate consumes a receive WQE: none posted is an RNR before anything is written. */
+	if (last && (info->hdrs & RNIC_HDR_IMMDT) && current_rq_wqe(q) == NULL)
+		return qp->qp_type == RNIC_QPT_RC ? V_RNR : V_DROP;
+	if (first) {
+		/* The write address table entry: the whole range is checked once, up front. */
+		if (!(q->attr.qp_access_flags & RNIC_ACCESS_REMOTE_WRITE) ||
+		    rnic_mr_translate(p->dev->mr_table, &p->resp_cache, d->reth.rkey, pdn,
+				      RNIC_MR_NEED_REMOTE_WRITE, d->reth.va, d->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK)
+			return qp->qp_type == RNIC_QPT_RC ? V_NAK_ACCESS : V_DROP;
+		r->write_va = d->reth.va;
+		r->write_rkey = d->reth.rkey;
+		r->write_left = d->reth.dma_len;
+		r->write_len = d->reth.dma_len;
+	}
+	if (d->payload_len > r->write_left || (last && d->payload_len != r->write_left)) {
+		r->in_write = 0;
+		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;	/* length disagrees with the RETH */
+	}
+	for (uint32_t off = 0; off < d->payload_len;) {
+		uint32_t piece = d->payload_len - off;
+
+		if (rnic_mr_translate(p->dev->mr_table, &p->resp_cache, r->write_rkey, pdn, RNIC_MR_NEED_REMOTE_WRITE,
+				      r->write_va + off, piece, seg, RTE_DIM(seg), &n) != RNIC_MR_OK) {
+			r->in_write = 0;
+			return qp->qp_type == RNIC_QPT_RC ? V_NAK_ACCESS : V_DROP;	/* deregistered meanwhile */
+		}
+		for (uint32_t s = 0; s < n; s++) {
+			memcpy(seg[s].addr, src, seg[s].len);
+			src += seg[s].len;
+			off += seg[s].len;
+		}
+	}
+	r->write_va += d->payload_len;
+	r->write_left -= d->payload_len;
+	r->in_write = !last;
+	if (last) {
+		if (info->hdrs & RNIC_HDR_IMMDT)
+			complete_recv(qp, d, r->write_len, 1, 0);
+		r->msn = rnic_psn_add(r->msn, 1);
+	}
+	return V_DONE;
+}
+
+/* RDMA READ: check, then answer with READ response packets straight from the registered memory. */
+static enum verdict
+do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *req)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, pmtu = rnic_mtu_bytes(q->attr.path_mtu), n;
+	uint32_t len = req->reth.dma_len, npkts = RTE_MAX((len + pmtu - 1) / pmtu, 1u);
+
+	if (!(q->attr.qp_access_flags & RNIC_ACCESS_REMOTE_READ) ||
+	    rnic_mr_translate(p->dev->mr_table, &p->resp_cache, req->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
+			      req->reth.va, len, NULL, 0, &n) != RNIC_MR_OK)
+		return V_NAK_ACCESS;
+	q->resp.msn = rnic_psn_add(q->resp.msn, 1);
+	for (uint32_t i = 0; i < npkts; i++) {
+		uint32_t off = i * pmtu, chunk = RTE_MIN(pmtu, len - off), frame_len;
+		uint8_t op = npkts == 1 ? RNIC_OP_RDMA_READ_RESPONSE_ONLY : i == 0 ? RNIC_OP_RDMA_READ_RESPONSE_FIRST :
+			     i + 1 == npkts ? RNIC_OP_RDMA_READ_RESPONSE_LAST : RNIC_OP_RDMA_READ_RESPONSE_MIDDLE;
+		struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+		struct rnic_mr_seg seg[3];
+		struct rnic_pkt_desc d;
+		uint8_t *frame, *dst;
+
+		if (m == NULL) {
+			p->stats.no_mbuf++;	/* the requester's timer asks again (duplicate READ) */
+			return V_DONE;
+		}
+		memset(&d, 0, sizeof(d));
+		if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->resp.dmac, &q->resp.dmac_known, &d)) {
+			rte_pktmbuf_free(m);
+			return V_DONE;
+		}
+		d.opcode = (uint8_t)(RNIC_TRANSPORT_RC | op);
+		d.dqpn = q->attr.dest_qp_num;
+		d.psn = rnic_psn_add(req->psn, i);
+		d.aeth.syndrome = RNIC_AETH_ACK;
+		d.aeth.msn = q->resp.msn;
+		d.payload_len = chunk;
+		frame_len = rnic_pkt_frame_len(&d);
+		frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame_len);
+		dst = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
+		d.payload = dst;
+		rnic_mr_translate(p->dev->mr_table, &p->resp_cache, req->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
+				  req->reth.va + off, chunk, seg, RTE_DIM(seg), &n);
+		for (uint32_t s = 0; s < n; s++) {
+			memcpy(dst, seg[s].addr, seg[s].len);
+			dst += seg[s].len;
+		}
+		rnic_pkt_build(&d, frame, frame_len);
+		rnic_tx_enqueue(p, &p->resp_tx, m);
+	}
+	return V_DONE;
+}
+
+static enum verdict
+do_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *req)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, n;
+	struct rnic_mr_seg seg;
+	struct rnic_pkt_desc d;
+	enum rnic_mr_status st;
+	uint64_t orig, *target;
+
+	if (!(q->attr.qp_access_flags & RNIC_ACCESS_REMOTE_ATOMIC))
+		return V_NAK_ACCESS;
+	st = rnic_mr_translate(p->dev->mr_table, &p->resp_cache, req->atomiceth.rkey, pdn,
+			       RNIC_MR_NEED_REMOTE_ATOMIC, req->atomiceth.va, 8, &seg, 1, &n);
+	if (st != RNIC_MR_OK)
+		return rnic_mr_status_to_nak(st) == RNIC_AETH_NAK_INVALID_REQUEST ? V_NAK_INVALID : V_NAK_ACCESS;
+	/* 8-byte aligned, so one page: the operation is atomic against the application's own atomics too. */
+	target = (uint64_t *)(void *)seg.addr;
+	if ((req->opcode & 0x1f) == RNIC_OP_COMPARE_SWAP) {
+		orig = req->atomiceth.compare;
+		__atomic_compare_exchange_n(target, &orig, req->atomiceth.swap_add, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(target, req->atomiceth.swap_add, __ATOMIC_SEQ_CST);
+	}
+	q->resp.msn = rnic_psn_add(q->resp.msn, 1);
+	memset(&d, 0, sizeof(d));
+	d.atomic_ack_orig = orig;
+	reply(p, qp, RNIC_OP_ATOMIC_ACKNOWLEDGE, req->psn, RNIC_AETH_ACK, &d);
+	return V_DONE;
+}
+
+static enum verdict
+execute(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rte_mbuf *m, const struct rnic_pkt_desc *d)
+{
+	const struct rnic_opcode_info *info = rnic_opcode_info(d->opcode);
+	uint8_t op = d->opcode & 0x1f;
+
+	if (op == RNIC_OP_RDMA_READ_REQUEST)
+		return do_read(p, qp, d);
+	if (op == RNIC_OP_COMPARE_SWAP || op == RNIC_OP_FETCH_ADD)
+		return do_atomic(p, qp, d);
+	if ((info->hdrs & RNIC_HDR_RETH) || op == RNIC_OP_RDMA_WRITE_MIDDLE || op == RNIC_OP_RDMA_WRITE_LAST ||
+	    op == RNIC_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE)
+		return do_write(p, qp, d);
+	return do_send(p, qp, m, d);
+}
+
+/* PSN check of RC and UC (IBA 9.7.5.1.1 / 9.7.6): 1 to execute, 0 when handled here. */
+static int
+check_psn(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *d)
+{
+	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
+	int32_t diff = rnic_psn_diff(d->psn, r->epsn);
+	uint8_t pos = rnic_opcode_info(d->opcode)->position;
+
+	if (qp->qp_type == RNIC_QPT_UC) {
+		if (diff != 0) {
+			/* A lost packet ends the message: drop until the next one starts. */
+			p->stats.out_of_sequence++;
+			r->in_send = r->in_write = 0;
+			r->resync = 1;
+			r->epsn = d->psn;
+		}
+		if (r->resync && pos != RNIC_POS_FIRST && pos != RNIC_POS_ONLY) {
+			r->epsn = rnic_psn_add(d->psn, 1);
+			return 0;
+		}
+		r->resync = 0;
+		return 1;
+	}
+	if (diff < 0) {
+		/* A duplicate: answered again, not executed again (READs are re-read: idempotent). */
+		p->stats.duplicates++;
+		if ((d->opcode & 0x1f) == RNIC_OP_RDMA_READ_REQUEST) {
+			do_read(p, qp, d);
+			return 0;
+		}
+		send_ack(p, qp, rnic_psn_add(r->epsn, 0xffffff), RNIC_AETH_ACK);
+		return 0;
+	}
+	if (diff > 0) {
+		/* A gap: one NAK per gap, then silence until the expected PSN arrives. */
+		p->stats.out_of_sequence++;
+		if (!r->nak_sent) {
+			send_ack(p, qp, r->epsn, RNIC_AETH_NAK_PSN_SEQ);
+			r->nak_sent = 1;
+			p->stats.naks_sent++;
+		}
+		return 0;
+	}
+	r->nak_sent = 0;
+	return 1;
+}
+
+static void
+handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
+{
+	struct rnic_pkt_desc d;
+	struct rnic_qp *qp;
+	struct rnic_qp_priv *q;
+	enum rnic_qp_state state;
+	enum verdict v;
+	uint32_t span;
+
+	rnic_pkt_parse_mbuf(m, &d, 0);
+	if (d.payload == NULL) {	/* chained mbufs: not produced by the ports softrnic sets up */
+		p->stats.rx_drops[RNIC_DROP_TRUNCATED]++;
+		return;
+	}
+	qp = rnic_qp_lookup(p->dev, d.dqpn);
+	state = qp != NULL ? __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) : RNIC_QPS_RESET;
+	if (state != RNIC_QPS_RTR && state != RNIC_QPS_RTS && state != RNIC_QPS_SQD) {
+		p->stats.no_qp++;	/* no such QP, or not ready to receive */
+		return;
+	}
+	q = rnic_qp_priv(qp);
+	if (!rnic_opcode_allowed(d.opcode, qp->qp_type)) {
+		p->stats.bad_requests++;
+		return;		/* an opcode of another transport: not this QP's packet (IBA 9.6.1.5) */
+	}
+	if (qp->qp_type == RNIC_QPT_UD) {
+		if (d.deth.qkey != q->attr.qkey) {
+			p->stats.qkey_violations++;
+			return;
+		}
+		do_send(p, qp, m, &d);
+		return;
+	}
+	if (!check_psn(p, qp, &d))
+		return;
+	v = execute(p, qp, m, &d);
+	if (qp->qp_type == RNIC_QPT_UC)
+		goto next_psn;
+	switch (v) {
+	case V_DONE:
+		if ((d.opcode & 0x1f) == RNIC_OP_RDMA_READ_REQUEST) {
+			span = RTE_MAX((d.reth.dma_len + rnic_mtu_bytes(q->attr.path_mtu) - 1) /
+				       rnic_mtu_bytes(q->attr.path_mtu), 1u);
+			q->resp.epsn = rnic_psn_add(d.psn, span);
+			return;
+		}
+		if (d.ack_req && (d.opcode & 0x1f) != RNIC_OP_COMPARE_SWAP && (d.opcode & 0x1f) != RNIC_OP_FETCH_ADD)
+			send_ack(p, qp, d.psn, RNIC_AETH_ACK);
+		break;
+	case V_RNR:
+		p->stats.rnr_naks_sent++;
+		send_ack(p, qp, d.psn, (uint8_t)RNIC_AETH_RNR(q->attr.min_rnr_timer));
+		return;		/* not executed: the requester sends it again */
+	case V_NAK_INVALID:
+	case V_NAK_ACCESS:
+		/* Class C/D errors (IBA 9.9.3): NAK, and the responder's QP goes to error. */
+		if (v == V_NAK_ACCESS)
+			p->stats.access_errors++;
+		else
+			p->stats.bad_requests++;
+		p->stats.naks_sent++;
+		send_ack(p, qp, d.psn, v == V_NAK_ACCESS ? RNIC_AETH_NAK_REMOTE_ACCESS :
+			 RNIC_AETH_NAK_INVALID_REQUEST);
+		rnic_qp_fail(qp);
+		rnic_qp_flush_rq(qp);
+		rnic_qp_notify_engine(qp);	/* the requester's lcore flushes the send queue */
+		return;
+	case V_DROP:
+		return;
+	}
+next_psn:
+	q->resp.epsn = rnic_psn_add(d.psn, 1);
+}
+
+unsigned int
+rnic_stage_responder(void *arg, unsigned int budget)
+{
+	struct rnic_pipeline *p = arg;
+	struct rte_mbuf *pkts[RNIC_BURST];
+	uint32_t slots[RNIC_BURST];
+	unsigned int n;
+
+	/* QPs the requester found in error: their receive queues are flushed here, where RQ WQEs complete. */
+	n = rte_ring_sc_dequeue_burst_elem(p->flush_ring, slots, sizeof(slots[0]), RNIC_BURST, NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slots[i]);
+
+		if (qp != NULL && __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == RNIC_QPS_ERR)
+			rnic_qp_flush_rq(qp);
+	}
+	n = rte_ring_sc_dequeue_burst_elem(p->request_ring, pkts, sizeof(pkts[0]),
+					   RTE_MIN(budget, (unsigned int)RNIC_BURST), NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		handle_request(p, pkts[i]);
+		rte_pktmbuf_free(pkts[i]);
+	}
+	rnic_tx_flush(p, &p->resp_tx);
+	return n;
+}
