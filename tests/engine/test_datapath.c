@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <rte_byteorder.h>
+#include <rte_common.h>
 
 #include "rnic.h"
 
@@ -308,12 +309,184 @@ test_rc_send(void **state)
 	destroy_pair(p);
 }
 
+static void
+test_rc_read(void **state)
+{
+	struct pair p = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	struct rnic_wc wc;
+
+	(void)state;
+	for (unsigned int i = 0; i < NB_SIZES; i++) {
+		uint32_t len = sizes_of(RNIC_MTU_1024, i);
+		struct rnic_sge sge = { (uintptr_t)A.buf + 4, len, A.mr->lkey };
+
+		fill(B.buf, len, 50 + i);
+		memset(A.buf, 0xee, len + 16);
+		post_send1(p.a, RNIC_WR_RDMA_READ, 300 + i, &sge, 1, (uintptr_t)B.buf, B.mr->rkey, 0);
+		wait_wc(A.cq, 1, &wc);
+		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+		assert_int_equal(wc.opcode, RNIC_WC_RDMA_READ);
+		assert_int_equal(wc.byte_len, len);
+		assert_memory_equal(A.buf + 4, B.buf, len);
+		assert_int_equal(A.buf[3], 0xee);
+		assert_int_equal(A.buf[4 + len], 0xee);
+	}
+	expect_no_wc(B.cq);
+	destroy_pair(p);
+}
+
+static void
+test_rc_atomics(void **state)
+{
+	struct pair p = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	uint64_t *target = (uint64_t *)(void *)(B.buf + 64), *result = (uint64_t *)(void *)A.buf;
+	struct rnic_sge sge = { (uintptr_t)result, 8, A.mr->lkey };
+	struct rnic_send_wr wr = { .sg_list = &sge, .num_sge = 1, .send_flags = RNIC_SEND_SIGNALED }, *bad;
+	struct rnic_wc wc;
+
+	(void)state;
+	*target = 1000;
+	wr.wr.atomic.remote_addr = (uintptr_t)target;
+	wr.wr.atomic.rkey = B.mr->rkey;
+	for (int i = 0; i < 10; i++) {
+		wr.opcode = RNIC_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.compare_add = 5;
+		assert_int_equal(rnic_post_send(p.a, &wr, &bad), 0);
+		wait_wc(A.cq, 1, &wc);
+		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+		assert_int_equal(wc.opcode, RNIC_WC_FETCH_ADD);
+		assert_int_equal(*result, 1000 + 5 * (uint64_t)i);
+	}
+	assert_int_equal(*target, 1050);
+	wr.opcode = RNIC_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.compare_add = 1049;	/* wrong: no swap */
+	wr.wr.atomic.swap = 7;
+	assert_int_equal(rnic_post_send(p.a, &wr, &bad), 0);
+	wait_wc(A.cq, 1, &wc);
+	assert_int_equal(wc.opcode, RNIC_WC_COMP_SWAP);
+	assert_int_equal(*result, 1050);
+	assert_int_equal(*target, 1050);
+	wr.wr.atomic.compare_add = 1050;	/* right: swapped */
+	assert_int_equal(rnic_post_send(p.a, &wr, &bad), 0);
+	wait_wc(A.cq, 1, &wc);
+	assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+	assert_int_equal(*result, 1050);
+	assert_int_equal(*target, 7);
+	destroy_pair(p);
+}
+
+/* SGE lists of 1, 2 and the maximum entries, gathered by the requester and scattered by the responder;
+ * inline sends; three WQEs chained behind one doorbell. */
+static void
+test_sge_lists_inline_chains(void **state)
+{
+	static const int counts[] = { 1, 2, MAX_SGE };
+	struct pair p = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	struct rnic_sge src[MAX_SGE], dst[MAX_SGE];
+	struct rnic_wc wc[4];
+
+	(void)state;
+	for (unsigned int c = 0; c < RTE_DIM(counts); c++) {
+		uint32_t total = 0;
+
+		/* Pieces of uneven lengths at scattered offsets; the receiver's list is cut differently. */
+		for (int i = 0; i < counts[c]; i++) {
+			uint32_t len = 100 + 37 * (uint32_t)i;
+
+			src[i] = (struct rnic_sge){ (uintptr_t)A.buf + 8192 * (uint32_t)i + 3, len, A.mr->lkey };
+			fill(A.buf + 8192 * i + 3, len, (uint32_t)(c * 100 + i));
+			total += len;
+		}
+		for (int i = 0; i < counts[c]; i++)
+			dst[i] = (struct rnic_sge){ (uintptr_t)B.buf + 8192 * (uint32_t)i + 5,
+						    total / (uint32_t)counts[c] + 1, B.mr->lkey };
+		post_recv1(p.b, 1, dst, counts[c]);
+		post_send1(p.a, RNIC_WR_SEND, 2, src, counts[c], 0, 0, 0);
+		wait_wc(A.cq, 1, wc);
+		wait_wc(B.cq, 1, wc);
+		assert_int_equal(wc[0].status, RNIC_WC_SUCCESS);
+		assert_int_equal(wc[0].byte_len, total);
+		/* Compare the gathered stream with the scattered one. */
+		uint8_t *sent = malloc(total), *got = malloc(total);
+		uint32_t off = 0;
+
+		for (int i = 0; i < counts[c]; i++) {
+			memcpy(sent + off, (void *)(uintptr_t)src[i].addr, src[i].length);
+			off += src[i].length;
+		}
+		off = 0;
+		for (int i = 0; i < counts[c] && off < total; i++) {
+			uint32_t n = RTE_MIN(dst[i].length, total - off);
+
+			memcpy(got + off, (void *)(uintptr_t)dst[i].addr, n);
+			off += n;
+		}
+		assert_memory_equal(sent, got, total);
+		free(sent);
+		free(got);
+
+		/* RDMA WRITE gathers the same list into one remote range. */
+		post_send1(p.a, RNIC_WR_RDMA_WRITE, 3, src, counts[c], (uintptr_t)B.buf + 300000, B.mr->rkey, 0);
+		wait_wc(A.cq, 1, wc);
+		assert_int_equal(wc[0].status, RNIC_WC_SUCCESS);
+		off = 0;
+		for (int i = 0; i < counts[c]; i++) {
+			assert_memory_equal(B.buf + 300000 + off, (void *)(uintptr_t)src[i].addr, src[i].length);
+			off += src[i].length;
+		}
+	}
+
+	/* Inline: the data is copied at post time, so the source may change right after. */
+	char msg[200];
+	struct rnic_sge in = { (uintptr_t)msg, sizeof(msg), 0 };
+	struct rnic_sge rcv = { (uintptr_t)B.buf, 4096, B.mr->lkey };
+
+	fill((uint8_t *)msg, sizeof(msg), 9);
+	post_recv1(p.b, 4, &rcv, 1);
+	post_send1(p.a, RNIC_WR_SEND, 5, &in, 1, 0, 0, RNIC_SEND_INLINE);
+	char copy[200];
+
+	memcpy(copy, msg, sizeof(msg));
+	memset(msg, 0, sizeof(msg));
+	wait_wc(B.cq, 1, wc);
+	assert_int_equal(wc[0].byte_len, sizeof(copy));
+	assert_memory_equal(B.buf, copy, sizeof(copy));
+	wait_wc(A.cq, 1, wc);
+
+	/* A chain of three WRs, one doorbell: all three done, in order. */
+	struct rnic_sge s1 = { (uintptr_t)A.buf, 64, A.mr->lkey };
+	struct rnic_send_wr chain[3], *bad;
+
+	memset(chain, 0, sizeof(chain));
+	for (int i = 0; i < 3; i++) {
+		chain[i].wr_id = 10 + (uint64_t)i;
+		chain[i].opcode = RNIC_WR_RDMA_WRITE;
+		chain[i].sg_list = &s1;
+		chain[i].num_sge = 1;
+		chain[i].send_flags = RNIC_SEND_SIGNALED;
+		chain[i].wr.rdma.remote_addr = (uintptr_t)B.buf + 500000 + 64 * (uint64_t)i;
+		chain[i].wr.rdma.rkey = B.mr->rkey;
+		chain[i].next = i < 2 ? &chain[i + 1] : NULL;
+	}
+	fill(A.buf, 64, 77);
+	assert_int_equal(rnic_post_send(p.a, chain, &bad), 0);
+	wait_wc(A.cq, 3, wc);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(wc[i].wr_id, 10 + (uint64_t)i);
+		assert_memory_equal(B.buf + 500000 + 64 * i, A.buf, 64);
+	}
+	destroy_pair(p);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rc_write),
 		cmocka_unit_test(test_rc_send),
+		cmocka_unit_test(test_rc_read),
+		cmocka_unit_test(test_rc_atomics),
+		cmocka_unit_test(test_sge_lists_inline_chains),
 	};
 
 	g_argc = argc;
