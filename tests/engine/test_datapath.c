@@ -478,6 +478,115 @@ test_sge_lists_inline_chains(void **state)
 	destroy_pair(p);
 }
 
+static void
+test_uc(void **state)
+{
+	struct pair p = make_pair(RNIC_QPT_UC, RNIC_MTU_512);
+	struct rnic_wc wc;
+
+	(void)state;
+	for (unsigned int i = 0; i < NB_SIZES; i++) {
+		uint32_t len = sizes_of(RNIC_MTU_512, i);
+		struct rnic_sge src = { (uintptr_t)A.buf, len, A.mr->lkey };
+		struct rnic_sge dst = { (uintptr_t)B.buf, len, B.mr->lkey };
+
+		/* SEND with immediate */
+		fill(A.buf, len, 200 + i);
+		post_recv1(p.b, 1, &dst, 1);
+		post_send1(p.a, RNIC_WR_SEND_WITH_IMM, 2, &src, 1, 0, 0, 0);
+		wait_wc(A.cq, 1, &wc);
+		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+		wait_wc(B.cq, 1, &wc);
+		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+		assert_int_equal(wc.byte_len, len);
+		assert_int_equal(wc.imm_data, rte_cpu_to_be_32(0x1234abcd));
+		assert_memory_equal(B.buf, A.buf, len);
+		/* WRITE with immediate: the data lands, and a receive completes with the length */
+		fill(A.buf, len, 300 + i);
+		post_recv1(p.b, 3, NULL, 0);
+		post_send1(p.a, RNIC_WR_RDMA_WRITE_WITH_IMM, 4, &src, 1, (uintptr_t)B.buf + 4096, B.mr->rkey, 0);
+		wait_wc(A.cq, 1, &wc);
+		assert_int_equal(wc.opcode, RNIC_WC_RDMA_WRITE);
+		wait_wc(B.cq, 1, &wc);
+		assert_int_equal(wc.opcode, RNIC_WC_RECV_RDMA_WITH_IMM);
+		assert_int_equal(wc.byte_len, len);
+		assert_memory_equal(B.buf + 4096, A.buf, len);
+	}
+	/* READ is not a UC operation: it completes with the "unsupported opcode" error. */
+	struct rnic_sge sge = { (uintptr_t)A.buf, 8, A.mr->lkey };
+
+	post_send1(p.a, RNIC_WR_RDMA_READ, 5, &sge, 1, (uintptr_t)B.buf, B.mr->rkey, 0);
+	wait_wc(A.cq, 1, &wc);
+	assert_int_equal(wc.status, RNIC_WC_LOC_QP_OP_ERR);
+	assert_int_equal(wc.wr_id, 5);
+	destroy_pair(p);
+}
+
+static void
+test_ud(void **state)
+{
+	struct pair p = { make_qp(&A, RNIC_QPT_UD), make_qp(&B, RNIC_QPT_UD) };
+	struct rnic_ah_attr av = { .is_global = 1, .port_num = 1, .grh = { .dgid = B.gid, .hop_limit = 64 } };
+	struct rnic_ah *ah;
+	struct rnic_wc wc;
+	uint32_t lens[] = { 0, 1, 1023, 1024 };
+
+	(void)state;
+	connect_qp(p.a, 0, &B.gid, RNIC_MTU_1024, 0);
+	connect_qp(p.b, 0, &A.gid, RNIC_MTU_1024, 0);
+	ah = rnic_create_ah(A.pd, &av);
+	assert_non_null(ah);
+	for (unsigned int i = 0; i < RTE_DIM(lens); i++) {
+		struct rnic_sge src = { (uintptr_t)A.buf, lens[i], A.mr->lkey };
+		struct rnic_sge dst = { (uintptr_t)B.buf, 40 + 4096, B.mr->lkey };
+		struct rnic_send_wr wr = { .wr_id = 9, .opcode = i & 1 ? RNIC_WR_SEND_WITH_IMM : RNIC_WR_SEND,
+					   .sg_list = &src, .num_sge = 1, .send_flags = RNIC_SEND_SIGNALED }, *bad;
+
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = p.b->qp_num;
+		wr.wr.ud.remote_qkey = 0x11111111;
+		wr.imm_data = rte_cpu_to_be_32(42);
+		fill(A.buf, lens[i], 400 + i);
+		memset(B.buf, 0xaa, 40 + lens[i] + 1);
+		post_recv1(p.b, 10 + i, &dst, 1);
+		assert_int_equal(rnic_post_send(p.a, &wr, &bad), 0);
+		wait_wc(A.cq, 1, &wc);
+		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+		wait_wc(B.cq, 1, &wc);
+		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+		/* libibverbs' convention: 40 bytes of GRH space first, counted in byte_len */
+		assert_int_equal(wc.byte_len, 40 + lens[i]);
+		assert_int_equal(wc.src_qp, p.a->qp_num);
+		assert_int_equal(wc.wc_flags & RNIC_WC_GRH, RNIC_WC_GRH);
+		assert_int_equal(!!(wc.wc_flags & RNIC_WC_WITH_IMM), i & 1);
+		/* IPv4: the IPv4 header sits in the GRH space's last 20 bytes */
+		assert_int_equal(B.buf[20] >> 4, 4);
+		assert_memory_equal(B.buf + 40, A.buf, lens[i]);
+		assert_int_equal(B.buf[40 + lens[i]], 0xaa);
+	}
+	/* A wrong Q_Key is dropped at the receiver; one larger than the MTU is a local length error. */
+	struct rnic_sge src = { (uintptr_t)A.buf, 16, A.mr->lkey };
+	struct rnic_sge dst = { (uintptr_t)B.buf, 4096, B.mr->lkey };
+	struct rnic_send_wr wr = { .wr_id = 20, .opcode = RNIC_WR_SEND, .sg_list = &src, .num_sge = 1,
+				   .send_flags = RNIC_SEND_SIGNALED }, *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = p.b->qp_num;
+	wr.wr.ud.remote_qkey = 0x22222222;
+	post_recv1(p.b, 21, &dst, 1);
+	assert_int_equal(rnic_post_send(p.a, &wr, &bad), 0);
+	wait_wc(A.cq, 1, &wc);
+	assert_int_equal(wc.status, RNIC_WC_SUCCESS);	/* UD: the sender cannot know */
+	expect_no_wc(B.cq);
+	src.length = 4097;	/* the port MTU is 4096 */
+	wr.wr.ud.remote_qkey = 0x11111111;
+	assert_int_equal(rnic_post_send(p.a, &wr, &bad), 0);
+	wait_wc(A.cq, 1, &wc);
+	assert_int_equal(wc.status, RNIC_WC_LOC_LEN_ERR);
+	assert_int_equal(rnic_destroy_ah(ah), 0);
+	destroy_pair(p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -487,6 +596,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_read),
 		cmocka_unit_test(test_rc_atomics),
 		cmocka_unit_test(test_sge_lists_inline_chains),
+		cmocka_unit_test(test_uc),
+		cmocka_unit_test(test_ud),
 	};
 
 	g_argc = argc;
