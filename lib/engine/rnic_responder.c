@@ -94,6 +94,18 @@ scatter(struct rnic_pipeline *p, const uint8_t *wqe, uint32_t pdn, uint32_t off,
 	return RNIC_MR_OK;
 }
 
+/* Bytes the receive WQE's scatter list holds. */
+static uint64_t
+rq_wqe_capacity(const uint8_t *wqe)
+{
+	const struct rnic_wqe_data *sge = (const void *)(wqe + sizeof(struct rnic_wqe_next));
+	uint64_t total = 0;
+
+	for (; sge->byte_count != 0 || sge->lkey != 0 || sge->addr != 0; sge++)
+		total += rte_be_to_cpu_32(sge->byte_count);
+	return total;
+}
+
 /* The GRH a UD receive buffer starts with: the IPv6 header, or for IPv4 the IPv4 header in its last 20
  * bytes (the convention of Linux RoCE). */
 static void
@@ -152,7 +164,10 @@ do_send(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rte_mbuf *m, c
 		return qp->qp_type == RNIC_QPT_RC ? V_RNR : V_DROP;	/* UC and UD drop without a receive WQE */
 	if (pos == RNIC_POS_FIRST || pos == RNIC_POS_ONLY)
 		r->recv_off = 0;
-	if (ud) {
+	/* Too long for the receive buffer: detected before a byte is placed (IBA 9.9.3.1.2 local length). */
+	if ((uint64_t)r->recv_off + (ud ? GRH_LEN : 0) + d->payload_len > rq_wqe_capacity(wqe))
+		st = RNIC_MR_OUT_OF_BOUNDS;
+	else if (ud) {
 		uint8_t grh[GRH_LEN];
 
 		make_grh(m, d, grh);

@@ -587,6 +587,94 @@ test_ud(void **state)
 	destroy_pair(p);
 }
 
+/* Run one RC operation that must fail: the requester's status, nothing written at the target. */
+static void
+expect_remote_error(enum rnic_wr_opcode op, struct rnic_mr *target_mr, uint64_t raddr, uint32_t len,
+		    enum rnic_wc_status expect, int post_receive)
+{
+	struct pair p = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	struct rnic_sge sge = { (uintptr_t)A.buf, len, A.mr->lkey };
+	struct rnic_send_wr wr = { .wr_id = 1, .opcode = op, .sg_list = &sge, .num_sge = 1,
+				   .send_flags = RNIC_SEND_SIGNALED }, *bad;
+	struct rnic_sge rsge = { (uintptr_t)B.buf, 16, B.mr->lkey };
+	struct rnic_wc wc[4];
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = target_mr->rkey;
+	if (op == RNIC_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = target_mr->rkey;
+		wr.wr.atomic.compare_add = 1;
+	}
+	fill(A.buf, len, 1);
+	memset(B.buf, 0x5a, 1 << 16);
+	if (post_receive)
+		post_recv1(p.b, 77, &rsge, 1);
+	assert_int_equal(rnic_post_send(p.a, &wr, &bad), 0);
+	wr.wr_id = 2;
+	assert_int_equal(rnic_post_send(p.a, &wr, &bad), 0);	/* behind it: flushed */
+	wait_wc(A.cq, 2, wc);
+	assert_int_equal(wc[0].wr_id, 1);
+	if (wc[0].status != expect)
+		fail_msg("status %s, expected %s", rnic_wc_status_str(wc[0].status), rnic_wc_status_str(expect));
+	assert_int_equal(wc[1].wr_id, 2);
+	assert_int_equal(wc[1].status, RNIC_WC_WR_FLUSH_ERR);
+	assert_int_equal(p.a->state, RNIC_QPS_ERR);
+	for (int i = 0; i < 1 << 16; i++)
+		if (B.buf[i] != 0x5a)
+			fail_msg("byte %d of the target was written", i);
+	if (post_receive) {
+		/* The responder's side: its receive completes in error (too small) */
+		wait_wc(B.cq, 1, wc);
+		assert_int_not_equal(wc[0].status, RNIC_WC_SUCCESS);
+	}
+	expect_no_wc(B.cq);
+	destroy_pair(p);
+}
+
+static void
+test_rc_errors(void **state)
+{
+	struct rnic_mr *local_only = rnic_reg_mr(B.pd, B.buf, 65536, RNIC_ACCESS_LOCAL_WRITE);
+	struct rnic_mr *no_read = rnic_reg_mr(B.pd, B.buf, 65536, RNIC_ACCESS_LOCAL_WRITE |
+					       RNIC_ACCESS_REMOTE_WRITE);
+	struct rnic_mr wrong = *B.mr;
+
+	(void)state;
+	wrong.rkey ^= 0x80;	/* a key byte that was never handed out */
+	expect_remote_error(RNIC_WR_RDMA_WRITE, &wrong, (uintptr_t)B.buf, 64, RNIC_WC_REM_ACCESS_ERR, 0);
+	expect_remote_error(RNIC_WR_RDMA_WRITE, B.mr, (uintptr_t)B.buf + BUF_SIZE - 32, 64,
+			    RNIC_WC_REM_ACCESS_ERR, 0);	/* out of bounds */
+	expect_remote_error(RNIC_WR_RDMA_WRITE, local_only, (uintptr_t)B.buf, 64, RNIC_WC_REM_ACCESS_ERR, 0);
+	expect_remote_error(RNIC_WR_RDMA_READ, no_read, (uintptr_t)B.buf, 64, RNIC_WC_REM_ACCESS_ERR, 0);
+	expect_remote_error(RNIC_WR_ATOMIC_FETCH_AND_ADD, B.mr, (uintptr_t)B.buf + 4, 8, RNIC_WC_REM_INV_REQ_ERR,
+			    0);	/* misaligned */
+	/* An empty receive queue: RNR NAK; with rnr_retry 0 the requester gives up at once. */
+	expect_remote_error(RNIC_WR_SEND, B.mr, 0, 64, RNIC_WC_RNR_RETRY_EXC_ERR, 0);
+	/* A receive buffer too small: a local length error there, an invalid request NAK here. */
+	expect_remote_error(RNIC_WR_SEND, B.mr, 0, 64, RNIC_WC_REM_INV_REQ_ERR, 1);
+	rnic_dereg_mr(local_only);
+	rnic_dereg_mr(no_read);
+
+	/* A bad local key fails before anything is sent. */
+	struct pair p = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	struct rnic_sge sge = { (uintptr_t)A.buf, 64, A.mr->lkey ^ 0x40 };
+	struct rnic_wc wc;
+
+	memset(B.buf, 0x5a, 64);
+	post_send1(p.a, RNIC_WR_RDMA_WRITE, 3, &sge, 1, (uintptr_t)B.buf, B.mr->rkey, 0);
+	wait_wc(A.cq, 1, &wc);
+	assert_int_equal(wc.status, RNIC_WC_LOC_PROT_ERR);
+	assert_int_equal(B.buf[0], 0x5a);
+	/* A QP not ready to send refuses the WR at post time. */
+	struct rnic_qp *idle = make_qp(&A, RNIC_QPT_RC);
+	struct rnic_send_wr wr = { .opcode = RNIC_WR_SEND, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	assert_int_equal(rnic_post_send(idle, &wr, &bad), EINVAL);
+	assert_int_equal(rnic_destroy_qp(idle), 0);
+	destroy_pair(p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -598,6 +686,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_sge_lists_inline_chains),
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_ud),
+		cmocka_unit_test(test_rc_errors),
 	};
 
 	g_argc = argc;
