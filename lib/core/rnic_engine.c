@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
+#include "rnic_capture.h"
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
 #include "rnic_port.h"
@@ -48,6 +49,7 @@ struct rnic_engine_args {
 	uint32_t mbufs;
 	struct rnic_limits lim;
 	const char *stages;			/* NULL: "two" with two worker lcores or more, else "one" */
+	const char *pcap;			/* capture every frame of every port to this pcapng file */
 };
 
 #define RNIC_MAX_NEIGHBORS 64
@@ -124,6 +126,7 @@ rnic_engine_usage(void *stream)
 		"                   completer=L,parser=L,responder=L (lcore ids; requester and completer share\n"
 		"                   one). Default: two with two worker lcores or more, else one\n"
 		"  --neigh IP,MAC   the MAC of a peer on another host (repeatable)\n"
+		"  --pcap FILE      capture what every port sends and receives to a pcapng file (slow)\n"
 		"  --max-qp N  --max-cq N  --max-cqe N  --max-mr N  --max-pd N\n"
 		"  --max-qp-wr N  --max-sge N  --max-inline N   device limits\n",
 		DEFAULT_MBUFS);
@@ -213,7 +216,7 @@ rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6])
 }
 
 enum {
-	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
+	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
 	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE,
 };
 
@@ -301,6 +304,7 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 		{ "mbufs", required_argument, NULL, OPT_MBUFS },
 		{ "stages", required_argument, NULL, OPT_STAGES },
 		{ "neigh", required_argument, NULL, OPT_NEIGH },
+		{ "pcap", required_argument, NULL, OPT_PCAP },
 		{ "max-qp", required_argument, NULL, OPT_MAX_QP },
 		{ "max-cq", required_argument, NULL, OPT_MAX_CQ },
 		{ "max-cqe", required_argument, NULL, OPT_MAX_CQE },
@@ -347,6 +351,9 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 			break;
 		case OPT_NEIGH:
 			ret = parse_neighbor(optarg);
+			break;
+		case OPT_PCAP:
+			args->pcap = optarg;
 			break;
 		case '?':
 			RNIC_LOG(ERR, "unknown or incomplete engine argument '%s'", argv[optind - 1]);
@@ -566,6 +573,7 @@ release_devices(void)
 		rnic_device_destroy(engine.device[i]);
 	}
 	engine.nb_devices = 0;
+	rnic_capture_stop();
 	for (unsigned int i = 0; i < engine.nb_started_ports; i++)
 		rnic_port_close(engine.started_port[i]);
 	engine.nb_started_ports = 0;
@@ -638,6 +646,9 @@ rnic_engine_init(int argc, char **argv)
 		ret = create_qsbr();
 	if (ret == 0)
 		ret = create_devices(&args);
+	if (ret == 0 && args.pcap != NULL)
+		ret = rnic_capture_start(args.pcap, engine.started_port, engine.nb_started_ports,
+					 (int)rte_socket_id());
 	if (ret == 0) {
 		engine.initialized = 1;	/* rnic_engine_add_stage needs it */
 		ret = create_pipelines(&args);

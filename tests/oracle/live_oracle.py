@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""Live traffic under the oracles: run the data-path test with the engine capturing every frame of both
+ports (--pcap), then check that every RoCEv2 frame of the run decodes in tshark as InfiniBand with an
+opcode, and carries the ICRC an independent implementation (zlib over the annex A17 pseudo-header; scapy's
+own BTH code for a sample of IPv4 frames) computes.
+
+  live_oracle.py DATAPATH_TEST WORKDIR
+Ends with 'N passed, N failed'.
+"""
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire_oracle import scapy_icrc_ok  # noqa: E402
+
+PASSED = FAILED = 0
+
+
+def check(cond, what):
+    global PASSED, FAILED
+    if cond:
+        PASSED += 1
+    else:
+        FAILED += 1
+        print(f"FAIL: {what}")
+
+
+def read_pcapng(path):
+    """Enhanced Packet Blocks of a little-endian pcapng file, as bytes."""
+    data = open(path, "rb").read()
+    off, frames = 0, []
+    while off + 12 <= len(data):
+        btype, blen = struct.unpack_from("<II", data, off)
+        if blen < 12 or off + blen > len(data):
+            raise ValueError(f"corrupt pcapng block at {off}")
+        if btype == 6:  # Enhanced Packet Block
+            caplen = struct.unpack_from("<I", data, off + 20)[0]
+            frames.append(data[off + 28:off + 28 + caplen])
+        off += blen
+    return frames
+
+
+def icrc_ok(frame):
+    """(roce, ok): whether the frame is RoCEv2, and whether its ICRC is right (zlib, annex A17)."""
+    l3 = 18 if frame[12:14] == b"\x81\x00" else 14
+    etype = frame[l3 - 2:l3]
+    if etype == b"\x08\x00":
+        ihl = (frame[l3] & 0xF) * 4
+        if frame[l3 + 9] != 17 or frame[l3 + ihl + 2:l3 + ihl + 4] != b"\x12\xb7":
+            return False, False
+        end = l3 + struct.unpack_from("!H", frame, l3 + 2)[0]
+        ip = bytearray(frame[l3:l3 + ihl])
+        ip[1] = 0xFF  # TOS
+        ip[8] = 0xFF  # TTL
+        ip[10:12] = b"\xff\xff"  # checksum
+        rest = l3 + ihl
+    elif etype == b"\x86\xdd":
+        if frame[l3 + 6] != 17 or frame[l3 + 42:l3 + 44] != b"\x12\xb7":
+            return False, False
+        end = l3 + 40 + struct.unpack_from("!H", frame, l3 + 4)[0]
+        ip = bytearray(frame[l3:l3 + 40])
+        ip[0:4] = b"\x6f\xff\xff\xff"
+        ip[7] = 0xFF
+        rest = l3 + 40
+    else:
+        return False, False
+    udp = bytearray(frame[rest:rest + 8])
+    udp[6:8] = b"\xff\xff"
+    bth = bytearray(frame[rest + 8:rest + 20])
+    bth[4] = 0xFF
+    crc = zlib.crc32(b"\xff" * 8 + bytes(ip) + bytes(udp) + bytes(bth) + frame[rest + 20:end - 4])
+    return True, struct.unpack_from("<I", frame, end - 4)[0] == crc
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    test, work = sys.argv[1:]
+    os.makedirs(work, exist_ok=True)
+    pcap = os.path.join(work, "live.pcapng")
+    run = subprocess.run([test, "--no-huge", "-m", "512", "--no-pci", "--no-shconf", "-l", "0,1",
+                          "--log-level=error", "--", "--pcap", pcap], capture_output=True, text=True, timeout=300)
+    check(run.returncode == 0, f"the data-path run failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+    frames = read_pcapng(pcap)
+    roce = [f for f in frames if icrc_ok(f)[0]]
+    check(len(roce) > 1000, f"only {len(roce)} RoCEv2 frames captured")
+    bad = [i for i, f in enumerate(roce) if not icrc_ok(f)[1]]
+    check(not bad, f"{len(bad)} frames with a wrong ICRC, first at RoCE frame {bad[:1]}")
+    sample = [f for f in roce if f[12:14] == b"\x08\x00"][:300]
+    check(all(scapy_icrc_ok(f)[0] for f in sample), "scapy disagrees with an ICRC")
+    out = subprocess.run(["tshark", "-r", pcap, "-d", "udp.port==4791,infiniband", "--disable-protocol", "rpcordma",
+                          "-Y", "udp.dstport==4791", "-T", "fields", "-e", "infiniband.bth.opcode",
+                          "-e", "infiniband.bth.destqp"], capture_output=True, text=True, check=True).stdout
+    rows = [line.split("\t") for line in out.splitlines()]
+    check(len(rows) == len(roce), f"tshark saw {len(rows)} RoCE frames, the capture holds {len(roce)}")
+    check(all(r[0] != "" and r[1] != "" for r in rows), "tshark decoded a frame without an opcode or QP")
+    ops = {int(r[0]) for r in rows if r[0]}
+    expect = {0, 1, 2, 4, 5, 6, 7, 8, 10, 12, 13, 14, 15, 16, 17, 18, 20, 19, 0x23, 0x2B, 0x64, 0x65}
+    check(expect <= ops, f"opcodes missing from the run: {sorted(expect - ops)}")
+    print(f"{len(roce)} RoCEv2 frames checked")
+    print(f"{PASSED} passed, {FAILED} failed")
+    return 0 if FAILED == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
