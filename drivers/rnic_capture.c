@@ -26,7 +26,7 @@ static struct {
 	rte_spinlock_t lock;		/* several lcores (RX, and each TX queue) write the one file */
 	unsigned int nb_ports;
 	uint16_t port[MAX_CAPTURE_PORTS];
-	const struct rte_eth_rxtx_callback *rx_cb[MAX_CAPTURE_PORTS];
+	const struct rte_eth_rxtx_callback *rx_cb[MAX_CAPTURE_PORTS][RNIC_PORT_RXQ];
 	const struct rte_eth_rxtx_callback *tx_cb[MAX_CAPTURE_PORTS][RNIC_PORT_TXQ];
 	uint64_t written;
 	uint64_t lost;
@@ -96,7 +96,8 @@ rnic_capture_start(const char *path, const uint16_t *ports, unsigned int nb_port
 	rte_spinlock_init(&cap.lock);
 	for (unsigned int i = 0; i < nb_ports; i++) {
 		cap.port[cap.nb_ports++] = ports[i];
-		cap.rx_cb[i] = rte_eth_add_rx_callback(ports[i], 0, rx_callback, NULL);
+		for (uint16_t q = 0; q < RNIC_PORT_RXQ; q++)
+			cap.rx_cb[i][q] = rte_eth_add_rx_callback(ports[i], q, rx_callback, NULL);
 		for (uint16_t q = 0; q < RNIC_PORT_TXQ; q++)
 			cap.tx_cb[i][q] = rte_eth_add_tx_callback(ports[i], q, tx_callback, NULL);
 	}
@@ -107,8 +108,9 @@ void
 rnic_capture_stop(void)
 {
 	for (unsigned int i = 0; i < cap.nb_ports; i++) {
-		if (cap.rx_cb[i] != NULL)
-			rte_eth_remove_rx_callback(cap.port[i], 0, cap.rx_cb[i]);
+		for (uint16_t q = 0; q < RNIC_PORT_RXQ; q++)
+			if (cap.rx_cb[i][q] != NULL)
+				rte_eth_remove_rx_callback(cap.port[i], q, cap.rx_cb[i][q]);
 		for (uint16_t q = 0; q < RNIC_PORT_TXQ; q++)
 			if (cap.tx_cb[i][q] != NULL)
 				rte_eth_remove_tx_callback(cap.port[i], q, cap.tx_cb[i][q]);

@@ -19,7 +19,7 @@ loopback_ring(const char *pair, const char *dir, int socket_id)
 	char name[RTE_RING_NAMESIZE];
 
 	snprintf(name, sizeof(name), "%s_%s", pair, dir);
-	/* Several TX queues (one per sending stage) feed one RX queue. */
+	/* Several TX queues (one per sending stage) feed it; the peer's RX queues all read it, from one lcore. */
 	return rte_ring_create(name, LOOPBACK_RING_SIZE, socket_id, RING_F_SC_DEQ);
 }
 
@@ -41,10 +41,10 @@ rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket
 	struct rte_ring *to_b[RNIC_PORT_TXQ] = { lb->ring[0], lb->ring[0] };
 	struct rte_ring *to_a[RNIC_PORT_TXQ] = { lb->ring[1], lb->ring[1] };
 
-	a = rte_eth_from_rings(port_name, &lb->ring[1], 1, to_b, RNIC_PORT_TXQ, numa);
+	a = rte_eth_from_rings(port_name, to_a, RNIC_PORT_RXQ, to_b, RNIC_PORT_TXQ, numa);
 	snprintf(port_name, sizeof(port_name), "%s_b", name);
 	if (a >= 0)
-		b = rte_eth_from_rings(port_name, &lb->ring[0], 1, to_a, RNIC_PORT_TXQ, numa);
+		b = rte_eth_from_rings(port_name, to_b, RNIC_PORT_RXQ, to_a, RNIC_PORT_TXQ, numa);
 	if (a < 0 || b < 0) {
 		RNIC_LOG(ERR, "loopback %s: cannot create ring ports: %s", name, rte_strerror(rte_errno));
 		if (a >= 0)
@@ -79,9 +79,9 @@ rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc)
 	int socket_id = rte_eth_dev_socket_id(port_id);
 	int ret;
 
-	ret = rte_eth_dev_configure(port_id, 1, RNIC_PORT_TXQ, &conf);
-	if (ret == 0)
-		ret = rte_eth_rx_queue_setup(port_id, 0, nb_desc, socket_id, NULL, mp);
+	ret = rte_eth_dev_configure(port_id, RNIC_PORT_RXQ, RNIC_PORT_TXQ, &conf);
+	for (uint16_t q = 0; ret == 0 && q < RNIC_PORT_RXQ; q++)
+		ret = rte_eth_rx_queue_setup(port_id, q, nb_desc, socket_id, NULL, mp);
 	for (uint16_t q = 0; ret == 0 && q < RNIC_PORT_TXQ; q++)
 		ret = rte_eth_tx_queue_setup(port_id, q, nb_desc, socket_id, NULL);
 	if (ret == 0)

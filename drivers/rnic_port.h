@@ -26,10 +26,12 @@ int rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int so
 /* Close both ports of the pair and free its rings. */
 void rnic_port_loopback_free(struct rnic_loopback *lb);
 
-/* TX queues per port: one for each stage that transmits (requester, responder). */
+/* TX queues per port: one for each stage that transmits (requester, responder). As many RX queues: a
+ * memif peer connects only when its TX rings match our RX rings (the parser polls them all). */
 #define RNIC_PORT_TXQ 2
+#define RNIC_PORT_RXQ RNIC_PORT_TXQ
 
-/* Configure one RX queue and RNIC_PORT_TXQ TX queues with mbufs from mp, and start. 0 or a negative errno. */
+/* Configure RNIC_PORT_RXQ RX and RNIC_PORT_TXQ TX queues with mbufs from mp, and start. 0 or a negative errno. */
 int rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc);
 
 /* Stop and close the port. */

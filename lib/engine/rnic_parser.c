@@ -6,6 +6,7 @@
 #include <rte_ethdev.h>
 
 #include "rnic_pipeline.h"
+#include "rnic_port.h"
 
 unsigned int
 rnic_stage_parser(void *arg, unsigned int budget)
@@ -15,7 +16,9 @@ rnic_stage_parser(void *arg, unsigned int budget)
 	unsigned int nreq = 0, nrsp = 0, done;
 	uint16_t n;
 
-	n = rte_eth_rx_burst(p->dev->port_id, 0, pkts, (uint16_t)RTE_MIN(budget, (unsigned int)RNIC_BURST));
+	/* The port's RX queues in turn, one per call. */
+	n = rte_eth_rx_burst(p->dev->port_id, p->rx_queue, pkts, (uint16_t)RTE_MIN(budget, (unsigned int)RNIC_BURST));
+	p->rx_queue = (uint16_t)((p->rx_queue + 1) % RNIC_PORT_RXQ);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rnic_pkt_desc d;
 		enum rnic_drop_reason why = rnic_pkt_parse_mbuf(pkts[i], &d, 1);

@@ -93,6 +93,7 @@ struct rnic_pipeline {
 	struct rnic_mr_cache resp_cache;
 	struct rnic_tx_buffer req_tx;
 	struct rnic_tx_buffer resp_tx;
+	uint16_t rx_queue;		/* the parser's next RX queue */
 	struct rnic_pipeline_stats stats;
 };
 

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# RC traffic between two softrnic processes, verified by rnic-pingpong:
+#   memif   two processes joined by net_memif (same host)
+#   veth    two network namespaces joined by a veth pair, each process on net_af_packet (the test creates
+#           and removes the namespaces; needs root: skipped, exit 77, without it)
+# Usage: two-processes.sh memif|veth PINGPONG
+set -u
+kind=$1
+pp=$2
+iters=8
+size=100000
+eal=(--no-huge -m 512 --no-pci --no-shconf -l 0,1 --log-level=error)
+tmp=$(mktemp -d)
+pids=()
+
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ "$kind" = veth ]; then
+		ip netns del rnic-test-a 2>/dev/null
+		ip netns del rnic-test-b 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+run_pair() {	# the server's command, "::", the client's command; $ready: a file to wait for first
+	local -a srv=() cli=()
+	while [ "$1" != "::" ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	timeout 60 "${srv[@]}" >"$tmp/server.log" 2>&1 &
+	pids+=($!)
+	local server=$!
+	# A memif client connects once, when its port starts: the server's socket must exist by then.
+	for _ in $(seq 1 100); do
+		[ -z "${ready:-}" ] || [ -e "$ready" ] && break
+		sleep 0.1
+	done
+	timeout 60 "${cli[@]}" >"$tmp/client.log" 2>&1
+	local client_rc=$?
+	wait "$server"
+	local server_rc=$?
+	cat "$tmp/server.log" "$tmp/client.log"
+	if [ $client_rc -ne 0 ] || [ $server_rc -ne 0 ]; then
+		echo "two-processes $kind: server exit $server_rc, client exit $client_rc"
+		return 1
+	fi
+	grep -q '"verified": true' "$tmp/client.log" && grep -q '"verified": true' "$tmp/server.log"
+}
+
+case "$kind" in
+memif)
+	sock="$tmp/memif.sock"
+	ready=$sock
+	port=$((20000 + RANDOM % 20000))
+	run_pair "$pp" "${eal[@]}" --file-prefix rnic-srv-$$ \
+		--vdev=net_memif0,role=server,socket=$sock,socket-abstract=no,mac=02:00:00:00:00:a1 -- --port net_memif0 \
+		--ip 10.99.0.1 --neigh 10.99.0.2,02:00:00:00:00:a2 --server $port --iters $iters --size $size :: \
+		"$pp" "${eal[@]}" --file-prefix rnic-cli-$$ \
+		--vdev=net_memif0,role=client,socket=$sock,socket-abstract=no,mac=02:00:00:00:00:a2 -- --port net_memif0 \
+		--ip 10.99.0.2 --neigh 10.99.0.1,02:00:00:00:00:a1 --client 127.0.0.1:$port --iters $iters --size $size
+	;;
+veth)
+	if [ "$(id -u)" -ne 0 ] || ! ip netns add rnic-test-a 2>/dev/null; then
+		echo "two-processes veth: needs root and network namespaces: skipped"
+		exit 77
+	fi
+	ip netns add rnic-test-b
+	ip link add rnic-va netns rnic-test-a type veth peer name rnic-vb netns rnic-test-b
+	for ns in a b; do
+		n=$([ $ns = a ] && echo 1 || echo 2)
+		ip netns exec rnic-test-$ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		ip -n rnic-test-$ns addr add 10.98.0.$n/24 dev rnic-v$ns
+		ip -n rnic-test-$ns link set rnic-v$ns up
+		ip -n rnic-test-$ns link set lo up
+	done
+	mac_a=$(ip -n rnic-test-a -br link show rnic-va | awk '{print $3}')
+	mac_b=$(ip -n rnic-test-b -br link show rnic-vb | awk '{print $3}')
+	# softrnic's own addresses (10.99.0.x) differ from the kernel's (10.98.0.x, for the TCP exchange),
+	# so the kernel never answers RoCE frames.
+	run_pair ip netns exec rnic-test-a "$pp" "${eal[@]}" --file-prefix rnic-a-$$ \
+		--vdev=net_af_packet0,iface=rnic-va,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1 \
+		--neigh 10.99.0.2,$mac_b --server 18515 --iters $iters --size $size :: \
+		ip netns exec rnic-test-b "$pp" "${eal[@]}" --file-prefix rnic-b-$$ \
+		--vdev=net_af_packet0,iface=rnic-vb,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.2 \
+		--neigh 10.99.0.1,$mac_a --client 10.98.0.1:18515 --iters $iters --size $size
+	;;
+*)
+	echo "usage: two-processes.sh memif|veth PINGPONG" >&2
+	exit 2
+	;;
+esac
