@@ -101,18 +101,24 @@ rnic_tx_flush(struct rnic_pipeline *p, struct rnic_tx_buffer *tx)
 	for (uint16_t i = 0; i < sent; i++)
 		p->stats.tx_bytes += tx->pkts[i]->pkt_len;
 	p->stats.tx_packets += sent;
-	/* A full port queue loses the frames, as a wire would; the transport recovers (or reports) them. */
-	for (uint16_t i = sent; i < tx->count; i++)
-		rte_pktmbuf_free(tx->pkts[i]);
-	p->stats.tx_dropped += tx->count - sent;
-	tx->count = 0;
+	/* A busy port keeps the rest for the next flush: back-pressure, not loss. */
+	memmove(tx->pkts, tx->pkts + sent, (size_t)(tx->count - sent) * sizeof(tx->pkts[0]));
+	tx->count = (uint16_t)(tx->count - sent);
 }
 
 void
 rnic_tx_enqueue(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rte_mbuf *m)
 {
+	if (tx->count == RNIC_TX_BUF) {
+		rnic_tx_flush(p, tx);
+		if (tx->count == RNIC_TX_BUF) {
+			rte_pktmbuf_free(m);
+			p->stats.tx_dropped++;
+			return;
+		}
+	}
 	tx->pkts[tx->count++] = m;
-	if (tx->count == RNIC_BURST)
+	if (tx->count >= RNIC_BURST)
 		rnic_tx_flush(p, tx);
 }
 

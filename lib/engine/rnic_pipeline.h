@@ -26,6 +26,8 @@
 #include "rnic_wire.h"
 
 #define RNIC_BURST 32
+#define RNIC_TX_BUF 256		/* frames a stage may hold back while the port's TX queue is full */
+#define RNIC_READ_FIFO 4096		/* QPs with READ responses to send (responder) */
 #define RNIC_PIPE_RING_SIZE 4096
 #define RNIC_TXQ_REQUESTER 0
 #define RNIC_TXQ_RESPONDER 1
@@ -51,12 +53,12 @@ enum rnic_stage_id {
 
 extern const char *const rnic_stage_names[RNIC_STAGE_MAX];
 
-/* Frames waiting to go out on one TX queue of the port. */
+/* Frames waiting to go out on one TX queue of the port; what the port does not take now stays here. */
 struct rnic_tx_buffer {
 	uint16_t port;
 	uint16_t queue;
 	uint16_t count;
-	struct rte_mbuf *pkts[RNIC_BURST];
+	struct rte_mbuf *pkts[RNIC_TX_BUF];
 };
 
 struct rnic_pipeline_stats {
@@ -94,6 +96,9 @@ struct rnic_pipeline {
 	struct rnic_tx_buffer req_tx;
 	struct rnic_tx_buffer resp_tx;
 	uint16_t rx_queue;		/* the parser's next RX queue */
+	uint32_t read_head;		/* QPs with READ responses to send, oldest first (responder) */
+	uint32_t read_tail;
+	uint32_t read_fifo[RNIC_READ_FIFO];
 	struct rnic_pipeline_stats stats;
 };
 
@@ -129,10 +134,17 @@ rnic_mtu_bytes(enum rnic_mtu mtu)
 	return 128u << mtu;
 }
 
-/* Queue a frame for TX; sends the burst when full. */
+/* Queue a frame for TX, sending a burst when RNIC_BURST are waiting. Callers check rnic_tx_room first: a
+ * frame that finds the buffer full is dropped (and counted). */
 void rnic_tx_enqueue(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rte_mbuf *m);
-/* Send what is buffered. */
+/* Hand what is buffered to the port; what it does not take stays buffered. */
 void rnic_tx_flush(struct rnic_pipeline *p, struct rnic_tx_buffer *tx);
+
+static inline unsigned int
+rnic_tx_room(const struct rnic_tx_buffer *tx)
+{
+	return RNIC_TX_BUF - tx->count;
+}
 
 /* The L2/L3/L4 fields of a frame from this device to the QP's peer (addresses, ports, hop limit). */
 int rnic_fill_route(const struct rnic_device *dev, const struct rnic_ah_attr *av, uint32_t qpn,

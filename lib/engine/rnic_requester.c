@@ -361,6 +361,11 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 		int busy = r->infl_tail != r->infl_head &&
 			   !r->infl[(r->infl_tail - 1) % RNIC_MAX_INFLIGHT].sent;
 
+		if (rnic_tx_room(&p->req_tx) == 0) {
+			rnic_tx_flush(p, &p->req_tx);
+			if (rnic_tx_room(&p->req_tx) == 0)
+				break;	/* the port is full: come back to this QP on the next round */
+		}
 		if (!busy && !start_wqe(p, qp)) {
 			*idle = 1;	/* nothing to start, or blocked until a response frees room */
 			break;

@@ -262,55 +262,116 @@ do_write(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc
 	return V_DONE;
 }
 
-/* RDMA READ: check, then answer with READ response packets straight from the registered memory. */
+/* Send the next READ response packet of the job; 0 when the pool has no mbuf (try again later). */
+static int
+send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_read_job *job)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), pdn = rnic_pd_priv(qp->pd)->pdn, n;
+	uint32_t npkts = RTE_MAX((job->len + pmtu - 1) / pmtu, 1u), i = job->off / pmtu;
+	uint32_t chunk = RTE_MIN(pmtu, job->len - job->off), frame_len;
+	uint8_t op = npkts == 1 ? RNIC_OP_RDMA_READ_RESPONSE_ONLY : i == 0 ? RNIC_OP_RDMA_READ_RESPONSE_FIRST :
+		     i + 1 == npkts ? RNIC_OP_RDMA_READ_RESPONSE_LAST : RNIC_OP_RDMA_READ_RESPONSE_MIDDLE;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	struct rnic_mr_seg seg[3];
+	struct rnic_pkt_desc d;
+	uint8_t *frame, *dst;
+
+	if (m == NULL) {
+		p->stats.no_mbuf++;
+		return 0;
+	}
+	memset(&d, 0, sizeof(d));
+	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->resp.dmac, &q->resp.dmac_known, &d) != 0 ||
+	    rnic_mr_translate(p->dev->mr_table, &p->resp_cache, job->rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
+			      job->va + job->off, chunk, seg, RTE_DIM(seg), &n) != RNIC_MR_OK) {
+		/* The region went away mid-READ: the requester's timer will ask again and get the NAK. */
+		rte_pktmbuf_free(m);
+		job->off = job->len;
+		return 1;
+	}
+	d.opcode = (uint8_t)(RNIC_TRANSPORT_RC | op);
+	d.dqpn = q->attr.dest_qp_num;
+	d.psn = rnic_psn_add(job->psn, i);
+	d.aeth.syndrome = RNIC_AETH_ACK;
+	d.aeth.msn = q->resp.msn;
+	d.payload_len = chunk;
+	frame_len = rnic_pkt_frame_len(&d);
+	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame_len);
+	/* Gather straight from the registered memory into the frame, then the headers around it. */
+	dst = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
+	d.payload = dst;
+	for (uint32_t s = 0; s < n; s++) {
+		memcpy(dst, seg[s].addr, seg[s].len);
+		dst += seg[s].len;
+	}
+	rnic_pkt_build(&d, frame, frame_len);
+	rnic_tx_enqueue(p, &p->resp_tx, m);
+	job->off += chunk;
+	if (job->len == 0)
+		job->off = 1;	/* the one empty response is out */
+	return 1;
+}
+
+/* Answer pending READs, oldest QP first, while the port has room. Returns the packets sent. */
+static unsigned int
+serve_reads(struct rnic_pipeline *p, unsigned int budget)
+{
+	unsigned int sent = 0;
+
+	while (sent < budget && p->read_head != p->read_tail) {
+		uint32_t slot = p->read_fifo[p->read_head % RNIC_READ_FIFO];
+		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot);
+		struct rnic_resp_ctx *r;
+
+		if (qp == NULL || __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == RNIC_QPS_ERR) {
+			if (qp != NULL)
+				rnic_qp_priv(qp)->resp.rd_queued = 0;
+			p->read_head++;
+			continue;
+		}
+		r = &rnic_qp_priv(qp)->resp;
+		while (sent < budget && r->rd_head != r->rd_tail && rnic_tx_room(&p->resp_tx) != 0) {
+			struct rnic_read_job *job = &r->rd[r->rd_head % RNIC_MAX_RD];
+
+			if (!send_read_response(p, qp, job))
+				return sent;
+			sent++;
+			if (job->off >= job->len && (job->len != 0 || job->off == 1))
+				r->rd_head++;
+		}
+		if (r->rd_head != r->rd_tail)
+			return sent;	/* the port is full or the budget spent: this QP goes on first next time */
+		r->rd_queued = 0;
+		p->read_head++;
+	}
+	return sent;
+}
+
+/* RDMA READ: check it, then queue it; the responses go out as the port takes them (serve_reads). */
 static enum verdict
 do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *req)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
-	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, pmtu = rnic_mtu_bytes(q->attr.path_mtu), n;
-	uint32_t len = req->reth.dma_len, npkts = RTE_MAX((len + pmtu - 1) / pmtu, 1u);
+	struct rnic_resp_ctx *r = &q->resp;
+	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, n;
 
 	if (!(q->attr.qp_access_flags & RNIC_ACCESS_REMOTE_READ) ||
 	    rnic_mr_translate(p->dev->mr_table, &p->resp_cache, req->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
-			      req->reth.va, len, NULL, 0, &n) != RNIC_MR_OK)
+			      req->reth.va, req->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK)
 		return V_NAK_ACCESS;
-	q->resp.msn = rnic_psn_add(q->resp.msn, 1);
-	for (uint32_t i = 0; i < npkts; i++) {
-		uint32_t off = i * pmtu, chunk = RTE_MIN(pmtu, len - off), frame_len;
-		uint8_t op = npkts == 1 ? RNIC_OP_RDMA_READ_RESPONSE_ONLY : i == 0 ? RNIC_OP_RDMA_READ_RESPONSE_FIRST :
-			     i + 1 == npkts ? RNIC_OP_RDMA_READ_RESPONSE_LAST : RNIC_OP_RDMA_READ_RESPONSE_MIDDLE;
-		struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
-		struct rnic_mr_seg seg[3];
-		struct rnic_pkt_desc d;
-		uint8_t *frame, *dst;
-
-		if (m == NULL) {
-			p->stats.no_mbuf++;	/* the requester's timer asks again (duplicate READ) */
-			return V_DONE;
-		}
-		memset(&d, 0, sizeof(d));
-		if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->resp.dmac, &q->resp.dmac_known, &d)) {
-			rte_pktmbuf_free(m);
-			return V_DONE;
-		}
-		d.opcode = (uint8_t)(RNIC_TRANSPORT_RC | op);
-		d.dqpn = q->attr.dest_qp_num;
-		d.psn = rnic_psn_add(req->psn, i);
-		d.aeth.syndrome = RNIC_AETH_ACK;
-		d.aeth.msn = q->resp.msn;
-		d.payload_len = chunk;
-		frame_len = rnic_pkt_frame_len(&d);
-		frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame_len);
-		dst = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
-		d.payload = dst;
-		rnic_mr_translate(p->dev->mr_table, &p->resp_cache, req->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
-				  req->reth.va + off, chunk, seg, RTE_DIM(seg), &n);
-		for (uint32_t s = 0; s < n; s++) {
-			memcpy(dst, seg[s].addr, seg[s].len);
-			dst += seg[s].len;
-		}
-		rnic_pkt_build(&d, frame, frame_len);
-		rnic_tx_enqueue(p, &p->resp_tx, m);
+	/* More READs outstanding than the responder resources agreed (max_dest_rd_atomic): invalid. */
+	if (r->rd_tail - r->rd_head == RTE_MIN((uint32_t)RNIC_MAX_RD, RTE_MAX(q->attr.max_dest_rd_atomic, 1u)) ||
+	    (!r->rd_queued && p->read_tail - p->read_head == RNIC_READ_FIFO))
+		return V_NAK_INVALID;
+	r->rd[r->rd_tail % RNIC_MAX_RD] = (struct rnic_read_job){
+		.va = req->reth.va, .rkey = req->reth.rkey, .len = req->reth.dma_len, .psn = req->psn,
+	};
+	r->rd_tail++;
+	r->msn = rnic_psn_add(r->msn, 1);
+	if (!r->rd_queued) {
+		p->read_fifo[p->read_tail++ % RNIC_READ_FIFO] = q->slot;
+		r->rd_queued = 1;
 	}
 	return V_DONE;
 }
@@ -501,12 +562,16 @@ rnic_stage_responder(void *arg, unsigned int budget)
 		if (qp != NULL && __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == RNIC_QPS_ERR)
 			rnic_qp_flush_rq(qp);
 	}
+	rnic_tx_flush(p, &p->resp_tx);
+	/* Each request may answer with a frame or two: take no more than the port has room for. */
 	n = rte_ring_sc_dequeue_burst_elem(p->request_ring, pkts, sizeof(pkts[0]),
-					   RTE_MIN(budget, (unsigned int)RNIC_BURST), NULL);
+					   RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST),
+						   rnic_tx_room(&p->resp_tx) / 2), NULL);
 	for (unsigned int i = 0; i < n; i++) {
 		handle_request(p, pkts[i]);
 		rte_pktmbuf_free(pkts[i]);
 	}
+	n += serve_reads(p, budget);
 	rnic_tx_flush(p, &p->resp_tx);
 	return n;
 }

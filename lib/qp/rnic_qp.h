@@ -51,6 +51,17 @@ struct rnic_req_ctx {
 	struct rnic_inflight infl[RNIC_MAX_INFLIGHT];
 };
 
+#define RNIC_MAX_RD 16			/* READ requests a responder keeps (max_dest_rd_atomic) */
+
+/* A READ the responder answers, packet by packet as the port has room (the seed's responder resource). */
+struct rnic_read_job {
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+	uint32_t off;			/* bytes answered so far */
+	uint32_t psn;			/* PSN of the request */
+};
+
 /* Responder fields of the QP context (seed §5: execution engine, RQ WQE manager, write address table). */
 struct rnic_resp_ctx {
 	uint32_t epsn;			/* expected PSN */
@@ -64,6 +75,10 @@ struct rnic_resp_ctx {
 	uint32_t write_rkey;
 	uint32_t write_left;
 	uint32_t write_len;		/* the RETH's DMA length (a WRITE with immediate completes with it) */
+	uint32_t rd_head;		/* READs accepted and not fully answered: rd[rd_head..rd_tail) */
+	uint32_t rd_tail;
+	uint8_t rd_queued;		/* the QP is in the pipeline's READ FIFO */
+	struct rnic_read_job rd[RNIC_MAX_RD];
 	uint8_t dmac[6];
 	uint8_t dmac_known;
 };

@@ -4,6 +4,7 @@
  * Run as: test_datapath <EAL args with a worker lcore> [-- engine args]
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -237,12 +238,13 @@ sizes_of(enum rnic_mtu mtu, unsigned int i)
 static void
 test_rc_write(void **state)
 {
-	struct pair p = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	(void)state;
+	for (enum rnic_mtu mtu = RNIC_MTU_256; mtu <= RNIC_MTU_4096; mtu++) {
+	struct pair p = make_pair(RNIC_QPT_RC, mtu);
 	struct rnic_wc wc;
 
-	(void)state;
 	for (unsigned int i = 0; i < NB_SIZES; i++) {
-		uint32_t len = sizes_of(RNIC_MTU_1024, i);
+		uint32_t len = sizes_of(mtu, i);
 		struct rnic_sge sge = { (uintptr_t)A.buf, len, A.mr->lkey };
 
 		fill(A.buf, len, i);
@@ -258,6 +260,7 @@ test_rc_write(void **state)
 	}
 	expect_no_wc(B.cq);	/* a plain WRITE consumes no receive */
 	destroy_pair(p);
+	}
 }
 
 static void
@@ -312,12 +315,13 @@ test_rc_send(void **state)
 static void
 test_rc_read(void **state)
 {
-	struct pair p = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	(void)state;
+	for (enum rnic_mtu mtu = RNIC_MTU_256; mtu <= RNIC_MTU_4096; mtu++) {
+	struct pair p = make_pair(RNIC_QPT_RC, mtu);
 	struct rnic_wc wc;
 
-	(void)state;
 	for (unsigned int i = 0; i < NB_SIZES; i++) {
-		uint32_t len = sizes_of(RNIC_MTU_1024, i);
+		uint32_t len = sizes_of(mtu, i);
 		struct rnic_sge sge = { (uintptr_t)A.buf + 4, len, A.mr->lkey };
 
 		fill(B.buf, len, 50 + i);
@@ -333,6 +337,7 @@ test_rc_read(void **state)
 	}
 	expect_no_wc(B.cq);
 	destroy_pair(p);
+	}
 }
 
 static void
@@ -559,8 +564,11 @@ test_ud(void **state)
 		assert_int_equal(wc.src_qp, p.a->qp_num);
 		assert_int_equal(wc.wc_flags & RNIC_WC_GRH, RNIC_WC_GRH);
 		assert_int_equal(!!(wc.wc_flags & RNIC_WC_WITH_IMM), i & 1);
-		/* IPv4: the IPv4 header sits in the GRH space's last 20 bytes */
-		assert_int_equal(B.buf[20] >> 4, 4);
+		/* IPv6: the GRH space holds the IPv6 header; IPv4: the IPv4 header sits in its last 20 bytes */
+		if (A.gid.raw[10] == 0xff && A.gid.raw[11] == 0xff)
+			assert_int_equal(B.buf[20] >> 4, 4);
+		else
+			assert_int_equal(B.buf[0] >> 4, 6);
 		assert_memory_equal(B.buf + 40, A.buf, lens[i]);
 		assert_int_equal(B.buf[40 + lens[i]], 0xaa);
 	}
@@ -675,6 +683,68 @@ test_rc_errors(void **state)
 	destroy_pair(p);
 }
 
+static void
+test_unsignaled_and_solicited(void **state)
+{
+	struct pair p = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	struct rnic_sge src = { (uintptr_t)A.buf, 256, A.mr->lkey };
+	struct rnic_sge dst = { (uintptr_t)B.buf, 4096, B.mr->lkey };
+	struct rnic_send_wr wr = { .opcode = RNIC_WR_RDMA_WRITE, .sg_list = &src, .num_sge = 1 }, *bad;
+	struct rnic_comp_channel *ch = rnic_create_comp_channel(B.ctx);
+	struct rnic_cq *rcq = rnic_create_cq(B.ctx, 64, (void *)0xb0, ch, 0);
+	struct rnic_wc wc;
+	struct rnic_cq *ev_cq;
+	void *ev_ctx;
+
+	(void)state;
+	/* Unsignaled WRITEs complete silently; the signaled one after them reports (and retires them). */
+	wr.wr.rdma.remote_addr = (uintptr_t)B.buf;
+	wr.wr.rdma.rkey = B.mr->rkey;
+	for (int i = 0; i < 200; i++) {
+		wr.wr_id = (uint64_t)i;
+		wr.send_flags = i == 199 ? RNIC_SEND_SIGNALED : 0;
+		assert_int_equal(rnic_post_send(p.a, &wr, &bad), 0);	/* 200 > 0: slots are retired */
+	}
+	wait_wc(A.cq, 1, &wc);
+	assert_int_equal(wc.wr_id, 199);
+	expect_no_wc(A.cq);
+	destroy_pair(p);
+
+	/* Solicited events: a CQ armed for solicited completions wakes on a SEND with the SE bit only. */
+	struct rnic_qp *qa = make_qp(&A, RNIC_QPT_RC);
+	struct rnic_qp_init_attr ia = { .send_cq = B.cq, .recv_cq = rcq, .qp_type = RNIC_QPT_RC,
+					.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+						 .max_recv_sge = 1 } };
+	struct rnic_qp *qb = rnic_create_qp(B.pd, &ia);
+
+	connect_qp(qa, qb->qp_num, &B.gid, RNIC_MTU_1024, 0);
+	connect_qp(qb, qa->qp_num, &A.gid, RNIC_MTU_1024, 0);
+	post_recv1(qb, 1, &dst, 1);
+	post_recv1(qb, 2, &dst, 1);
+	assert_int_equal(rnic_req_notify_cq(rcq, 1), 0);
+	post_send1(qa, RNIC_WR_SEND, 3, &src, 1, 0, 0, 0);	/* not solicited */
+	wait_wc(A.cq, 1, &wc);
+	wait_wc(rcq, 1, &wc);
+	assert_int_equal(wc.wr_id, 1);
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	assert_int_equal(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+	assert_int_equal(rnic_get_cq_event(ch, &ev_cq, &ev_ctx), -1);	/* no event */
+	post_send1(qa, RNIC_WR_SEND, 4, &src, 1, 0, 0, RNIC_SEND_SOLICITED);
+	wait_wc(A.cq, 1, &wc);
+	wait_wc(rcq, 1, &wc);
+	for (int i = 0; i < 1000 && rnic_get_cq_event(ch, &ev_cq, &ev_ctx) != 0; i++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	assert_ptr_equal(ev_cq, rcq);
+	assert_ptr_equal(ev_ctx, (void *)0xb0);
+	rnic_ack_cq_events(rcq, 1);
+	assert_int_equal(rnic_destroy_qp(qa), 0);
+	assert_int_equal(rnic_destroy_qp(qb), 0);
+	assert_int_equal(rnic_destroy_cq(rcq), 0);
+	assert_int_equal(rnic_destroy_comp_channel(ch), 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -687,6 +757,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_ud),
 		cmocka_unit_test(test_rc_errors),
+		cmocka_unit_test(test_unsignaled_and_solicited),
 	};
 
 	g_argc = argc;
