@@ -16,8 +16,12 @@ rnic_stage_parser(void *arg, unsigned int budget)
 	unsigned int nreq = 0, nrsp = 0, done;
 	uint16_t n;
 
+	/* Take no more frames than the next stages can queue: a busy responder holds frames back in the
+	 * port (and the port's peer holds them in its TX buffer) instead of losing them here. */
+	budget = RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST),
+			 RTE_MIN(rte_ring_free_count(p->request_ring), rte_ring_free_count(p->response_ring)));
 	/* The port's RX queues in turn, one per call. */
-	n = rte_eth_rx_burst(p->dev->port_id, p->rx_queue, pkts, (uint16_t)RTE_MIN(budget, (unsigned int)RNIC_BURST));
+	n = rte_eth_rx_burst(p->dev->port_id, p->rx_queue, pkts, (uint16_t)budget);
 	p->rx_queue = (uint16_t)((p->rx_queue + 1) % RNIC_PORT_RXQ);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rnic_pkt_desc d;
