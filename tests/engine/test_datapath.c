@@ -495,27 +495,39 @@ test_uc(void **state)
 		struct rnic_sge src = { (uintptr_t)A.buf, len, A.mr->lkey };
 		struct rnic_sge dst = { (uintptr_t)B.buf, len, B.mr->lkey };
 
-		/* SEND with immediate */
+		/* SEND, alternately with an immediate */
+		int imm = i & 1;
+
 		fill(A.buf, len, 200 + i);
 		post_recv1(p.b, 1, &dst, 1);
-		post_send1(p.a, RNIC_WR_SEND_WITH_IMM, 2, &src, 1, 0, 0, 0);
+		post_send1(p.a, imm ? RNIC_WR_SEND_WITH_IMM : RNIC_WR_SEND, 2, &src, 1, 0, 0, 0);
 		wait_wc(A.cq, 1, &wc);
 		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
 		wait_wc(B.cq, 1, &wc);
 		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
 		assert_int_equal(wc.byte_len, len);
-		assert_int_equal(wc.imm_data, rte_cpu_to_be_32(0x1234abcd));
+		assert_int_equal(!!(wc.wc_flags & RNIC_WC_WITH_IMM), imm);
+		if (imm)
+			assert_int_equal(wc.imm_data, rte_cpu_to_be_32(0x1234abcd));
 		assert_memory_equal(B.buf, A.buf, len);
+		/* plain WRITE: the data lands, no receive is consumed */
+		fill(A.buf, len, 250 + i);
+		post_send1(p.a, RNIC_WR_RDMA_WRITE, 6, &src, 1, (uintptr_t)B.buf + 8192, B.mr->rkey, 0);
+		wait_wc(A.cq, 1, &wc);
+		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+		expect_no_wc(B.cq);
+		assert_memory_equal(B.buf + 8192, A.buf, len);
 		/* WRITE with immediate: the data lands, and a receive completes with the length */
 		fill(A.buf, len, 300 + i);
 		post_recv1(p.b, 3, NULL, 0);
-		post_send1(p.a, RNIC_WR_RDMA_WRITE_WITH_IMM, 4, &src, 1, (uintptr_t)B.buf + 4096, B.mr->rkey, 0);
+		post_send1(p.a, RNIC_WR_RDMA_WRITE_WITH_IMM, 4, &src, 1, (uintptr_t)B.buf + (2u << 20) - len - 8,
+			   B.mr->rkey, 0);
 		wait_wc(A.cq, 1, &wc);
 		assert_int_equal(wc.opcode, RNIC_WC_RDMA_WRITE);
 		wait_wc(B.cq, 1, &wc);
 		assert_int_equal(wc.opcode, RNIC_WC_RECV_RDMA_WITH_IMM);
 		assert_int_equal(wc.byte_len, len);
-		assert_memory_equal(B.buf + 4096, A.buf, len);
+		assert_memory_equal(B.buf + (2u << 20) - len - 8, A.buf, len);
 	}
 	/* READ is not a UC operation: it completes with the "unsupported opcode" error. */
 	struct rnic_sge sge = { (uintptr_t)A.buf, 8, A.mr->lkey };
