@@ -97,7 +97,6 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), pdn = rnic_pd_priv(qp->pd)->pdn;
 	uint32_t off, len = d->payload_len;
 	struct rnic_send_wqe w;
-	const uint8_t *src = d->payload;
 	uint8_t pos = rnic_opcode_info(d->opcode)->position;
 
 	if (e == NULL || e->opcode != RNIC_WQE_OP_RDMA_READ || e->answered) {
@@ -110,27 +109,10 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 		return;
 	}
 	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w);
-	for (uint32_t i = 0; i < w.nb_sge && len != 0; i++) {
-		uint32_t sge_len = rte_be_to_cpu_32(w.sge[i].byte_count), piece, n;
-		struct rnic_mr_seg seg[3];
-
-		if (off >= sge_len) {
-			off -= sge_len;
-			continue;
-		}
-		piece = RTE_MIN(sge_len - off, len);
-		if (rnic_mr_translate(p->dev->mr_table, &p->req_cache, rte_be_to_cpu_32(w.sge[i].lkey), pdn,
-				      RNIC_MR_NEED_LOCAL_WRITE, rte_be_to_cpu_64(w.sge[i].addr) + off, piece, seg,
-				      RTE_DIM(seg), &n) != RNIC_MR_OK) {
-			nak(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
-			return;
-		}
-		for (uint32_t s = 0; s < n; s++) {
-			memcpy(seg[s].addr, src, seg[s].len);
-			src += seg[s].len;
-		}
-		len -= piece;
-		off = 0;
+	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, pdn, RNIC_MR_NEED_LOCAL_WRITE, off,
+			  (uint8_t *)(uintptr_t)d->payload, len, 1) != RNIC_MR_OK) {
+		nak(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
+		return;
 	}
 	e->received += d->payload_len;
 	/* A READ response acknowledges every request before the READ (implicit ACK). */
@@ -149,27 +131,19 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 	struct rnic_req_ctx *r = &q->req;
 	struct rnic_inflight *e = find_inflight(r, d->psn);
 	struct rnic_send_wqe w;
-	struct rnic_mr_seg seg[2];
-	uint32_t n;
+	uint8_t orig[8];
 
 	if (e == NULL || !rnic_wqe_op_is_atomic(e->opcode) || e->answered) {
 		p->stats.unexpected_responses++;
 		return;
 	}
 	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w);
-	if (rnic_mr_translate(p->dev->mr_table, &p->req_cache, rte_be_to_cpu_32(w.sge[0].lkey),
-			      rnic_pd_priv(qp->pd)->pdn, RNIC_MR_NEED_LOCAL_WRITE, rte_be_to_cpu_64(w.sge[0].addr),
-			      8, seg, RTE_DIM(seg), &n) != RNIC_MR_OK) {
+	/* The original value, in host order as the application reads it (as Linux rxe returns it). */
+	memcpy(orig, &d->atomic_ack_orig, sizeof(orig));
+	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, rnic_pd_priv(qp->pd)->pdn, RNIC_MR_NEED_LOCAL_WRITE,
+			  0, orig, sizeof(orig), 1) != RNIC_MR_OK) {
 		nak(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
 		return;
-	}
-	uint8_t orig[8];
-	const uint8_t *src = orig;
-
-	memcpy(orig, &d->atomic_ack_orig, sizeof(orig));	/* host order, as the application reads it */
-	for (uint32_t s = 0; s < n; s++) {
-		memcpy(seg[s].addr, src, seg[s].len);
-		src += seg[s].len;
 	}
 	e->answered = 1;
 	r->rd_atomic--;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_byteorder.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 
@@ -188,6 +189,40 @@ rnic_send_control(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rni
 	}
 	rnic_tx_enqueue(p, tx, m);
 	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* DataPack                                                                                                 */
+
+enum rnic_mr_status
+rnic_sge_copy(struct rnic_pipeline *p, struct rnic_mr_cache *cache, const struct rnic_wqe_data *sge,
+	      uint32_t nb_sge, uint32_t pdn, uint32_t need, uint32_t off, uint8_t *buf, uint32_t len, int to_sges)
+{
+	for (uint32_t i = 0; i < nb_sge && len != 0; i++) {
+		uint32_t sge_len = rte_be_to_cpu_32(sge[i].byte_count), piece, n;
+		struct rnic_mr_seg seg[3];	/* a piece is at most one MTU: three pages at the worst */
+		enum rnic_mr_status st;
+
+		if (off >= sge_len) {
+			off -= sge_len;
+			continue;
+		}
+		piece = RTE_MIN(sge_len - off, len);
+		st = rnic_mr_translate(p->dev->mr_table, cache, rte_be_to_cpu_32(sge[i].lkey), pdn, need,
+				       rte_be_to_cpu_64(sge[i].addr) + off, piece, seg, RTE_DIM(seg), &n);
+		if (st != RNIC_MR_OK)
+			return st;
+		for (uint32_t s = 0; s < n; s++) {
+			if (to_sges)
+				memcpy(seg[s].addr, buf, seg[s].len);
+			else
+				memcpy(buf, seg[s].addr, seg[s].len);
+			buf += seg[s].len;
+		}
+		len -= piece;
+		off = 0;
+	}
+	return len == 0 ? RNIC_MR_OK : RNIC_MR_OUT_OF_BOUNDS;
 }
 
 /* ------------------------------------------------------------------------------------------------------ */

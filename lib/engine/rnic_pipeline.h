@@ -24,6 +24,7 @@
 #include "rnic_qp.h"
 #include "rnic_sched.h"
 #include "rnic_wire.h"
+#include "rnic_wqe.h"
 
 #define RNIC_BURST 32
 #define RNIC_TX_BUF 256		/* frames a stage may hold back while the port's TX queue is full */
@@ -149,6 +150,15 @@ rnic_tx_room(const struct rnic_tx_buffer *tx)
 /* The L2/L3/L4 fields of a frame from this device to the QP's peer (addresses, ports, hop limit). */
 int rnic_fill_route(const struct rnic_device *dev, const struct rnic_ah_attr *av, uint32_t qpn,
 		    uint8_t dmac_cache[6], uint8_t *dmac_known, struct rnic_pkt_desc *d);
+
+/*
+ * The DataPack copy: move len bytes between buf and message offset off of an SGE list (the seed's gather
+ * and scatter), checking every piece's key, PD and rights on the way. to_sges: buf -> the list (scatter).
+ * RNIC_MR_OUT_OF_BOUNDS when the list holds fewer bytes than asked.
+ */
+enum rnic_mr_status rnic_sge_copy(struct rnic_pipeline *p, struct rnic_mr_cache *cache,
+				  const struct rnic_wqe_data *sge, uint32_t nb_sge, uint32_t pdn, uint32_t need,
+				  uint32_t off, uint8_t *buf, uint32_t len, int to_sges);
 
 /* Build a frame with no payload (ACK, NAK, READ request, atomics) and queue it. 0 or -ENOMEM. */
 int rnic_send_control(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rnic_pkt_desc *d);

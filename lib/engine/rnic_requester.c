@@ -41,7 +41,7 @@ rnic_stage_doorbell(void *arg, unsigned int budget)
 	return n;
 }
 
-/* Copy len bytes at message offset off of the WQE's gather list into dst; an RNIC_MR_* status. */
+/* Copy len bytes at message offset off of the WQE's payload (inline or gather list) into dst. */
 static enum rnic_mr_status
 gather(struct rnic_pipeline *p, const struct rnic_send_wqe *w, uint32_t pdn, uint32_t off, uint32_t len,
        uint8_t *dst)
@@ -50,29 +50,7 @@ gather(struct rnic_pipeline *p, const struct rnic_send_wqe *w, uint32_t pdn, uin
 		memcpy(dst, w->inline_data + off, len);
 		return RNIC_MR_OK;
 	}
-	for (uint32_t i = 0; i < w->nb_sge && len != 0; i++) {
-		uint32_t sge_len = rte_be_to_cpu_32(w->sge[i].byte_count), piece, n;
-		struct rnic_mr_seg seg[3];
-		enum rnic_mr_status st;
-
-		if (off >= sge_len) {
-			off -= sge_len;
-			continue;
-		}
-		piece = RTE_MIN(sge_len - off, len);
-		st = rnic_mr_translate(p->dev->mr_table, &p->req_cache, rte_be_to_cpu_32(w->sge[i].lkey), pdn,
-				       RNIC_MR_NEED_LOCAL_READ, rte_be_to_cpu_64(w->sge[i].addr) + off, piece, seg,
-				       RTE_DIM(seg), &n);
-		if (st != RNIC_MR_OK)
-			return st;
-		for (uint32_t s = 0; s < n; s++) {
-			memcpy(dst, seg[s].addr, seg[s].len);
-			dst += seg[s].len;
-		}
-		len -= piece;
-		off = 0;
-	}
-	return RNIC_MR_OK;
+	return rnic_sge_copy(p, &p->req_cache, w->sge, w->nb_sge, pdn, RNIC_MR_NEED_LOCAL_READ, off, dst, len, 0);
 }
 
 /* Check every SGE of a WQE before it starts (local keys, rights, bounds). */

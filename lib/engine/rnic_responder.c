@@ -59,51 +59,41 @@ current_rq_wqe(struct rnic_qp_priv *q)
 	return rnic_wq_slot(&q->rq, q->rq.done);
 }
 
-/* Write len bytes at message offset off of the receive WQE's scatter list; an RNIC_MR_* status, or
- * RNIC_MR_OUT_OF_BOUNDS when the list is too short (a local length error). */
+/* The scatter list of a receive WQE: the DataSegs up to the all-zero delimiter; returns their number. */
+static uint32_t
+rq_wqe_sges(const uint8_t *wqe, const struct rnic_wqe_data **first)
+{
+	const struct rnic_wqe_data *sge = (const void *)(wqe + sizeof(struct rnic_wqe_next));
+	uint32_t n = 0;
+
+	*first = sge;
+	while (sge[n].byte_count != 0 || sge[n].lkey != 0 || sge[n].addr != 0)
+		n++;
+	return n;
+}
+
+static uint64_t
+rq_wqe_capacity(const uint8_t *wqe)
+{
+	const struct rnic_wqe_data *sge;
+	uint32_t n = rq_wqe_sges(wqe, &sge);
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		total += rte_be_to_cpu_32(sge[i].byte_count);
+	return total;
+}
+
+/* Place len bytes at message offset off of the receive WQE's scatter list. */
 static enum rnic_mr_status
 scatter(struct rnic_pipeline *p, const uint8_t *wqe, uint32_t pdn, uint32_t off, const uint8_t *src,
 	uint32_t len)
 {
-	const struct rnic_wqe_data *sge = (const void *)(wqe + sizeof(struct rnic_wqe_next));
+	const struct rnic_wqe_data *sge;
+	uint32_t n = rq_wqe_sges(wqe, &sge);
 
-	for (; len != 0; sge++) {
-		uint32_t sge_len = rte_be_to_cpu_32(sge->byte_count), piece, n;
-		struct rnic_mr_seg seg[3];
-		enum rnic_mr_status st;
-
-		if (sge_len == 0 && sge->lkey == 0 && sge->addr == 0)
-			return RNIC_MR_OUT_OF_BOUNDS;	/* the delimiter: no room left */
-		if (off >= sge_len) {
-			off -= sge_len;
-			continue;
-		}
-		piece = RTE_MIN(sge_len - off, len);
-		st = rnic_mr_translate(p->dev->mr_table, &p->resp_cache, rte_be_to_cpu_32(sge->lkey), pdn,
-				       RNIC_MR_NEED_LOCAL_WRITE, rte_be_to_cpu_64(sge->addr) + off, piece, seg,
-				       RTE_DIM(seg), &n);
-		if (st != RNIC_MR_OK)
-			return st;
-		for (uint32_t s = 0; s < n; s++) {
-			memcpy(seg[s].addr, src, seg[s].len);
-			src += seg[s].len;
-		}
-		len -= piece;
-		off = 0;
-	}
-	return RNIC_MR_OK;
-}
-
-/* Bytes the receive WQE's scatter list holds. */
-static uint64_t
-rq_wqe_capacity(const uint8_t *wqe)
-{
-	const struct rnic_wqe_data *sge = (const void *)(wqe + sizeof(struct rnic_wqe_next));
-	uint64_t total = 0;
-
-	for (; sge->byte_count != 0 || sge->lkey != 0 || sge->addr != 0; sge++)
-		total += rte_be_to_cpu_32(sge->byte_count);
-	return total;
+	return rnic_sge_copy(p, &p->resp_cache, sge, n, pdn, RNIC_MR_NEED_LOCAL_WRITE, off,
+			     (uint8_t *)(uintptr_t)src, len, 1);
 }
 
 /* The GRH a UD receive buffer starts with: the IPv6 header, or for IPv4 the IPv4 header in its last 20

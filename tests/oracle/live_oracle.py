@@ -14,18 +14,8 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wire_oracle import scapy_icrc_ok  # noqa: E402
-
-PASSED = FAILED = 0
-
-
-def check(cond, what):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED += 1
-        print(f"FAIL: {what}")
+import wire_oracle  # noqa: E402
+from wire_oracle import check, scapy_icrc_ok  # noqa: E402
 
 
 def read_pcapng(path):
@@ -102,8 +92,8 @@ def main():
     expect = {0, 1, 2, 4, 5, 6, 7, 8, 10, 12, 13, 14, 15, 16, 17, 18, 20, 19, 0x23, 0x2B, 0x64, 0x65}
     check(expect <= ops, f"opcodes missing from the run: {sorted(expect - ops)}")
     print(f"{len(roce)} RoCEv2 frames checked")
-    print(f"{PASSED} passed, {FAILED} failed")
-    return 0 if FAILED == 0 else 1
+    print(f"{wire_oracle.PASSED} passed, {wire_oracle.FAILED} failed")
+    return 0 if wire_oracle.FAILED == 0 else 1
 
 
 if __name__ == "__main__":
