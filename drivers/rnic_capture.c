@@ -26,8 +26,9 @@ static struct {
 	rte_spinlock_t lock;		/* several lcores (RX, and each TX queue) write the one file */
 	unsigned int nb_ports;
 	uint16_t port[MAX_CAPTURE_PORTS];
-	const struct rte_eth_rxtx_callback *rx_cb[MAX_CAPTURE_PORTS][RNIC_PORT_RXQ];
-	const struct rte_eth_rxtx_callback *tx_cb[MAX_CAPTURE_PORTS][RNIC_PORT_TXQ];
+	uint16_t nb_queues;
+	const struct rte_eth_rxtx_callback *rx_cb[MAX_CAPTURE_PORTS][RNIC_PORT_MAX_QUEUES];
+	const struct rte_eth_rxtx_callback *tx_cb[MAX_CAPTURE_PORTS][RNIC_PORT_MAX_QUEUES];
 	uint64_t written;
 	uint64_t lost;
 } cap;
@@ -72,7 +73,8 @@ tx_callback(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, v
 }
 
 int
-rnic_capture_start(const char *path, const uint16_t *ports, unsigned int nb_ports, int socket_id)
+rnic_capture_start(const char *path, const uint16_t *ports, unsigned int nb_ports, uint16_t nb_queues,
+		   int socket_id)
 {
 	int fd;
 
@@ -94,11 +96,12 @@ rnic_capture_start(const char *path, const uint16_t *ports, unsigned int nb_port
 		return -ENOMEM;
 	}
 	rte_spinlock_init(&cap.lock);
+	cap.nb_queues = nb_queues;
 	for (unsigned int i = 0; i < nb_ports; i++) {
 		cap.port[cap.nb_ports++] = ports[i];
-		for (uint16_t q = 0; q < RNIC_PORT_RXQ; q++)
+		for (uint16_t q = 0; q < nb_queues; q++)
 			cap.rx_cb[i][q] = rte_eth_add_rx_callback(ports[i], q, rx_callback, NULL);
-		for (uint16_t q = 0; q < RNIC_PORT_TXQ; q++)
+		for (uint16_t q = 0; q < nb_queues; q++)
 			cap.tx_cb[i][q] = rte_eth_add_tx_callback(ports[i], q, tx_callback, NULL);
 	}
 	return 0;
@@ -108,10 +111,10 @@ void
 rnic_capture_stop(void)
 {
 	for (unsigned int i = 0; i < cap.nb_ports; i++) {
-		for (uint16_t q = 0; q < RNIC_PORT_RXQ; q++)
+		for (uint16_t q = 0; q < cap.nb_queues; q++)
 			if (cap.rx_cb[i][q] != NULL)
 				rte_eth_remove_rx_callback(cap.port[i], q, cap.rx_cb[i][q]);
-		for (uint16_t q = 0; q < RNIC_PORT_TXQ; q++)
+		for (uint16_t q = 0; q < cap.nb_queues; q++)
 			if (cap.tx_cb[i][q] != NULL)
 				rte_eth_remove_tx_callback(cap.port[i], q, cap.tx_cb[i][q]);
 	}

@@ -7,8 +7,9 @@
 
 #include <stdint.h>
 
-/* Start capturing on the ports (both directions) into path. 0 or a negative errno. */
-int rnic_capture_start(const char *path, const uint16_t *ports, unsigned int nb_ports, int socket_id);
+/* Start capturing on the ports' nb_queues RX and TX queues into path. 0 or a negative errno. */
+int rnic_capture_start(const char *path, const uint16_t *ports, unsigned int nb_ports, uint16_t nb_queues,
+		       int socket_id);
 
 /* Remove the callbacks and close the file (the engine's lcores must be stopped). */
 void rnic_capture_stop(void);

@@ -24,7 +24,7 @@ loopback_ring(const char *pair, const char *dir, int socket_id)
 }
 
 int
-rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id)
+rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id, uint16_t nb_queues)
 {
 	unsigned int numa = socket_id < 0 ? 0 : (unsigned int)socket_id;
 	char port_name[RTE_ETH_NAME_MAX_LEN];
@@ -38,13 +38,16 @@ rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket
 	}
 
 	snprintf(port_name, sizeof(port_name), "%s_a", name);
-	struct rte_ring *to_b[RNIC_PORT_TXQ] = { lb->ring[0], lb->ring[0] };
-	struct rte_ring *to_a[RNIC_PORT_TXQ] = { lb->ring[1], lb->ring[1] };
+	struct rte_ring *to_b[RNIC_PORT_MAX_QUEUES], *to_a[RNIC_PORT_MAX_QUEUES];
 
-	a = rte_eth_from_rings(port_name, to_a, RNIC_PORT_RXQ, to_b, RNIC_PORT_TXQ, numa);
+	for (uint16_t q = 0; q < nb_queues; q++) {
+		to_b[q] = lb->ring[0];
+		to_a[q] = lb->ring[1];
+	}
+	a = rte_eth_from_rings(port_name, to_a, nb_queues, to_b, nb_queues, numa);
 	snprintf(port_name, sizeof(port_name), "%s_b", name);
 	if (a >= 0)
-		b = rte_eth_from_rings(port_name, to_b, RNIC_PORT_RXQ, to_a, RNIC_PORT_TXQ, numa);
+		b = rte_eth_from_rings(port_name, to_b, nb_queues, to_a, nb_queues, numa);
 	if (a < 0 || b < 0) {
 		RNIC_LOG(ERR, "loopback %s: cannot create ring ports: %s", name, rte_strerror(rte_errno));
 		if (a >= 0)
@@ -73,16 +76,16 @@ rnic_port_loopback_free(struct rnic_loopback *lb)
 }
 
 int
-rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc)
+rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, uint16_t nb_queues)
 {
 	struct rte_eth_conf conf = { 0 };
 	int socket_id = rte_eth_dev_socket_id(port_id);
 	int ret;
 
-	ret = rte_eth_dev_configure(port_id, RNIC_PORT_RXQ, RNIC_PORT_TXQ, &conf);
-	for (uint16_t q = 0; ret == 0 && q < RNIC_PORT_RXQ; q++)
+	ret = rte_eth_dev_configure(port_id, nb_queues, nb_queues, &conf);
+	for (uint16_t q = 0; ret == 0 && q < nb_queues; q++)
 		ret = rte_eth_rx_queue_setup(port_id, q, nb_desc, socket_id, NULL, mp);
-	for (uint16_t q = 0; ret == 0 && q < RNIC_PORT_TXQ; q++)
+	for (uint16_t q = 0; ret == 0 && q < nb_queues; q++)
 		ret = rte_eth_tx_queue_setup(port_id, q, nb_desc, socket_id, NULL);
 	if (ret == 0)
 		ret = rte_eth_dev_start(port_id);

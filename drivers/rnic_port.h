@@ -21,18 +21,17 @@ struct rnic_loopback {
  * Create a loopback pair: what one port transmits the other receives. Needs no NIC, no root and no
  * hugepages. Returns 0, or a negative errno with nothing left allocated.
  */
-int rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id);
+int rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id, uint16_t nb_queues);
 
 /* Close both ports of the pair and free its rings. */
 void rnic_port_loopback_free(struct rnic_loopback *lb);
 
-/* TX queues per port: one for each stage that transmits (requester, responder). As many RX queues: a
- * memif peer connects only when its TX rings match our RX rings (the parser polls them all). */
-#define RNIC_PORT_TXQ 2
-#define RNIC_PORT_RXQ RNIC_PORT_TXQ
+/* Queues per port, at most: two TX queues per shard (its requester's and its responder's, so no two lcores
+ * share one), and as many RX queues: a memif peer connects only when its TX rings match our RX rings. */
+#define RNIC_PORT_MAX_QUEUES 16
 
-/* Configure RNIC_PORT_RXQ RX and RNIC_PORT_TXQ TX queues with mbufs from mp, and start. 0 or a negative errno. */
-int rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc);
+/* Configure nb_queues RX and nb_queues TX queues with mbufs from mp, and start. 0 or a negative errno. */
+int rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, uint16_t nb_queues);
 
 /* Stop and close the port. */
 void rnic_port_close(uint16_t port_id);

@@ -22,6 +22,7 @@ extern int rnic_logtype;
 #define RNIC_DEV_NAME_MAX 32
 #define RNIC_GID_TBL_LEN 4
 #define RNIC_MAX_DEVICES 8
+#define RNIC_MAX_SHARDS 8	/* lcores per stage: QPs are spread over them by QPN */
 
 struct rnic_mr_table;
 struct rnic_cq_table;
@@ -69,7 +70,9 @@ struct rnic_device {
 	struct rnic_mr_table *mr_table;
 	struct rnic_cq_table *cq_table;
 	struct rnic_qp_table *qp_table;
-	struct rnic_pipeline *pipeline;	/* the engine's stages for this device */
+	/* The engine's stages for this device: one pipeline per shard; QP n belongs to shard n % nb_shards. */
+	struct rnic_pipeline *pipeline[RNIC_MAX_SHARDS];
+	uint16_t nb_shards;
 
 	/* 64-bit SQ doorbells (rnic_wqe.h), multi-producer (post_send callers), single consumer (engine). */
 	struct rte_ring *doorbell_ring;

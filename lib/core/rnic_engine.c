@@ -124,7 +124,9 @@ rnic_engine_usage(void *stream)
 		"                   (doorbell, requester, completer | parser, responder), split (doorbell |\n"
 		"                   requester, completer | parser | responder), or doorbell=L,requester=L,\n"
 		"                   completer=L,parser=L,responder=L (lcore ids; requester and completer share\n"
-		"                   one). Default: two with two worker lcores or more, else one\n"
+		"                   one). L+L+... gives a stage several lcores: QPs are sharded by QPN over\n"
+		"                   them (requester, completer and responder, as many each). Default: two\n"
+		"                   with two worker lcores or more, else one\n"
 		"  --neigh IP,MAC   the MAC of a peer on another host (repeatable)\n"
 		"  --pcap FILE      capture what every port sends and receives to a pcapng file (slow)\n"
 		"  --max-qp N  --max-cq N  --max-cqe N  --max-mr N  --max-pd N\n"
@@ -370,12 +372,12 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 }
 
 static int
-resolve_ports(struct rnic_engine_args *args, uint16_t *port_id)
+resolve_ports(struct rnic_engine_args *args, uint16_t *port_id, uint16_t nb_queues)
 {
 	int ret;
 
 	if (args->nb_ports == 0) {
-		ret = rnic_port_loopback_create(&engine.loopback, "rnic_lb", (int)rte_socket_id());
+		ret = rnic_port_loopback_create(&engine.loopback, "rnic_lb", (int)rte_socket_id(), nb_queues);
 		if (ret < 0)
 			return ret;
 		engine.have_loopback = 1;
@@ -395,14 +397,14 @@ resolve_ports(struct rnic_engine_args *args, uint16_t *port_id)
 }
 
 static int
-create_devices(struct rnic_engine_args *args)
+create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 {
 	uint16_t port_id[RNIC_MAX_DEVICES];
 	struct rnic_device_conf conf;
 	char pool_name[RTE_MEMPOOL_NAMESIZE];
 	int ret;
 
-	ret = resolve_ports(args, port_id);
+	ret = resolve_ports(args, port_id, nb_queues);
 	if (ret < 0)
 		return ret;
 	for (unsigned int i = 0; i < args->nb_ports; i++) {
@@ -417,7 +419,7 @@ create_devices(struct rnic_engine_args *args)
 				 port_id[i], args->mbufs, rte_strerror(rte_errno));
 			return -ENOMEM;
 		}
-		ret = rnic_port_start(port_id[i], engine.pool[i], DEFAULT_PORT_DESC);
+		ret = rnic_port_start(port_id[i], engine.pool[i], DEFAULT_PORT_DESC, nb_queues);
 		if (ret < 0)
 			return ret;
 		engine.started_port[engine.nb_started_ports++] = port_id[i];
@@ -458,9 +460,16 @@ worker(unsigned int n)
 	return RTE_MAX_LCORE;
 }
 
-/* Read a stage map into lcore ids per stage. */
+/* Where each stage runs: per stage, one lcore per shard (the doorbell and parser stages: one lcore). */
+struct stage_map {
+	uint16_t nb_shards;		/* 0: no data path (no worker lcore) */
+	unsigned int nb[RNIC_STAGE_MAX];
+	unsigned int lcore[RNIC_STAGE_MAX][RNIC_MAX_SHARDS];
+};
+
+/* Read a stage map: a preset, or stage=L[+L...] items. */
 static int
-parse_stage_map(const char *map, unsigned int lcore[RNIC_STAGE_MAX])
+parse_stage_map(const char *map, struct stage_map *m)
 {
 	static const struct {
 		const char *name;
@@ -472,44 +481,89 @@ parse_stage_map(const char *map, unsigned int lcore[RNIC_STAGE_MAX])
 	};
 	char buf[256], *save;
 
+	memset(m, 0, sizeof(*m));
 	for (unsigned int i = 0; i < RTE_DIM(presets); i++) {
 		if (strcmp(map, presets[i].name) != 0)
 			continue;
-		for (int st = 0; st < RNIC_STAGE_MAX; st++)
-			lcore[st] = worker(presets[i].worker[st]);
+		for (int st = 0; st < RNIC_STAGE_MAX; st++) {
+			m->nb[st] = 1;
+			m->lcore[st][0] = worker(presets[i].worker[st]);
+		}
 		return 0;
 	}
-	for (int st = 0; st < RNIC_STAGE_MAX; st++)
-		lcore[st] = RTE_MAX_LCORE;
 	snprintf(buf, sizeof(buf), "%s", map);
 	for (char *item = strtok_r(buf, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(item, '=');
+		char *eq = strchr(item, '='), *lsave;
 		int st;
 
 		for (st = 0; eq != NULL && st < RNIC_STAGE_MAX; st++)
 			if ((size_t)(eq - item) == strlen(rnic_stage_names[st]) &&
 			    strncmp(item, rnic_stage_names[st], (size_t)(eq - item)) == 0)
 				break;
-		if (eq == NULL || st == RNIC_STAGE_MAX || parse_u32("stages", eq + 1, 0, RTE_MAX_LCORE - 1,
-								     &lcore[st]) != 0)
+		if (eq == NULL || st == RNIC_STAGE_MAX || m->nb[st] != 0)
 			return -EINVAL;
+		for (char *l = strtok_r(eq + 1, "+", &lsave); l != NULL; l = strtok_r(NULL, "+", &lsave)) {
+			if (m->nb[st] == RNIC_MAX_SHARDS ||
+			    parse_u32("stages", l, 0, RTE_MAX_LCORE - 1, &m->lcore[st][m->nb[st]]) != 0)
+				return -EINVAL;
+			m->nb[st]++;
+		}
 	}
 	return 0;
 }
 
 static int
-check_stage_map(const char *map, const unsigned int lcore[RNIC_STAGE_MAX])
+check_stage_map(const char *map, struct stage_map *m)
 {
 	for (int st = 0; st < RNIC_STAGE_MAX; st++) {
-		if (lcore[st] >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore[st]) ||
-		    lcore[st] == rte_get_main_lcore()) {
-			RNIC_LOG(ERR, "--stages %s: stage %s needs a worker lcore of this EAL (-l)", map,
-				 rnic_stage_names[st]);
+		if (m->nb[st] == 0) {
+			RNIC_LOG(ERR, "--stages %s: no lcore for stage %s", map, rnic_stage_names[st]);
 			return -EINVAL;
 		}
+		for (unsigned int k = 0; k < m->nb[st]; k++) {
+			unsigned int l = m->lcore[st][k];
+
+			if (l >= RTE_MAX_LCORE || !rte_lcore_is_enabled(l) || l == rte_get_main_lcore()) {
+				RNIC_LOG(ERR, "--stages %s: stage %s needs worker lcores of this EAL (-l)", map,
+					 rnic_stage_names[st]);
+				return -EINVAL;
+			}
+		}
 	}
-	if (lcore[RNIC_STAGE_REQUESTER] != lcore[RNIC_STAGE_COMPLETER]) {
-		RNIC_LOG(ERR, "--stages %s: the requester and the completer share QP state: give them one lcore", map);
+	if (m->nb[RNIC_STAGE_DOORBELL] != 1 || m->nb[RNIC_STAGE_PARSER] != 1) {
+		RNIC_LOG(ERR, "--stages %s: the doorbell and parser stages serve a whole device: one lcore each", map);
+		return -EINVAL;
+	}
+	m->nb_shards = (uint16_t)m->nb[RNIC_STAGE_REQUESTER];
+	if (m->nb[RNIC_STAGE_COMPLETER] != m->nb_shards || m->nb[RNIC_STAGE_RESPONDER] != m->nb_shards ||
+	    memcmp(m->lcore[RNIC_STAGE_REQUESTER], m->lcore[RNIC_STAGE_COMPLETER],
+		   sizeof(m->lcore[0][0]) * m->nb_shards) != 0) {
+		RNIC_LOG(ERR, "--stages %s: one shard = a requester and its completer on one lcore, and a "
+			 "responder: give the three stages as many lcores", map);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The stage map of the arguments; no data path (nb_shards 0) without worker lcores. */
+static int
+stage_map_of(const struct rnic_engine_args *args, struct stage_map *m)
+{
+	const char *map = args->stages;
+
+	memset(m, 0, sizeof(*m));
+	if (rte_lcore_count() < 2) {
+		if (map != NULL) {
+			RNIC_LOG(ERR, "--stages %s: no worker lcores (EAL -l with two lcores or more)", map);
+			return -EINVAL;
+		}
+		RNIC_LOG(INFO, "no worker lcore: control path only, the data path does not run");
+		return 0;
+	}
+	if (map == NULL)
+		map = rte_lcore_count() > 2 ? "two" : "one";
+	if (parse_stage_map(map, m) != 0 || check_stage_map(map, m) != 0) {
+		RNIC_LOG(ERR, "--stages %s: not a stage map (rnic_engine_usage)", map);
 		return -EINVAL;
 	}
 	return 0;
@@ -523,53 +577,39 @@ static unsigned int (*const stage_poll[RNIC_STAGE_MAX])(void *, unsigned int) = 
 	[RNIC_STAGE_COMPLETER] = rnic_stage_completer,
 };
 
-/* Create each device's pipeline and map its stages. Without worker lcores there is no data path. */
+/* Create each device's pipelines (one per shard) and map their stages to the lcores. */
 static int
-create_pipelines(const struct rnic_engine_args *args)
+create_pipelines(const struct stage_map *m)
 {
-	unsigned int lcore[RNIC_STAGE_MAX];
-	const char *map = args->stages;
-	int ret;
+	int ret = 0;
 
-	if (rte_lcore_count() < 2) {
-		if (map != NULL) {
-			RNIC_LOG(ERR, "--stages %s: no worker lcores (EAL -l with two lcores or more)", map);
-			return -EINVAL;
-		}
-		RNIC_LOG(INFO, "no worker lcore: control path only, the data path does not run");
-		return 0;
-	}
-	if (map == NULL)
-		map = rte_lcore_count() > 2 ? "two" : "one";
-	if (parse_stage_map(map, lcore) != 0 || check_stage_map(map, lcore) != 0) {
-		RNIC_LOG(ERR, "--stages %s: not a stage map (rnic_engine_usage)", map);
-		return -EINVAL;
-	}
-	for (int i = 0; i < engine.nb_devices; i++) {
+	for (int i = 0; i < engine.nb_devices && ret == 0; i++) {
 		struct rnic_device *dev = engine.device[i];
 
-		ret = rnic_pipeline_create(dev, engine.pool[i], &dev->pipeline);
-		for (int st = 0; ret == 0 && st < RNIC_STAGE_MAX; st++) {
-			struct rnic_stage stage = {
-				.name = rnic_stage_names[st],
-				.poll = stage_poll[st],
-				.arg = dev->pipeline,
-			};
+		dev->nb_shards = m->nb_shards;
+		for (uint16_t k = 0; k < m->nb_shards && ret == 0; k++)
+			ret = rnic_pipeline_create(dev, engine.pool[i], k, &dev->pipeline[k]);
+		for (int st = 0; st < RNIC_STAGE_MAX && ret == 0; st++) {
+			for (unsigned int k = 0; k < m->nb[st] && ret == 0; k++) {
+				struct rnic_stage stage = {
+					.name = rnic_stage_names[st],
+					.poll = stage_poll[st],
+					.arg = dev->pipeline[k],
+				};
 
-			ret = rnic_engine_add_stage(lcore[st], &stage);
+				ret = rnic_engine_add_stage(m->lcore[st][k], &stage);
+			}
 		}
-		if (ret < 0)
-			return ret;
 	}
-	return 0;
+	return ret;
 }
 
 static void
 release_devices(void)
 {
 	for (int i = engine.nb_devices - 1; i >= 0; i--) {
-		rnic_pipeline_free(engine.device[i]->pipeline);
-		engine.device[i]->pipeline = NULL;
+		for (uint16_t k = 0; k < engine.device[i]->nb_shards; k++)
+			rnic_pipeline_free(engine.device[i]->pipeline[k]);
 		rnic_device_destroy(engine.device[i]);
 	}
 	engine.nb_devices = 0;
@@ -625,6 +665,8 @@ rnic_engine_init(int argc, char **argv)
 	static char config_words[MAX_CONFIG_BYTES + 1];
 	char *eargv[MAX_CONFIG_ARGS + 1];
 	struct rnic_engine_args args;
+	struct stage_map map;
+	uint16_t nb_queues;
 	int consumed, eargc = 0, ret;
 
 	if (engine.initialized) {
@@ -643,15 +685,19 @@ rnic_engine_init(int argc, char **argv)
 	if (ret == 0)
 		ret = parse_engine_args(eargc, eargv, &args);
 	if (ret == 0)
+		ret = stage_map_of(&args, &map);
+	/* Two queues per shard and direction: the shard's requester and responder each transmit on their own. */
+	nb_queues = (uint16_t)(2 * RTE_MAX(map.nb_shards, (uint16_t)1));
+	if (ret == 0)
 		ret = create_qsbr();
 	if (ret == 0)
-		ret = create_devices(&args);
+		ret = create_devices(&args, nb_queues);
 	if (ret == 0 && args.pcap != NULL)
-		ret = rnic_capture_start(args.pcap, engine.started_port, engine.nb_started_ports,
+		ret = rnic_capture_start(args.pcap, engine.started_port, engine.nb_started_ports, nb_queues,
 					 (int)rte_socket_id());
 	if (ret == 0) {
 		engine.initialized = 1;	/* rnic_engine_add_stage needs it */
-		ret = create_pipelines(&args);
+		ret = create_pipelines(&map);
 		engine.initialized = ret == 0;
 	}
 	if (ret < 0) {

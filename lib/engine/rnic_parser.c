@@ -6,23 +6,43 @@
 #include <rte_ethdev.h>
 
 #include "rnic_pipeline.h"
-#include "rnic_port.h"
+
+/* Queue the frames for their shards' stage; what a full ring refuses is counted and freed. */
+static void
+route(struct rnic_pipeline *p, struct rte_mbuf **pkts, const uint32_t *qpn, unsigned int n, int requests)
+{
+	struct rnic_device *dev = p->dev;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct rnic_pipeline *s = rnic_shard_of(dev, qpn[i]);
+
+		if (rte_ring_sp_enqueue_elem(requests ? s->request_ring : s->response_ring, &pkts[i],
+					     sizeof(pkts[i])) != 0) {
+			p->stats.ring_full++;
+			rte_pktmbuf_free(pkts[i]);
+		}
+	}
+}
 
 unsigned int
 rnic_stage_parser(void *arg, unsigned int budget)
 {
 	struct rnic_pipeline *p = arg;
+	struct rnic_device *dev = p->dev;
 	struct rte_mbuf *pkts[RNIC_BURST], *req[RNIC_BURST], *rsp[RNIC_BURST];
-	unsigned int nreq = 0, nrsp = 0, done;
+	uint32_t req_qpn[RNIC_BURST], rsp_qpn[RNIC_BURST];
+	unsigned int nreq = 0, nrsp = 0;
 	uint16_t n;
 
 	/* Take no more frames than the next stages can queue: a busy responder holds frames back in the
 	 * port (and the port's peer holds them in its TX buffer) instead of losing them here. */
-	budget = RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST),
-			 RTE_MIN(rte_ring_free_count(p->request_ring), rte_ring_free_count(p->response_ring)));
+	budget = RTE_MIN(budget, (unsigned int)RNIC_BURST);
+	for (uint16_t s = 0; s < dev->nb_shards; s++)
+		budget = RTE_MIN(budget, RTE_MIN(rte_ring_free_count(dev->pipeline[s]->request_ring),
+						 rte_ring_free_count(dev->pipeline[s]->response_ring)));
 	/* The port's RX queues in turn, one per call. */
-	n = rte_eth_rx_burst(p->dev->port_id, p->rx_queue, pkts, (uint16_t)budget);
-	p->rx_queue = (uint16_t)((p->rx_queue + 1) % RNIC_PORT_RXQ);
+	n = rte_eth_rx_burst(dev->port_id, p->rx_queue, pkts, (uint16_t)budget);
+	p->rx_queue = (uint16_t)((p->rx_queue + 1) % (2 * dev->nb_shards));
 	for (uint16_t i = 0; i < n; i++) {
 		struct rnic_pkt_desc d;
 		enum rnic_drop_reason why = rnic_pkt_parse_mbuf(pkts[i], &d, 1);
@@ -37,18 +57,14 @@ rnic_stage_parser(void *arg, unsigned int budget)
 			p->stats.cnp_received++;
 			rte_pktmbuf_free(pkts[i]);
 		} else if (rnic_opcode_info(d.opcode)->is_request) {
+			req_qpn[nreq] = d.dqpn;
 			req[nreq++] = pkts[i];
 		} else {
+			rsp_qpn[nrsp] = d.dqpn;
 			rsp[nrsp++] = pkts[i];
 		}
 	}
-	done = rte_ring_sp_enqueue_burst_elem(p->request_ring, req, sizeof(req[0]), nreq, NULL);
-	for (unsigned int i = done; i < nreq; i++)
-		rte_pktmbuf_free(req[i]);
-	p->stats.ring_full += nreq - done;
-	done = rte_ring_sp_enqueue_burst_elem(p->response_ring, rsp, sizeof(rsp[0]), nrsp, NULL);
-	for (unsigned int i = done; i < nrsp; i++)
-		rte_pktmbuf_free(rsp[i]);
-	p->stats.ring_full += nrsp - done;
+	route(p, req, req_qpn, nreq, 1);
+	route(p, rsp, rsp_qpn, nrsp, 0);
 	return n;
 }

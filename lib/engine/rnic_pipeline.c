@@ -22,18 +22,18 @@ const char *const rnic_stage_names[RNIC_STAGE_MAX] = {
 };
 
 static struct rte_ring *
-pipe_ring(const struct rnic_device *dev, const char *what, uint32_t esize)
+pipe_ring(const struct rnic_device *dev, uint16_t shard, const char *what, uint32_t esize)
 {
 	char name[RTE_RING_NAMESIZE];
 
-	snprintf(name, sizeof(name), "rnic_%s_%.12s", what, dev->name);
+	snprintf(name, sizeof(name), "rnic_%s%u_%.12s", what, shard, dev->name);
 	/* One producer stage and one consumer stage per ring. */
 	return rte_ring_create_elem(name, esize, RNIC_PIPE_RING_SIZE, dev->socket_id,
 				    RING_F_SP_ENQ | RING_F_SC_DEQ);
 }
 
 int
-rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, struct rnic_pipeline **out)
+rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t shard, struct rnic_pipeline **out)
 {
 	struct rnic_pipeline *p;
 
@@ -42,10 +42,11 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, struct r
 		return -ENOMEM;
 	p->dev = dev;
 	p->pool = pool;
-	p->slot_ring = pipe_ring(dev, "slot", sizeof(uint32_t));
-	p->request_ring = pipe_ring(dev, "req", sizeof(struct rte_mbuf *));
-	p->response_ring = pipe_ring(dev, "rsp", sizeof(struct rte_mbuf *));
-	p->flush_ring = pipe_ring(dev, "flush", sizeof(uint32_t));
+	p->shard = shard;
+	p->slot_ring = pipe_ring(dev, shard, "slot", sizeof(uint32_t));
+	p->request_ring = pipe_ring(dev, shard, "req", sizeof(struct rte_mbuf *));
+	p->response_ring = pipe_ring(dev, shard, "rsp", sizeof(struct rte_mbuf *));
+	p->flush_ring = pipe_ring(dev, shard, "flush", sizeof(uint32_t));
 	if (p->slot_ring == NULL || p->request_ring == NULL || p->response_ring == NULL || p->flush_ring == NULL ||
 	    rnic_sched_init(&p->sched, rnic_qp_table_slots(dev), dev->socket_id) != 0) {
 		RNIC_LOG(ERR, "%s: cannot create the pipeline: %s", dev->name, rte_strerror(rte_errno));
@@ -54,8 +55,8 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, struct r
 	}
 	rnic_mr_cache_init(&p->req_cache);
 	rnic_mr_cache_init(&p->resp_cache);
-	p->req_tx = (struct rnic_tx_buffer){ .port = dev->port_id, .queue = RNIC_TXQ_REQUESTER };
-	p->resp_tx = (struct rnic_tx_buffer){ .port = dev->port_id, .queue = RNIC_TXQ_RESPONDER };
+	p->req_tx = (struct rnic_tx_buffer){ .port = dev->port_id, .queue = (uint16_t)(2 * shard) };
+	p->resp_tx = (struct rnic_tx_buffer){ .port = dev->port_id, .queue = (uint16_t)(2 * shard + 1) };
 	*out = p;
 	return 0;
 }

@@ -9,7 +9,9 @@
  *                                      -> response ring -> [completer: requester receive control, CQEs]
  *
  * The requester and the completer share a QP's requester context, so they run on the same lcore; the
- * responder owns the responder context. Every QP's state thus has exactly one owner and no lock.
+ * responder owns the responder context. With several lcores per stage the device has one pipeline per
+ * shard and QP n belongs to shard n % nb_shards: the doorbell and parser stages (one per device) route to
+ * the shard's rings. Every QP's state thus has exactly one owner and no lock.
  */
 #ifndef RNIC_PIPELINE_H
 #define RNIC_PIPELINE_H
@@ -30,9 +32,6 @@
 #define RNIC_TX_BUF 256		/* frames a stage may hold back while the port's TX queue is full */
 #define RNIC_READ_FIFO 4096		/* QPs with READ responses to send (responder) */
 #define RNIC_PIPE_RING_SIZE 4096
-#define RNIC_TXQ_REQUESTER 0
-#define RNIC_TXQ_RESPONDER 1
-#define RNIC_NB_TXQ 2
 
 /* AETH syndromes (IBA 9.7.5.1) */
 #define RNIC_AETH_ACK 0x1f		/* ACK, credits not used (invalid credit count) */
@@ -86,6 +85,7 @@ struct rnic_pipeline_stats {
 
 struct rnic_pipeline {
 	struct rnic_device *dev;
+	uint16_t shard;			/* this pipeline's shard; its TX queues are 2 * shard and 2 * shard + 1 */
 	struct rte_mempool *pool;
 	struct rte_ring *slot_ring;	/* doorbell -> requester: QP slots with new WQEs */
 	struct rte_ring *request_ring;	/* parser -> responder: request frames */
@@ -103,10 +103,19 @@ struct rnic_pipeline {
 	struct rnic_pipeline_stats stats;
 };
 
-int rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, struct rnic_pipeline **out);
+int rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t shard,
+			 struct rnic_pipeline **out);
+
+/* The pipeline (shard) that owns the QP with this number. */
+static inline struct rnic_pipeline *
+rnic_shard_of(const struct rnic_device *dev, uint32_t qpn)
+{
+	return dev->pipeline[qpn % dev->nb_shards];
+}
 void rnic_pipeline_free(struct rnic_pipeline *p);
 
-/* The stages: each does up to budget units of work and returns how many it did. */
+/* The stages: each does up to budget units of work and returns how many it did. The doorbell and parser
+ * stages serve the whole device (give them shard 0's pipeline); the others serve their shard. */
 unsigned int rnic_stage_doorbell(void *pipeline, unsigned int budget);
 unsigned int rnic_stage_requester(void *pipeline, unsigned int budget);
 unsigned int rnic_stage_parser(void *pipeline, unsigned int budget);

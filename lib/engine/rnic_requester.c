@@ -16,27 +16,27 @@ unsigned int
 rnic_stage_doorbell(void *arg, unsigned int budget)
 {
 	struct rnic_pipeline *p = arg;
+	struct rnic_device *dev = p->dev;
 	uint64_t db[RNIC_BURST];
-	uint32_t slots[RNIC_BURST];
-	unsigned int n, k = 0;
+	unsigned int n, room = RNIC_BURST;
 
-	/* Take no more doorbells than the requester can be told about: a doorbell is never dropped. */
-	n = RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST), rte_ring_free_count(p->slot_ring));
-	n = rte_ring_sc_dequeue_burst_elem(p->dev->doorbell_ring, db, sizeof(db[0]), n, NULL);
+	/* Take no more doorbells than every shard's requester can be told about: none is ever dropped. */
+	for (uint16_t s = 0; s < dev->nb_shards; s++)
+		room = RTE_MIN(room, rte_ring_free_count(dev->pipeline[s]->slot_ring));
+	n = rte_ring_sc_dequeue_burst_elem(dev->doorbell_ring, db, sizeof(db[0]), RTE_MIN(budget, room), NULL);
 	for (unsigned int i = 0; i < n; i++) {
 		struct rnic_doorbell d;
 		struct rnic_qp *qp;
 
 		rnic_doorbell_parse(db[i], &d);
-		qp = rnic_qp_lookup(p->dev, d.qpn);
+		qp = rnic_qp_lookup(dev, d.qpn);
 		if (qp == NULL) {
 			p->stats.no_qp++;	/* destroyed since it rang */
 			continue;
 		}
-		slots[k++] = rnic_qp_priv(qp)->slot;
+		rte_ring_sp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->slot_ring, &rnic_qp_priv(qp)->slot,
+					 sizeof(uint32_t));
 	}
-	if (k > 0)
-		rte_ring_sp_enqueue_bulk_elem(p->slot_ring, slots, sizeof(slots[0]), k, NULL);
 	p->stats.doorbells += n;
 	return n;
 }

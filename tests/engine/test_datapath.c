@@ -757,6 +757,41 @@ test_unsignaled_and_solicited(void **state)
 	assert_int_equal(rnic_destroy_comp_channel(ch), 0);
 }
 
+/* Many QPs at once (over every shard when the stages have several lcores), each with its own data. */
+static void
+test_many_qps(void **state)
+{
+	enum { NQP = 24, LEN = 20000 };
+	struct pair p[NQP];
+	struct rnic_wc wc[2 * NQP];
+
+	(void)state;
+	for (int i = 0; i < NQP; i++)
+		p[i] = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	fill(A.buf, NQP * LEN, 600);
+	memset(B.buf, 0, 2 * NQP * LEN);
+	for (int i = 0; i < NQP; i++) {
+		struct rnic_sge dst = { (uintptr_t)B.buf + (NQP + i) * LEN, LEN, B.mr->lkey };
+		struct rnic_sge src = { (uintptr_t)A.buf + i * LEN, LEN, A.mr->lkey };
+
+		post_recv1(p[i].b, (uint64_t)i, &dst, 1);
+		post_send1(p[i].a, RNIC_WR_RDMA_WRITE, (uint64_t)i, &src, 1, (uintptr_t)B.buf + i * LEN, B.mr->rkey, 0);
+		post_send1(p[i].a, RNIC_WR_SEND, 100 + (uint64_t)i, &src, 1, 0, 0, 0);
+	}
+	wait_wc(A.cq, 2 * NQP, wc);
+	for (int i = 0; i < 2 * NQP; i++)
+		assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+	wait_wc(B.cq, NQP, wc);
+	for (int i = 0; i < NQP; i++) {
+		assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+		assert_int_equal(wc[i].byte_len, LEN);
+	}
+	assert_memory_equal(B.buf, A.buf, NQP * LEN);			/* the WRITEs */
+	assert_memory_equal(B.buf + NQP * LEN, A.buf, NQP * LEN);	/* the SENDs */
+	for (int i = 0; i < NQP; i++)
+		destroy_pair(p[i]);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -770,6 +805,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ud),
 		cmocka_unit_test(test_rc_errors),
 		cmocka_unit_test(test_unsignaled_and_solicited),
+		cmocka_unit_test(test_many_qps),
 	};
 
 	g_argc = argc;
