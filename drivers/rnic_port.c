@@ -2,8 +2,13 @@
  * Port glue: ethdev bring-up for the ports softrnic devices use.
  */
 #include <errno.h>
+#include <ifaddrs.h>
 #include <stdio.h>
+#include <string.h>
+#include <net/if.h>
+#include <netinet/in.h>
 
+#include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_eth_ring.h>
 #include <rte_ring.h>
@@ -92,6 +97,57 @@ rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, uint
 	if (ret < 0)
 		RNIC_LOG(ERR, "port %u: cannot start: %s", port_id, rte_strerror(-ret));
 	return ret;
+}
+
+/* The value of iface= in a device's arguments, into name. */
+static int
+port_interface(uint16_t port_id, char *name, size_t size)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+	const char *p;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.device == NULL)
+		return -ENOENT;
+	da = rte_dev_devargs(info.device);
+	if (da == NULL || da->args == NULL)
+		return -ENOENT;
+	for (p = da->args; (p = strstr(p, "iface=")) != NULL; p++) {
+		if (p == da->args || p[-1] == ',') {
+			snprintf(name, size, "%.*s", (int)strcspn(p + 6, ","), p + 6);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int
+rnic_port_interface_gid(uint16_t port_id, uint8_t gid[16])
+{
+	struct ifaddrs *list, *ifa;
+	char name[IF_NAMESIZE + 1];
+	int found = 0;
+
+	if (port_interface(port_id, name, sizeof(name)) != 0 || getifaddrs(&list) != 0)
+		return -ENOENT;
+	/* IPv4 first: it is what RoCEv2 deployments address by. */
+	for (int family = AF_INET; !found && family <= AF_INET6; family += AF_INET6 - AF_INET) {
+		for (ifa = list; ifa != NULL && !found; ifa = ifa->ifa_next) {
+			if (ifa->ifa_addr == NULL || ifa->ifa_addr->sa_family != family || strcmp(ifa->ifa_name, name))
+				continue;
+			memset(gid, 0, 16);
+			if (family == AF_INET) {
+				gid[10] = gid[11] = 0xff;
+				memcpy(gid + 12, &((struct sockaddr_in *)(void *)ifa->ifa_addr)->sin_addr, 4);
+				found = 1;
+			} else if (!IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)(void *)ifa->ifa_addr)->sin6_addr)) {
+				memcpy(gid, &((struct sockaddr_in6 *)(void *)ifa->ifa_addr)->sin6_addr, 16);
+				found = 1;
+			}
+		}
+	}
+	freeifaddrs(list);
+	return found ? 0 : -ENOENT;
 }
 
 void

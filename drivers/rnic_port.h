@@ -33,6 +33,13 @@ void rnic_port_loopback_free(struct rnic_loopback *lb);
 /* Configure nb_queues RX and nb_queues TX queues with mbufs from mp, and start. 0 or a negative errno. */
 int rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, uint16_t nb_queues);
 
+/*
+ * The address of the kernel interface a port is bound to (net_af_packet, net_af_xdp: their iface=
+ * argument) as a RoCEv2 GID: its first IPv4 address (IPv4-mapped), else its first global IPv6 address.
+ * 0, or -ENOENT when the port has no interface or the interface no address.
+ */
+int rnic_port_interface_gid(uint16_t port_id, uint8_t gid[16]);
+
 /* Stop and close the port. */
 void rnic_port_close(uint16_t port_id);
 

@@ -117,7 +117,9 @@ rnic_engine_usage(void *stream)
 		"  --config FILE    read engine arguments from FILE first (config/softrnic.conf shows them all)\n"
 		"  --port NAME      use this ethdev (a --vdev or PCI device given to EAL) as a device;\n"
 		"                   repeat for several; without --port: two devices on a net_ring pair\n"
-		"  --ip ADDR        IPv4 or IPv6 address of the next device (its GID 0), in device order\n"
+		"  --ip ADDR        IPv4 or IPv6 address of the next device (its GID 0), in device order;\n"
+		"                   without it a port on a kernel interface (iface=) takes that interface's\n"
+		"                   address\n"
 		"  --mtu BYTES      port MTU for RoCE payloads: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
 		"  --mbufs N        mbufs per port pool (default %u)\n"
 		"  --stages MAP     stage -> lcore map: one (every stage on the first worker lcore), two\n"
@@ -434,8 +436,8 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 			conf.gid = args->ip[i];
 		else if (engine.have_loopback)
 			parse_gid(default_ip[i], &conf.gid);
-		else {
-			RNIC_LOG(ERR, "port %s: no --ip given for it", args->port_name[i]);
+		else if (rnic_port_interface_gid(port_id[i], conf.gid.raw) != 0) {
+			RNIC_LOG(ERR, "port %s: no --ip given for it, and no interface address to take", args->port_name[i]);
 			return -EINVAL;
 		}
 		ret = rnic_device_create(&conf, &engine.device[i]);

@@ -77,13 +77,13 @@ veth)
 	done
 	mac_a=$(ip -n rnic-test-a -br link show rnic-va | awk '{print $3}')
 	mac_b=$(ip -n rnic-test-b -br link show rnic-vb | awk '{print $3}')
-	# softrnic's own addresses (10.99.0.x) differ from the kernel's (10.98.0.x, for the TCP exchange),
-	# so the kernel never answers RoCE frames.
+	# The server's softrnic has an address of its own (10.99.0.1, not the kernel's 10.98.0.1, which carries
+	# the TCP exchange); the client's takes its interface's address (no --ip: 10.98.0.2).
 	run_pair ip netns exec rnic-test-a "$pp" "${eal[@]}" --file-prefix rnic-a-$$ \
 		--vdev=net_af_packet0,iface=rnic-va,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1 \
-		--neigh 10.99.0.2,$mac_b --server 18515 --iters $iters --size $size :: \
+		--neigh 10.98.0.2,$mac_b --server 18515 --iters $iters --size $size :: \
 		ip netns exec rnic-test-b "$pp" "${eal[@]}" --file-prefix rnic-b-$$ \
-		--vdev=net_af_packet0,iface=rnic-vb,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.2 \
+		--vdev=net_af_packet0,iface=rnic-vb,qpairs=2 -- --port net_af_packet0 \
 		--neigh 10.99.0.1,$mac_a --client 10.98.0.1:18515 --iters $iters --size $size
 	;;
 *)
