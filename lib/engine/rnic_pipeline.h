@@ -40,7 +40,6 @@
 #define RNIC_AETH_NAK_REMOTE_OP 0x63
 #define RNIC_AETH_IS_ACK(s) (((s) >> 5) == 0)
 #define RNIC_AETH_IS_RNR(s) (((s) >> 5) == 1)
-#define RNIC_AETH_IS_NAK(s) (((s) >> 5) == 3)
 
 enum rnic_stage_id {
 	RNIC_STAGE_DOORBELL,
