@@ -20,6 +20,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "rnic_capture.h"
+#include "rnic_fault.h"
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
 #include "rnic_port.h"
@@ -50,6 +51,7 @@ struct rnic_engine_args {
 	struct rnic_limits lim;
 	const char *stages;			/* NULL: "two" with two worker lcores or more, else "one" */
 	const char *pcap;			/* capture every frame of every port to this pcapng file */
+	const char *fault;			/* fault injection on every port's RX (rnic_fault.h) */
 };
 
 #define RNIC_MAX_NEIGHBORS 64
@@ -131,6 +133,8 @@ rnic_engine_usage(void *stream)
 		"                   with two worker lcores or more, else one\n"
 		"  --neigh IP,MAC   the MAC of a peer on another host (repeatable)\n"
 		"  --pcap FILE      capture what every port sends and receives to a pcapng file (slow)\n"
+		"  --fault SPEC     faults on what every port receives: drop=P,reorder=P,duplicate=P,\n"
+		"                   corrupt=P,depth=K,seed=S (reproducible for a seed)\n"
 		"  --max-qp N  --max-cq N  --max-cqe N  --max-mr N  --max-pd N\n"
 		"  --max-qp-wr N  --max-sge N  --max-inline N   device limits\n",
 		DEFAULT_MBUFS);
@@ -220,7 +224,7 @@ rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6])
 }
 
 enum {
-	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
+	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_FAULT, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
 	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE,
 };
 
@@ -309,6 +313,7 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 		{ "stages", required_argument, NULL, OPT_STAGES },
 		{ "neigh", required_argument, NULL, OPT_NEIGH },
 		{ "pcap", required_argument, NULL, OPT_PCAP },
+		{ "fault", required_argument, NULL, OPT_FAULT },
 		{ "max-qp", required_argument, NULL, OPT_MAX_QP },
 		{ "max-cq", required_argument, NULL, OPT_MAX_CQ },
 		{ "max-cqe", required_argument, NULL, OPT_MAX_CQE },
@@ -358,6 +363,9 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 			break;
 		case OPT_PCAP:
 			args->pcap = optarg;
+			break;
+		case OPT_FAULT:
+			args->fault = optarg;
 			break;
 		case '?':
 			RNIC_LOG(ERR, "unknown or incomplete engine argument '%s'", argv[optind - 1]);
@@ -449,6 +457,17 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 }
 
 static int create_qsbr(void);
+
+static int
+attach_faults(const char *text, uint16_t nb_queues)
+{
+	struct rnic_fault_spec spec;
+	int ret = rnic_fault_parse(text, &spec);
+
+	for (unsigned int i = 0; ret == 0 && i < engine.nb_started_ports; i++)
+		ret = rnic_fault_attach(engine.started_port[i], nb_queues, &spec);
+	return ret;
+}
 
 /* The n-th worker lcore, or RTE_MAX_LCORE. */
 static unsigned int
@@ -616,6 +635,7 @@ release_devices(void)
 	}
 	engine.nb_devices = 0;
 	rnic_capture_stop();
+	rnic_fault_detach_all();
 	for (unsigned int i = 0; i < engine.nb_started_ports; i++)
 		rnic_port_close(engine.started_port[i]);
 	engine.nb_started_ports = 0;
@@ -694,6 +714,8 @@ rnic_engine_init(int argc, char **argv)
 		ret = create_qsbr();
 	if (ret == 0)
 		ret = create_devices(&args, nb_queues);
+	if (ret == 0 && args.fault != NULL)
+		ret = attach_faults(args.fault, nb_queues);
 	if (ret == 0 && args.pcap != NULL)
 		ret = rnic_capture_start(args.pcap, engine.started_port, engine.nb_started_ports, nb_queues,
 					 (int)rte_socket_id());
