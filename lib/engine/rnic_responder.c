@@ -527,6 +527,10 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 			 RNIC_AETH_NAK_INVALID_REQUEST);
 		rnic_qp_fail(qp);
 		rnic_qp_flush_rq(qp);
+		/* No completion may tell the application (a WRITE consumes no receive): the affiliated
+		 * asynchronous error of IBA 11.6.3 does. */
+		rnic_async_event_raise(qp->context, v == V_NAK_ACCESS ? RNIC_EVENT_QP_ACCESS_ERR :
+				       RNIC_EVENT_QP_REQ_ERR, qp);
 		rnic_qp_notify_engine(qp);	/* the requester's lcore flushes the send queue */
 		return;
 	case V_DROP:

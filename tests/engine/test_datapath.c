@@ -649,6 +649,17 @@ expect_remote_error(enum rnic_wr_opcode op, struct rnic_mr *target_mr, uint64_t 
 		assert_int_not_equal(wc[0].status, RNIC_WC_SUCCESS);
 	}
 	expect_no_wc(B.cq);
+	/* A responder that NAKed an access or invalid request is in error, and says so asynchronously. */
+	if (expect == RNIC_WC_REM_ACCESS_ERR || expect == RNIC_WC_REM_INV_REQ_ERR) {
+		struct rnic_async_event ev;
+
+		assert_int_equal(p.b->state, RNIC_QPS_ERR);
+		assert_int_equal(rnic_get_async_event(B.ctx, &ev), 0);	/* raised before the NAK left */
+		assert_ptr_equal(ev.element.qp, p.b);
+		assert_int_equal(ev.event_type, expect == RNIC_WC_REM_ACCESS_ERR ? RNIC_EVENT_QP_ACCESS_ERR :
+				 RNIC_EVENT_QP_REQ_ERR);
+		rnic_ack_async_event(&ev);
+	}
 	destroy_pair(p);
 }
 
