@@ -5,19 +5,57 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_cycles.h>
 #include <rte_ring.h>
 
 #include "rnic_pipeline.h"
 #include "rnic_wqe.h"
 
-/* Everything up to and including psn is acknowledged. */
-static void
-ack_upto(struct rnic_req_ctx *r, uint32_t psn)
+/* The oldest READ or atomic sent and not yet answered (its data is what an ACK cannot stand for). */
+static struct rnic_inflight *
+unanswered(struct rnic_req_ctx *r)
 {
+	for (uint32_t i = r->infl_head; i != r->cur && i != r->infl_tail; i++) {
+		struct rnic_inflight *e = &r->infl[i % RNIC_MAX_INFLIGHT];
+
+		if ((e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) && !e->answered)
+			return e;
+	}
+	return NULL;
+}
+
+/* Everything up to and including psn is acknowledged, but never past a READ or atomic still waiting for its
+ * data: its responses were lost if a later ACK arrives (IBA 9.7.5.1.5), and it is asked again. */
+static void
+ack_upto(struct rnic_qp *qp, uint32_t psn)
+{
+	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+	struct rnic_inflight *e = unanswered(r);
 	uint32_t next = rnic_psn_add(psn, 1);
 
-	if (rnic_psn_diff(next, r->una) > 0 && rnic_psn_diff(next, r->npsn) <= 0)
+	if (e != NULL && rnic_psn_diff(next, e->first_psn) > 0) {
+		if (rnic_psn_diff(psn, e->last_psn) >= 0)
+			rnic_requester_rewind(qp, e->first_psn);	/* answered past it: its data is lost */
+		next = e->first_psn;
+	}
+
+	if (rnic_psn_diff(next, r->una) > 0 && rnic_psn_diff(next, r->npsn) <= 0) {
 		r->una = next;
+		rnic_requester_progress(qp);
+	}
+}
+
+/* RNR NAK timer field -> microseconds (IBA table 45). */
+static uint32_t
+rnr_delay_us(uint8_t timer)
+{
+	static const uint32_t us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
+		5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680,
+		491520,
+	};
+
+	return us[timer & 0x1f];
 }
 
 /* The in-flight WQE whose PSN range holds psn, or NULL. */
@@ -46,7 +84,7 @@ nak(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_stat
 		return;
 	}
 	/* The NAK acknowledges every packet before the one it names. */
-	ack_upto(r, rnic_psn_add(psn, 0xffffff));
+	ack_upto(qp, rnic_psn_add(psn, 0xffffff));
 	rnic_requester_retire(qp);
 	if (r->infl_head != r->infl_tail && &r->infl[r->infl_head % RNIC_MAX_INFLIGHT] == e) {
 		rnic_complete(qp, 1, e->index, e->opcode, st, 0);
@@ -63,12 +101,25 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 	uint8_t s = d->aeth.syndrome;
 
 	if (RNIC_AETH_IS_ACK(s)) {
-		ack_upto(r, d->psn);
+		ack_upto(qp, d->psn);
 		return;
 	}
 	if (RNIC_AETH_IS_RNR(s)) {
-		/* Retrying after the RNR timer is the transport-recovery work; until then the retry count is 0. */
-		nak(p, qp, d->psn, RNIC_WC_RNR_RETRY_EXC_ERR);
+		struct rnic_qp_priv *q = rnic_qp_priv(qp);
+
+		p->stats.rnr_naks_received++;
+		/* rnr_retry 7 means no limit (IBA 9.7.5.2.8). */
+		if (q->attr.rnr_retry != 7 && r->rnr_left == 0) {
+			nak(p, qp, d->psn, RNIC_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		if (q->attr.rnr_retry != 7)
+			r->rnr_left--;
+		ack_upto(qp, rnic_psn_add(d->psn, 0xffffff));
+		if (rnic_requester_rewind(qp, d->psn) == 0) {
+			p->stats.retransmits++;
+			r->rnr_until = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000000 * rnr_delay_us(s);
+		}
 		return;
 	}
 	switch (s) {
@@ -81,9 +132,15 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 	case RNIC_AETH_NAK_REMOTE_OP:
 		nak(p, qp, d->psn, RNIC_WC_REM_OP_ERR);
 		break;
+	case RNIC_AETH_NAK_PSN_SEQ:
+		/* Everything before the PSN arrived; go back to it. */
+		p->stats.seq_naks_received++;
+		ack_upto(qp, rnic_psn_add(d->psn, 0xffffff));
+		if (rnic_requester_rewind(qp, d->psn) == 0)
+			p->stats.retransmits++;
+		break;
 	default:
-		/* A PSN sequence error NAK asks for retransmission (go-back-N, the transport-recovery work). */
-		nak(p, qp, d->psn, RNIC_WC_RETRY_EXC_ERR);
+		nak(p, qp, d->psn, RNIC_WC_REM_OP_ERR);	/* a reserved NAK code */
 	}
 }
 
@@ -104,6 +161,12 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 		return;
 	}
 	off = (uint32_t)rnic_psn_diff(d->psn, e->first_psn) * pmtu;
+	if (off != e->received) {
+		/* A duplicate from an earlier attempt, or one past a gap (lost or late): the loss timer asks for
+		 * the rest, from the first missing response. */
+		p->stats.unexpected_responses++;
+		return;
+	}
 	if (off + len > e->length || ((pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) && off + len != e->length)) {
 		nak(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);	/* the responder sent a wrong length */
 		return;
@@ -115,12 +178,13 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 		return;
 	}
 	e->received += d->payload_len;
+	rnic_requester_progress(qp);
 	/* A READ response acknowledges every request before the READ (implicit ACK). */
-	ack_upto(r, rnic_psn_add(e->first_psn, 0xffffff));
+	ack_upto(qp, rnic_psn_add(e->first_psn, 0xffffff));
 	if (pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) {
 		e->answered = 1;
 		r->rd_atomic--;
-		ack_upto(r, e->last_psn);
+		ack_upto(qp, e->last_psn);
 	}
 }
 
@@ -147,7 +211,7 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 	}
 	e->answered = 1;
 	r->rd_atomic--;
-	ack_upto(r, d->psn);
+	ack_upto(qp, d->psn);
 }
 
 static void

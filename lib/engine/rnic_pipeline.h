@@ -31,6 +31,7 @@
 #define RNIC_BURST 32
 #define RNIC_TX_BUF 256		/* frames a stage may hold back while the port's TX queue is full */
 #define RNIC_READ_FIFO 4096		/* QPs with READ responses to send (responder) */
+#define RNIC_MAX_OUTSTANDING 1024	/* PSNs a QP may have sent and not had acknowledged */
 #define RNIC_PIPE_RING_SIZE 4096
 
 /* AETH syndromes (IBA 9.7.5.1) */
@@ -80,6 +81,10 @@ struct rnic_pipeline_stats {
 	uint64_t bad_requests;		/* invalid requests and opcode sequence errors */
 	uint64_t access_errors;		/* requests refused by the key, PD, rights or bounds checks */
 	uint64_t unexpected_responses;	/* responses matching nothing in flight */
+	uint64_t timeouts;		/* loss timer expiries */
+	uint64_t retransmits;		/* go-back-N restarts (timeouts, sequence NAKs, RNR) */
+	uint64_t rnr_naks_received;
+	uint64_t seq_naks_received;
 };
 
 struct rnic_pipeline {
@@ -96,6 +101,7 @@ struct rnic_pipeline {
 	struct rnic_tx_buffer req_tx;
 	struct rnic_tx_buffer resp_tx;
 	uint16_t rx_queue;		/* the parser's next RX queue */
+	uint64_t next_timer_scan;	/* TSC of the requester's next look at its QPs' timers */
 	uint32_t read_head;		/* QPs with READ responses to send, oldest first (responder) */
 	uint32_t read_tail;
 	uint32_t read_fifo[RNIC_READ_FIFO];
@@ -183,6 +189,15 @@ void rnic_qp_fail(struct rnic_qp *qp);
 
 /* Requester lcore: the QP is in error; flush its SQ here and have the responder flush its RQ. */
 void rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp);
+
+/* The requester's una moved forward: refill the retry counts, restart or stop the loss timer. */
+void rnic_requester_progress(struct rnic_qp *qp);
+
+/* Go back N: resend from this PSN (and every WQE after it). 0, or -1 if the PSN is not outstanding. */
+int rnic_requester_rewind(struct rnic_qp *qp, uint32_t psn);
+
+/* Expired loss and RNR timers of the pipeline's QPs (requester lcore). */
+void rnic_requester_timers(struct rnic_pipeline *p);
 
 /* Complete, in order, the in-flight send WQEs that are done (requester lcore). */
 void rnic_requester_retire(struct rnic_qp *qp);

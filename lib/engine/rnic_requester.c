@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_cycles.h>
 #include <rte_ring.h>
 
 #include "rnic_pipeline.h"
@@ -193,6 +194,7 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	e->signaled = w.signaled;
 	e->length = (uint32_t)w.length;
 	e->first_psn = r->npsn;
+	r->cur = r->infl_tail;
 	r->infl_tail++;
 	r->sq_next++;
 	r->cur_off = 0;
@@ -243,13 +245,30 @@ ud_route(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe
 	return rnic_fill_route(p->dev, &av, qp->qp_num, mac, &known, d);
 }
 
-/* Send the next packet of the WQE at the tail of the in-flight list. 1 if a packet went out. */
+/* The loss timer: 4.096 us x 2^timeout (IBA 9.7.6.1.3); timeout 0 means none. */
+static void
+arm_timer(struct rnic_qp_priv *q)
+{
+	if (q->attr.timeout != 0 && q->pub.qp_type == RNIC_QPT_RC)
+		q->req.deadline = rte_get_tsc_cycles() +
+				  (uint64_t)((4.096e-6 * (double)(1ull << q->attr.timeout)) * (double)rte_get_tsc_hz());
+}
+
+/* Done sending the WQE under the cursor: move on to the next one already started, or to a new one. */
+static void
+advance_cursor(struct rnic_req_ctx *r)
+{
+	r->cur++;
+	r->cur_off = 0;
+}
+
+/* Send the next packet of the WQE under the cursor. 1 if a packet went out. */
 static int
 send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
-	struct rnic_inflight *e = &r->infl[(r->infl_tail - 1) % RNIC_MAX_INFLIGHT];
+	struct rnic_inflight *e = &r->infl[r->cur % RNIC_MAX_INFLIGHT];
 	struct rnic_pkt_desc d;
 	struct rnic_send_wqe w;
 	struct rte_mbuf *m;
@@ -263,18 +282,23 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	      rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, r->dmac, &r->dmac_known, &d);
 	if (ret != 0) {
 		RNIC_LOG(ERR, "QP %u: no route to the destination GID", qp->qp_num);
-		r->infl_tail--;
 		fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_LOC_QP_OP_ERR);
 		return 0;
 	}
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
 
 	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) {
-		uint32_t span = e->opcode == RNIC_WQE_OP_RDMA_READ ? RTE_MAX((e->length + pmtu - 1) / pmtu, 1u) : 1;
+		/* A READ asked again resumes after the responses it has (IBA 9.7.5.2.6: a new READ request for
+		 * the rest, at the PSN of the first missing response). */
+		uint32_t have = e->opcode == RNIC_WQE_OP_RDMA_READ ? e->received : 0;
+		uint32_t span = e->opcode == RNIC_WQE_OP_RDMA_READ ?
+				RTE_MAX((e->length - have + pmtu - 1) / pmtu, 1u) : 1;
 
 		fill_request(qp, &w, &d, (uint8_t)(RNIC_TRANSPORT_RC | (e->opcode == RNIC_WQE_OP_RDMA_READ ?
 				RNIC_OP_RDMA_READ_REQUEST : e->opcode == RNIC_WQE_OP_ATOMIC_CS ?
 				RNIC_OP_COMPARE_SWAP : RNIC_OP_FETCH_ADD)), r->npsn, 1);
+		d.reth.va = w.raddr + have;
+		d.reth.dma_len = (uint32_t)w.length - have;
 		d.atomiceth.va = w.raddr;
 		d.atomiceth.rkey = w.rkey;
 		d.atomiceth.swap_add = w.swap_add;
@@ -284,6 +308,9 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		e->last_psn = rnic_psn_add(r->npsn, span - 1);
 		r->npsn = rnic_psn_add(r->npsn, span);
 		e->sent = 1;
+		advance_cursor(r);
+		if (r->deadline == 0)
+			arm_timer(q);
 		return 1;
 	}
 
@@ -305,20 +332,104 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 				    (uint8_t *)(uintptr_t)d.payload) != RNIC_MR_OK ||
 	    rnic_pkt_build(&d, frame, frame_len) < 0) {
 		rte_pktmbuf_free(m);
-		r->infl_tail--;
 		fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_LOC_PROT_ERR);
 		return 0;
 	}
 	rnic_tx_enqueue(p, &p->req_tx, m);
 	r->npsn = rnic_psn_add(r->npsn, 1);
 	r->cur_off += chunk;
+	if (r->deadline == 0)
+		arm_timer(q);
 	if (last) {
 		e->last_psn = d.psn;
 		e->sent = 1;
+		advance_cursor(r);
 		if (qp->qp_type != RNIC_QPT_RC)
 			rnic_requester_retire(qp);	/* UC and UD complete once sent */
 	}
 	return 1;
+}
+
+void
+rnic_requester_progress(struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+
+	/* Forward progress refills the retry counts (IBA 9.7.6.1.1) and restarts the loss timer. */
+	r->retry_left = q->attr.retry_cnt;
+	r->rnr_left = q->attr.rnr_retry;
+	if (r->una == r->npsn)
+		r->deadline = 0;
+	else
+		arm_timer(q);
+}
+
+int
+rnic_requester_rewind(struct rnic_qp *qp, uint32_t psn)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu);
+
+	if (rnic_psn_diff(psn, r->una) < 0 || rnic_psn_diff(psn, r->npsn) >= 0)
+		return -1;	/* not outstanding: a stale NAK */
+	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
+		struct rnic_inflight *e = &r->infl[i % RNIC_MAX_INFLIGHT];
+		uint32_t last = e->sent ? e->last_psn : rnic_psn_add(r->npsn, 0xffffff);
+		int whole = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
+
+		if (rnic_psn_diff(psn, e->first_psn) < 0 || rnic_psn_diff(psn, last) > 0)
+			continue;
+		/* Go back N: this WQE from the PSN, and every one after it. A READ resumes after the responses
+		 * it has; an atomic goes again whole (the responder answers a duplicate from its results). */
+		r->cur = i;
+		r->cur_off = whole ? 0 : (uint32_t)rnic_psn_diff(psn, e->first_psn) * pmtu;
+		r->npsn = e->opcode == RNIC_WQE_OP_RDMA_READ ? rnic_psn_add(e->first_psn, e->received / pmtu) :
+			  whole ? e->first_psn : psn;
+		for (uint32_t j = i; j != r->infl_tail; j++)
+			r->infl[j % RNIC_MAX_INFLIGHT].sent = 0;
+		arm_timer(q);
+		return 0;
+	}
+	return -1;
+}
+
+void
+rnic_requester_timers(struct rnic_pipeline *p)
+{
+	uint64_t now = rte_get_tsc_cycles();
+
+	if (now < p->next_timer_scan)
+		return;
+	p->next_timer_scan = now + rte_get_tsc_hz() / 10000;	/* every 100 us */
+	for (uint32_t slot = 0; slot < rnic_qp_table_slots(p->dev); slot++) {
+		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot);
+		struct rnic_req_ctx *r;
+
+		if (qp == NULL || rnic_shard_of(p->dev, qp->qp_num) != p ||
+		    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS)
+			continue;
+		r = &rnic_qp_priv(qp)->req;
+		if (r->rnr_until != 0 && now >= r->rnr_until)
+			rnic_sched_activate(&p->sched, slot);
+		if (r->deadline == 0 || now < r->deadline)
+			continue;
+		p->stats.timeouts++;
+		if (r->retry_left == 0) {
+			struct rnic_inflight *e = &r->infl[r->infl_head % RNIC_MAX_INFLIGHT];
+
+			r->deadline = 0;
+			if (r->infl_head != r->infl_tail)
+				fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_RETRY_EXC_ERR);
+			continue;
+		}
+		r->retry_left--;
+		p->stats.retransmits++;
+		if (rnic_requester_rewind(qp, r->una) != 0)
+			r->deadline = 0;
+		rnic_sched_activate(&p->sched, slot);
+	}
 }
 
 /* Serve one QP: up to quantum packets. Returns the packets sent; *idle when it has nothing to send. */
@@ -335,16 +446,24 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 		*idle = 1;
 		return 0;
 	}
+	if (r->rnr_until != 0) {
+		if (rte_get_tsc_cycles() < r->rnr_until) {
+			*idle = 1;	/* the timer scan wakes it */
+			return 0;
+		}
+		r->rnr_until = 0;
+	}
 	while (sent < quantum && state == RNIC_QPS_RTS) {
-		int busy = r->infl_tail != r->infl_head &&
-			   !r->infl[(r->infl_tail - 1) % RNIC_MAX_INFLIGHT].sent;
+		int busy = r->cur != r->infl_tail;
 
 		if (rnic_tx_room(&p->req_tx) == 0) {
 			rnic_tx_flush(p, &p->req_tx);
 			if (rnic_tx_room(&p->req_tx) == 0)
 				break;	/* the port is full: come back to this QP on the next round */
 		}
-		if (!busy && !start_wqe(p, qp)) {
+		/* The outstanding window of RC: PSNs sent and not acknowledged (UC and UD get no ACKs). */
+		if ((qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(r->npsn, r->una) >= RNIC_MAX_OUTSTANDING) ||
+		    (!busy && !start_wqe(p, qp))) {
 			*idle = 1;	/* nothing to start, or blocked until a response frees room */
 			break;
 		}
@@ -363,6 +482,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 	uint32_t slots[RNIC_BURST], slot;
 	unsigned int n, work = 0;
 
+	rnic_requester_timers(p);
 	n = rte_ring_sc_dequeue_burst_elem(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST, NULL);
 	for (unsigned int i = 0; i < n; i++)
 		rnic_sched_activate(&p->sched, slots[i]);

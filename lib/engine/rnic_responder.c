@@ -42,12 +42,28 @@ reply(struct rnic_pipeline *p, struct rnic_qp *qp, uint8_t op, uint32_t psn, uin
 }
 
 static void
-send_ack(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint8_t syndrome)
+send_ack_now(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint8_t syndrome)
 {
 	struct rnic_pkt_desc d;
 
 	memset(&d, 0, sizeof(d));
 	reply(p, qp, RNIC_OP_ACKNOWLEDGE, psn, syndrome, &d);
+}
+
+/* Responses leave in PSN order: behind queued READ responses an ACK or NAK waits (the latest one wins:
+ * it covers the earlier ones), so it can never tell the requester a READ is done before its data. */
+static void
+send_ack(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
+
+	if (r->rd_head == r->rd_tail) {
+		send_ack_now(p, qp, psn, syndrome);
+		return;
+	}
+	r->ack_pending = 1;
+	r->ack_psn = psn;
+	r->ack_syndrome = syndrome;
 }
 
 /* The RQ WQE the current SEND lands in (the oldest not completed), or NULL when the RQ is empty. */
@@ -324,14 +340,28 @@ serve_reads(struct rnic_pipeline *p, unsigned int budget)
 		while (sent < budget && r->rd_head != r->rd_tail && rnic_tx_room(&p->resp_tx) != 0) {
 			struct rnic_read_job *job = &r->rd[r->rd_head % RNIC_MAX_RD];
 
+			if (job->atomic) {
+				struct rnic_pkt_desc d;
+
+				memset(&d, 0, sizeof(d));
+				d.atomic_ack_orig = job->orig;
+				reply(p, qp, RNIC_OP_ATOMIC_ACKNOWLEDGE, job->psn, RNIC_AETH_ACK, &d);
+				r->rd_head++;
+				sent++;
+				continue;
+			}
 			if (!send_read_response(p, qp, job))
 				return sent;
 			sent++;
 			if (job->off >= job->len && (job->len != 0 || job->off == 1))
 				r->rd_head++;
 		}
-		if (r->rd_head != r->rd_tail)
+		if (r->rd_head != r->rd_tail || rnic_tx_room(&p->resp_tx) == 0)
 			return sent;	/* the port is full or the budget spent: this QP goes on first next time */
+		if (r->ack_pending) {
+			r->ack_pending = 0;
+			send_ack_now(p, qp, r->ack_psn, r->ack_syndrome);
+		}
 		r->rd_queued = 0;
 		p->read_head++;
 	}
@@ -358,6 +388,7 @@ do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc 
 		.va = req->reth.va, .rkey = req->reth.rkey, .len = req->reth.dma_len, .psn = req->psn,
 	};
 	r->rd_tail++;
+	r->ack_pending = 0;	/* its responses acknowledge every PSN before it */
 	r->msn = rnic_psn_add(r->msn, 1);
 	if (!r->rd_queued) {
 		p->read_fifo[p->read_tail++ % RNIC_READ_FIFO] = q->slot;
@@ -366,13 +397,29 @@ do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc 
 	return V_DONE;
 }
 
+/* An atomic's answer: now, or queued behind the READ responses before it (PSN order). */
+static void
+answer_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint64_t orig)
+{
+	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
+	struct rnic_pkt_desc d;
+
+	if (r->rd_head != r->rd_tail && r->rd_tail - r->rd_head < RNIC_MAX_RD) {
+		r->rd[r->rd_tail++ % RNIC_MAX_RD] = (struct rnic_read_job){ .psn = psn, .atomic = 1, .orig = orig };
+		r->ack_pending = 0;	/* the atomic ACK covers every PSN before it */
+		return;
+	}
+	memset(&d, 0, sizeof(d));
+	d.atomic_ack_orig = orig;
+	reply(p, qp, RNIC_OP_ATOMIC_ACKNOWLEDGE, psn, RNIC_AETH_ACK, &d);
+}
+
 static enum verdict
 do_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *req)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, n;
 	struct rnic_mr_seg seg;
-	struct rnic_pkt_desc d;
 	enum rnic_mr_status st;
 	uint64_t orig, *target;
 
@@ -392,10 +439,27 @@ do_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 		orig = __atomic_fetch_add(target, req->atomiceth.swap_add, __ATOMIC_SEQ_CST);
 	}
 	q->resp.msn = rnic_psn_add(q->resp.msn, 1);
-	memset(&d, 0, sizeof(d));
-	d.atomic_ack_orig = orig;
-	reply(p, qp, RNIC_OP_ATOMIC_ACKNOWLEDGE, req->psn, RNIC_AETH_ACK, &d);
+	/* Keep the result: a duplicate of this request is answered with it, not executed again. */
+	q->resp.atomic_psn[q->resp.atomic_next % RNIC_MAX_RD] = req->psn;
+	q->resp.atomic_orig[q->resp.atomic_next % RNIC_MAX_RD] = orig;
+	q->resp.atomic_next++;
+	answer_atomic(p, qp, req->psn, orig);
 	return V_DONE;
+}
+
+/* A duplicate atomic: answer with the result kept from its execution. */
+static void
+replay_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *req)
+{
+	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
+
+	for (int i = 0; i < RNIC_MAX_RD; i++) {
+		if (r->atomic_psn[i] != req->psn)
+			continue;
+		answer_atomic(p, qp, req->psn, r->atomic_orig[i]);
+		return;
+	}
+	/* Older than the results kept: the requester has long had its answer (IBA 9.7.5.1.1). */
 }
 
 static enum verdict
@@ -442,6 +506,10 @@ check_psn(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 		p->stats.duplicates++;
 		if ((d->opcode & 0x1f) == RNIC_OP_RDMA_READ_REQUEST) {
 			do_read(p, qp, d);
+			return 0;
+		}
+		if ((d->opcode & 0x1f) == RNIC_OP_COMPARE_SWAP || (d->opcode & 0x1f) == RNIC_OP_FETCH_ADD) {
+			replay_atomic(p, qp, d);
 			return 0;
 		}
 		send_ack(p, qp, rnic_psn_add(r->epsn, 0xffffff), RNIC_AETH_ACK);

@@ -590,11 +590,15 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 	if (cur == RNIC_QPS_INIT && next == RNIC_QPS_RTR) {
 		memset(&qp->resp, 0, sizeof(qp->resp));
 		qp->resp.epsn = qp->attr.rq_psn;
+		for (int i = 0; i < RNIC_MAX_RD; i++)
+			qp->resp.atomic_psn[i] = UINT32_MAX;	/* no PSN: PSNs are 24-bit */
 	}
 	if (cur == RNIC_QPS_RTR && next == RNIC_QPS_RTS) {
 		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl));
 		qp->req.npsn = qp->attr.sq_psn;
 		qp->req.una = qp->attr.sq_psn;
+		qp->req.retry_left = qp->attr.retry_cnt;
+		qp->req.rnr_left = qp->attr.rnr_retry;
 		qp->req.sq_next = qp->sq.done;
 	}
 	qp->attr.qp_state = next;

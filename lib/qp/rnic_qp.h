@@ -41,9 +41,14 @@ struct rnic_inflight {
 struct rnic_req_ctx {
 	uint32_t npsn;			/* PSN of the next request packet */
 	uint32_t sq_next;		/* next SQ WQE to start */
-	uint32_t cur_off;		/* bytes of the WQE in infl[infl_tail - 1] sent so far */
+	uint32_t cur;			/* the in-flight WQE being sent (== infl_tail: start a new one) */
+	uint32_t cur_off;		/* bytes of it sent so far */
 	uint32_t infl_head;		/* oldest WQE not completed */
 	uint32_t infl_tail;		/* one past the newest WQE started */
+	uint64_t deadline;		/* TSC at which the oldest unacknowledged packet is resent (0: none) */
+	uint64_t rnr_until;		/* after an RNR NAK: no sending before this TSC */
+	uint8_t retry_left;		/* timeouts left (retry_cnt), refilled on progress */
+	uint8_t rnr_left;		/* RNR NAKs left (rnr_retry; 7 means no limit) */
 	uint32_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
 	uint32_t una;			/* oldest PSN not acknowledged */
 	uint8_t dmac[6];
@@ -53,13 +58,16 @@ struct rnic_req_ctx {
 
 #define RNIC_MAX_RD 16			/* READ requests a responder keeps (max_dest_rd_atomic) */
 
-/* A READ the responder answers, packet by packet as the port has room (the seed's responder resource). */
+/* A READ the responder answers, packet by packet as the port has room (the seed's responder resource);
+ * or an atomic's answer queued behind READ responses (responses leave in PSN order). */
 struct rnic_read_job {
 	uint64_t va;
 	uint32_t rkey;
 	uint32_t len;
 	uint32_t off;			/* bytes answered so far */
 	uint32_t psn;			/* PSN of the request */
+	uint8_t atomic;			/* an atomic ACK carrying orig */
+	uint64_t orig;
 };
 
 /* Responder fields of the QP context (seed §5: execution engine, RQ WQE manager, write address table). */
@@ -78,7 +86,13 @@ struct rnic_resp_ctx {
 	uint32_t rd_head;		/* READs accepted and not fully answered: rd[rd_head..rd_tail) */
 	uint32_t rd_tail;
 	uint8_t rd_queued;		/* the QP is in the pipeline's READ FIFO */
+	uint8_t ack_pending;		/* an ACK/NAK waits for the queued READ responses before it */
+	uint8_t ack_syndrome;
+	uint32_t ack_psn;
 	struct rnic_read_job rd[RNIC_MAX_RD];
+	uint32_t atomic_next;		/* the last RNIC_MAX_RD atomics' results: a duplicate is answered from */
+	uint32_t atomic_psn[RNIC_MAX_RD];	/* here, never executed twice */
+	uint64_t atomic_orig[RNIC_MAX_RD];
 	uint8_t dmac[6];
 	uint8_t dmac_known;
 };
