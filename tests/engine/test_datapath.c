@@ -803,6 +803,53 @@ test_many_qps(void **state)
 		destroy_pair(p[i]);
 }
 
+/* Retry exhaustion: a peer that never answers (no such QP) -> RETRY_EXC_ERR after retry_cnt timeouts. */
+static void
+test_retry_exhaustion(void **state)
+{
+	struct rnic_qp *qp = make_qp(&A, RNIC_QPT_RC);
+	struct rnic_sge sge = { (uintptr_t)A.buf, 64, A.mr->lkey };
+	struct rnic_wc wc[2];
+
+	(void)state;
+	/* Nobody has QPN 0xabcde: 1 + retry_cnt (7) sends, 67 ms apart (timeout 14), then the error. */
+	connect_qp(qp, 0xabcde, &B.gid, RNIC_MTU_1024, 0);
+	post_send1(qp, RNIC_WR_RDMA_WRITE, 1, &sge, 1, (uintptr_t)B.buf, B.mr->rkey, 0);
+	post_send1(qp, RNIC_WR_SEND, 2, &sge, 1, 0, 0, 0);
+	wait_wc(A.cq, 2, wc);
+	assert_int_equal(wc[0].status, RNIC_WC_RETRY_EXC_ERR);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[1].status, RNIC_WC_WR_FLUSH_ERR);
+	assert_int_equal(qp->state, RNIC_QPS_ERR);
+	assert_int_equal(rnic_destroy_qp(qp), 0);
+}
+
+/* RNR retry: a SEND before the receive is posted is NAKed RNR, retried after the RNR timer, and lands. */
+static void
+test_rnr_retry(void **state)
+{
+	struct pair p = { make_qp(&A, RNIC_QPT_RC), make_qp(&B, RNIC_QPT_RC) };
+	struct rnic_sge src = { (uintptr_t)A.buf, 100, A.mr->lkey };
+	struct rnic_sge dst = { (uintptr_t)B.buf, 100, B.mr->lkey };
+	struct rnic_wc wc;
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+	(void)state;
+	connect_qp(p.a, p.b->qp_num, &B.gid, RNIC_MTU_1024, 7);	/* rnr_retry 7: no limit */
+	connect_qp(p.b, p.a->qp_num, &A.gid, RNIC_MTU_1024, 7);
+	fill(A.buf, 100, 5);
+	post_send1(p.a, RNIC_WR_SEND, 1, &src, 1, 0, 0, 0);
+	nanosleep(&ts, NULL);		/* several RNR NAKs meanwhile */
+	expect_no_wc(A.cq);
+	post_recv1(p.b, 2, &dst, 1);
+	wait_wc(A.cq, 1, &wc);
+	assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+	wait_wc(B.cq, 1, &wc);
+	assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+	assert_memory_equal(B.buf, A.buf, 100);
+	destroy_pair(p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -817,6 +864,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_errors),
 		cmocka_unit_test(test_unsignaled_and_solicited),
 		cmocka_unit_test(test_many_qps),
+		cmocka_unit_test(test_retry_exhaustion),
+		cmocka_unit_test(test_rnr_retry),
 	};
 
 	g_argc = argc;
