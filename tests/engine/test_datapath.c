@@ -17,6 +17,7 @@
 #include <rte_common.h>
 
 #include "rnic.h"
+#include "test_env.h"
 
 #define BUF_SIZE (2u << 20)
 #define MAX_SGE 30
@@ -100,45 +101,14 @@ make_qp(struct side *s, enum rnic_qp_type type)
 	return qp;
 }
 
-/* Bring qp (on side s) to RTS towards peer QPN on the other side (gid). */
+/* Bring qp to RTS towards the peer QPN at gid (PSNs start at 0x100, loss timer 67 ms). */
 static void
 connect_qp(struct rnic_qp *qp, uint32_t peer_qpn, const union rnic_gid *peer_gid, enum rnic_mtu mtu,
 	   uint8_t rnr_retry)
 {
-	struct rnic_qp_attr a;
-	int ud = qp->qp_type == RNIC_QPT_UD;
+	const struct test_path path = { .mtu = mtu, .psn = 0x100, .timeout = 14, .rnr_retry = rnr_retry };
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = RNIC_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = 0x11111111;
-	a.qp_access_flags = RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ | RNIC_ACCESS_REMOTE_ATOMIC;
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_PKEY_INDEX | RNIC_QP_PORT |
-					(ud ? RNIC_QP_QKEY : RNIC_QP_ACCESS_FLAGS)), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = RNIC_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = peer_qpn;
-	a.rq_psn = 0x100;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = *peer_gid;
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | (ud ? 0 : RNIC_QP_AV | RNIC_QP_PATH_MTU |
-					RNIC_QP_DEST_QPN | RNIC_QP_RQ_PSN) |
-					(qp->qp_type == RNIC_QPT_RC ? RNIC_QP_MAX_DEST_RD_ATOMIC | RNIC_QP_MIN_RNR_TIMER :
-					 0)), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = RNIC_QPS_RTS;
-	a.sq_psn = 0x100;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = rnr_retry;
-	a.max_rd_atomic = 16;
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN |
-					(qp->qp_type == RNIC_QPT_RC ? RNIC_QP_TIMEOUT | RNIC_QP_RETRY_CNT |
-					 RNIC_QP_RNR_RETRY | RNIC_QP_MAX_QP_RD_ATOMIC : 0)), 0);
+	assert_int_equal(test_connect(qp, peer_qpn, peer_gid, &path), 0);
 }
 
 struct pair {

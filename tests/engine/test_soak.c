@@ -15,6 +15,7 @@
 #include <rte_byteorder.h>
 
 #include "rnic.h"
+#include "test_env.h"
 #include "rnic_fault.h"
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
@@ -59,38 +60,6 @@ open_side(struct side *s, struct rnic_device *dev)
 	}
 }
 
-static void
-connect(struct rnic_qp *qp, uint32_t peer, const union rnic_gid *gid)
-{
-	struct rnic_qp_attr a = { .qp_state = RNIC_QPS_INIT, .port_num = 1,
-				  .qp_access_flags = RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ |
-						     RNIC_ACCESS_REMOTE_ATOMIC };
-
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_PKEY_INDEX | RNIC_QP_PORT |
-					RNIC_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = RNIC_QPS_RTR;
-	a.path_mtu = RNIC_MTU_1024;
-	a.dest_qp_num = peer;
-	a.rq_psn = 0xfffff0;	/* PSNs wrap during the run */
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = *gid;
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_AV | RNIC_QP_PATH_MTU | RNIC_QP_DEST_QPN |
-					RNIC_QP_RQ_PSN | RNIC_QP_MAX_DEST_RD_ATOMIC | RNIC_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = RNIC_QPS_RTS;
-	a.sq_psn = 0xfffff0;
-	a.timeout = 10;		/* 4 ms */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN | RNIC_QP_TIMEOUT |
-					RNIC_QP_RETRY_CNT | RNIC_QP_RNR_RETRY | RNIC_QP_MAX_QP_RD_ATOMIC), 0);
-}
-
 static int
 setup(void **state)
 {
@@ -103,9 +72,12 @@ setup(void **state)
 	open_side(&A, list[0]);
 	open_side(&B, list[1]);
 	rnic_free_device_list(list);
+	/* PSNs start near the 24-bit end so they wrap during the run; a 4 ms loss timer; RNR retries unlimited. */
+	const struct test_path path = { .mtu = RNIC_MTU_1024, .psn = 0xfffff0, .timeout = 10, .rnr_retry = 7 };
+
 	for (int i = 0; i < NQP; i++) {
-		connect(A.qp[i], B.qp[i]->qp_num, &B.gid);
-		connect(B.qp[i], A.qp[i]->qp_num, &A.gid);
+		assert_int_equal(test_connect(A.qp[i], B.qp[i]->qp_num, &B.gid, &path), 0);
+		assert_int_equal(test_connect(B.qp[i], A.qp[i]->qp_num, &A.gid, &path), 0);
 	}
 	return rnic_engine_start();
 }
