@@ -507,6 +507,44 @@ int rnic_destroy_qp(struct rnic_qp *qp);
 int rnic_post_send(struct rnic_qp *qp, struct rnic_send_wr *wr, struct rnic_send_wr **bad_wr);
 int rnic_post_recv(struct rnic_qp *qp, struct rnic_recv_wr *wr, struct rnic_recv_wr **bad_wr);
 
+/* ------------------------------------------------------------------------------------------------------ */
+/* Counters (softrnic extension; the hardware counters an RNIC's driver exports)                            */
+
+/* What the transport did for one QP since it was created. The requester's and the responder's counters are
+ * each written by one engine lcore; a read while traffic runs sees each counter's recent value. */
+struct rnic_qp_counters {
+	/* requester */
+	uint64_t packets_sent;		/* request packets, retransmissions included */
+	uint64_t retransmits;		/* go-back-N restarts: timeouts, sequence NAKs, RNR NAKs, READ gaps */
+	uint64_t timeouts;		/* loss timer expiries */
+	uint64_t seq_naks_received;
+	uint64_t rnr_naks_received;
+	uint64_t error_naks_received;	/* invalid request, remote access, remote operational */
+	/* responder */
+	uint64_t requests_received;	/* request packets in sequence, executed */
+	uint64_t duplicates;		/* duplicate requests answered again */
+	uint64_t out_of_sequence;	/* requests past a PSN gap (dropped) */
+	uint64_t acks_sent;
+	uint64_t seq_naks_sent;
+	uint64_t rnr_naks_sent;
+	uint64_t error_naks_sent;
+};
+
+int rnic_query_qp_counters(struct rnic_qp *qp, struct rnic_qp_counters *counters);
+
+/* One named counter of a device (ports and pipeline stages, summed over the device's shards). */
+struct rnic_counter {
+	char name[48];
+	uint64_t value;
+};
+
+/*
+ * The device's counters: frames and bytes each way, drops by reason ("rx_drop_<reason>"), ACKs and NAKs,
+ * retransmissions, timer events... Fills up to n entries and returns how many the device has (call with
+ * n = 0 to size the array), or a negative errno.
+ */
+int rnic_query_device_counters(struct rnic_context *context, struct rnic_counter *counters, int n);
+
 const char *rnic_qp_state_str(enum rnic_qp_state state);
 const char *rnic_event_type_str(enum rnic_event_type event);
 

@@ -27,7 +27,7 @@ unanswered(struct rnic_req_ctx *r)
 /* Everything up to and including psn is acknowledged, but never past a READ or atomic still waiting for its
  * data: its responses were lost if a later ACK arrives (IBA 9.7.5.1.5), and it is asked again. */
 static void
-ack_upto(struct rnic_qp *qp, uint32_t psn)
+ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 {
 	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
 	struct rnic_inflight *e = unanswered(r);
@@ -35,13 +35,13 @@ ack_upto(struct rnic_qp *qp, uint32_t psn)
 
 	if (e != NULL && rnic_psn_diff(next, e->first_psn) > 0) {
 		if (rnic_psn_diff(psn, e->last_psn) >= 0)
-			rnic_requester_rewind(qp, e->first_psn);	/* answered past it: its data is lost */
+			rnic_requester_rewind(p, qp, e->first_psn);	/* answered past it: its data is lost */
 		next = e->first_psn;
 	}
 
 	if (rnic_psn_diff(next, r->una) > 0 && rnic_psn_diff(next, r->npsn) <= 0) {
 		r->una = next;
-		rnic_requester_progress(qp);
+		rnic_requester_progress(p, qp);
 	}
 }
 
@@ -80,12 +80,14 @@ nak(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_stat
 	struct rnic_inflight *e = find_inflight(r, psn);
 
 	if (e == NULL) {
-		p->stats.unexpected_responses++;
+		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
 		return;
 	}
+	RNIC_STATS(p, COMPLETER)->error_naks_received++;
+	q->counters.error_naks_received++;
 	/* The NAK acknowledges every packet before the one it names. */
-	ack_upto(qp, rnic_psn_add(psn, 0xffffff));
-	rnic_requester_retire(qp);
+	ack_upto(p, qp, rnic_psn_add(psn, 0xffffff));
+	rnic_requester_retire(p, qp);
 	if (r->infl_head != r->infl_tail && &r->infl[r->infl_head % RNIC_MAX_INFLIGHT] == e) {
 		rnic_complete(qp, 1, e->index, e->opcode, st, 0);
 		q->sq.done = e->index + 1;
@@ -101,13 +103,14 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 	uint8_t s = d->aeth.syndrome;
 
 	if (RNIC_AETH_IS_ACK(s)) {
-		ack_upto(qp, d->psn);
+		ack_upto(p, qp, d->psn);
 		return;
 	}
 	if (RNIC_AETH_IS_RNR(s)) {
 		struct rnic_qp_priv *q = rnic_qp_priv(qp);
 
-		p->stats.rnr_naks_received++;
+		RNIC_STATS(p, COMPLETER)->rnr_naks_received++;
+		q->counters.rnr_naks_received++;
 		/* rnr_retry 7 means no limit (IBA 9.7.5.2.8). */
 		if (q->attr.rnr_retry != 7 && r->rnr_left == 0) {
 			nak(p, qp, d->psn, RNIC_WC_RNR_RETRY_EXC_ERR);
@@ -115,10 +118,11 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 		}
 		if (q->attr.rnr_retry != 7)
 			r->rnr_left--;
-		ack_upto(qp, rnic_psn_add(d->psn, 0xffffff));
-		if (rnic_requester_rewind(qp, d->psn) == 0) {
-			p->stats.retransmits++;
+		ack_upto(p, qp, rnic_psn_add(d->psn, 0xffffff));
+		/* No resend before the RNR timer runs out (seed test 23): the wheel wakes the QP then. */
+		if (rnic_requester_rewind(p, qp, d->psn) == 0) {
 			r->rnr_until = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000000 * rnr_delay_us(s);
+			rnic_requester_watch(p, q);
 		}
 		return;
 	}
@@ -134,10 +138,10 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 		break;
 	case RNIC_AETH_NAK_PSN_SEQ:
 		/* Everything before the PSN arrived; go back to it. */
-		p->stats.seq_naks_received++;
-		ack_upto(qp, rnic_psn_add(d->psn, 0xffffff));
-		if (rnic_requester_rewind(qp, d->psn) == 0)
-			p->stats.retransmits++;
+		RNIC_STATS(p, COMPLETER)->seq_naks_received++;
+		rnic_qp_priv(qp)->counters.seq_naks_received++;
+		ack_upto(p, qp, rnic_psn_add(d->psn, 0xffffff));
+		rnic_requester_rewind(p, qp, d->psn);
 		break;
 	default:
 		nak(p, qp, d->psn, RNIC_WC_REM_OP_ERR);	/* a reserved NAK code */
@@ -157,14 +161,18 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	uint8_t pos = rnic_opcode_info(d->opcode)->position;
 
 	if (e == NULL || e->opcode != RNIC_WQE_OP_RDMA_READ || e->answered) {
-		p->stats.unexpected_responses++;
+		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
 		return;
 	}
 	off = (uint32_t)rnic_psn_diff(d->psn, e->first_psn) * pmtu;
 	if (off != e->received) {
-		/* A duplicate from an earlier attempt, or one past a gap (lost or late): the loss timer asks for
-		 * the rest, from the first missing response. */
-		p->stats.unexpected_responses++;
+		/* A duplicate from an earlier attempt (dropped), or one past a gap: a response was lost, so ask
+		 * again for the rest, once per gap (seed test 28; IBA 9.7.5.1.5). */
+		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
+		if (off > e->received && e->gap_at != e->received + 1) {
+			e->gap_at = e->received + 1;
+			rnic_requester_rewind(p, qp, rnic_psn_add(e->first_psn, e->received / pmtu));
+		}
 		return;
 	}
 	if (off + len > e->length || ((pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) && off + len != e->length)) {
@@ -178,13 +186,13 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 		return;
 	}
 	e->received += d->payload_len;
-	rnic_requester_progress(qp);
+	rnic_requester_progress(p, qp);
 	/* A READ response acknowledges every request before the READ (implicit ACK). */
-	ack_upto(qp, rnic_psn_add(e->first_psn, 0xffffff));
+	ack_upto(p, qp, rnic_psn_add(e->first_psn, 0xffffff));
 	if (pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) {
 		e->answered = 1;
 		r->rd_atomic--;
-		ack_upto(qp, e->last_psn);
+		ack_upto(p, qp, e->last_psn);
 	}
 }
 
@@ -198,7 +206,7 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 	uint8_t orig[8];
 
 	if (e == NULL || !rnic_wqe_op_is_atomic(e->opcode) || e->answered) {
-		p->stats.unexpected_responses++;
+		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
 		return;
 	}
 	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w);
@@ -211,7 +219,7 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 	}
 	e->answered = 1;
 	r->rd_atomic--;
-	ack_upto(qp, d->psn);
+	ack_upto(p, qp, d->psn);
 }
 
 static void
@@ -225,7 +233,7 @@ handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 	qp = rnic_qp_lookup(p->dev, d.dqpn);
 	if (qp == NULL || qp->qp_type != RNIC_QPT_RC ||
 	    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS || d.payload == NULL) {
-		p->stats.no_qp++;
+		RNIC_STATS(p, COMPLETER)->no_qp++;
 		return;
 	}
 	op = d.opcode & 0x1f;
@@ -235,7 +243,7 @@ handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 		on_atomic_ack(p, qp, &d);
 	else
 		on_read_response(p, qp, &d);
-	rnic_requester_retire(qp);
+	rnic_requester_retire(p, qp);
 	/* Room in the window or in the READ depth: the requester may go on with this QP. */
 	rnic_sched_activate(&p->sched, rnic_qp_priv(qp)->slot);
 }

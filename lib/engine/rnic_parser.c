@@ -18,7 +18,7 @@ route(struct rnic_pipeline *p, struct rte_mbuf **pkts, const uint32_t *qpn, unsi
 
 		if (rte_ring_sp_enqueue_elem(requests ? s->request_ring : s->response_ring, &pkts[i],
 					     sizeof(pkts[i])) != 0) {
-			p->stats.ring_full++;
+			RNIC_STATS(p, PARSER)->ring_full++;
 			rte_pktmbuf_free(pkts[i]);
 		}
 	}
@@ -47,14 +47,14 @@ rnic_stage_parser(void *arg, unsigned int budget)
 		struct rnic_pkt_desc d;
 		enum rnic_drop_reason why = rnic_pkt_parse_mbuf(pkts[i], &d, 1);
 
-		p->stats.rx_packets++;
-		p->stats.rx_bytes += pkts[i]->pkt_len;
+		RNIC_STATS(p, PARSER)->rx_packets++;
+		RNIC_STATS(p, PARSER)->rx_bytes += pkts[i]->pkt_len;
 		if (why != RNIC_DROP_NONE) {
-			p->stats.rx_drops[why]++;
+			RNIC_STATS(p, PARSER)->rx_drops[why]++;
 			rte_pktmbuf_free(pkts[i]);
 		} else if (d.opcode == RNIC_OP_CNP) {
 			/* Congestion notifications are counted; rate control does not act on them yet. */
-			p->stats.cnp_received++;
+			RNIC_STATS(p, PARSER)->cnp_received++;
 			rte_pktmbuf_free(pkts[i]);
 		} else if (rnic_opcode_info(d.opcode)->is_request) {
 			req_qpn[nreq] = d.dqpn;

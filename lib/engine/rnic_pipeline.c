@@ -3,6 +3,7 @@
  * routing, control frames, completions).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,15 +49,20 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	p->response_ring = pipe_ring(dev, shard, "rsp", sizeof(struct rte_mbuf *));
 	p->flush_ring = pipe_ring(dev, shard, "flush", sizeof(uint32_t));
 	if (p->slot_ring == NULL || p->request_ring == NULL || p->response_ring == NULL || p->flush_ring == NULL ||
-	    rnic_sched_init(&p->sched, rnic_qp_table_slots(dev), dev->socket_id) != 0) {
+	    rnic_sched_init(&p->sched, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
+	    rnic_timer_init(&p->timers, rnic_qp_table_slots(dev), dev->socket_id) != 0) {
 		RNIC_LOG(ERR, "%s: cannot create the pipeline: %s", dev->name, rte_strerror(rte_errno));
 		rnic_pipeline_free(p);
 		return -ENOMEM;
 	}
 	rnic_mr_cache_init(&p->req_cache);
 	rnic_mr_cache_init(&p->resp_cache);
-	p->req_tx = (struct rnic_tx_buffer){ .port = dev->port_id, .queue = (uint16_t)(2 * shard) };
-	p->resp_tx = (struct rnic_tx_buffer){ .port = dev->port_id, .queue = (uint16_t)(2 * shard + 1) };
+	p->req_tx = (struct rnic_tx_buffer){
+		.stats = RNIC_STATS(p, REQUESTER), .port = dev->port_id, .queue = (uint16_t)(2 * shard),
+	};
+	p->resp_tx = (struct rnic_tx_buffer){
+		.stats = RNIC_STATS(p, RESPONDER), .port = dev->port_id, .queue = (uint16_t)(2 * shard + 1),
+	};
 	*out = p;
 	return 0;
 }
@@ -86,6 +92,7 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 	rte_ring_free(p->response_ring);
 	rte_ring_free(p->flush_ring);
 	rnic_sched_free(&p->sched);
+	rnic_timer_free(&p->timers);
 	rte_free(p);
 }
 
@@ -93,7 +100,7 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 /* TX                                                                                                       */
 
 void
-rnic_tx_flush(struct rnic_pipeline *p, struct rnic_tx_buffer *tx)
+rnic_tx_flush(struct rnic_tx_buffer *tx)
 {
 	uint16_t sent;
 
@@ -101,27 +108,27 @@ rnic_tx_flush(struct rnic_pipeline *p, struct rnic_tx_buffer *tx)
 		return;
 	sent = rte_eth_tx_burst(tx->port, tx->queue, tx->pkts, tx->count);
 	for (uint16_t i = 0; i < sent; i++)
-		p->stats.tx_bytes += tx->pkts[i]->pkt_len;
-	p->stats.tx_packets += sent;
+		tx->stats->tx_bytes += tx->pkts[i]->pkt_len;
+	tx->stats->tx_packets += sent;
 	/* A busy port keeps the rest for the next flush: back-pressure, not loss. */
 	memmove(tx->pkts, tx->pkts + sent, (size_t)(tx->count - sent) * sizeof(tx->pkts[0]));
 	tx->count = (uint16_t)(tx->count - sent);
 }
 
 void
-rnic_tx_enqueue(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rte_mbuf *m)
+rnic_tx_enqueue(struct rnic_tx_buffer *tx, struct rte_mbuf *m)
 {
 	if (tx->count == RNIC_TX_BUF) {
-		rnic_tx_flush(p, tx);
+		rnic_tx_flush(tx);
 		if (tx->count == RNIC_TX_BUF) {
 			rte_pktmbuf_free(m);
-			p->stats.tx_dropped++;
+			tx->stats->tx_dropped++;
 			return;
 		}
 	}
 	tx->pkts[tx->count++] = m;
 	if (tx->count >= RNIC_BURST)
-		rnic_tx_flush(p, tx);
+		rnic_tx_flush(tx);
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -181,14 +188,14 @@ rnic_send_control(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rni
 	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
 
 	if (m == NULL) {
-		p->stats.no_mbuf++;
+		tx->stats->no_mbuf++;
 		return -ENOMEM;
 	}
 	if (rnic_pkt_build_mbuf(d, m) < 0) {
 		rte_pktmbuf_free(m);
 		return -EINVAL;
 	}
-	rnic_tx_enqueue(p, tx, m);
+	rnic_tx_enqueue(tx, m);
 	return 0;
 }
 
@@ -250,4 +257,51 @@ rnic_qp_fail(struct rnic_qp *qp)
 {
 	rnic_qp_priv(qp)->attr.qp_state = RNIC_QPS_ERR;
 	__atomic_store_n(&qp->state, RNIC_QPS_ERR, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Counters                                                                                                 */
+
+static const char *const counter_names[] = {
+#define RNIC_X(name, what) #name,
+	RNIC_PIPELINE_COUNTERS(RNIC_X)
+#undef RNIC_X
+};
+
+/* The device's pipeline counter at this index (the named ones, then the drops by reason), summed. */
+static uint64_t
+counter_sum(const struct rnic_device *dev, unsigned int index)
+{
+	uint64_t sum = 0;
+
+	for (uint16_t k = 0; k < dev->nb_shards; k++) {
+		for (int st = 0; st < RNIC_STAGE_MAX; st++) {
+			const uint64_t *c = (const uint64_t *)&dev->pipeline[k]->stats[st];
+
+			sum += __atomic_load_n(&c[index], __ATOMIC_RELAXED);
+		}
+	}
+	return sum;
+}
+
+int
+rnic_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counters, int n)
+{
+	const unsigned int named = RTE_DIM(counter_names);
+	const unsigned int total = named + RNIC_DROP_REASON_MAX - 1;	/* drops: every reason but "none" */
+	const struct rnic_device *dev;
+
+	if (ctx == NULL || n < 0 || (n > 0 && counters == NULL))
+		return -EINVAL;
+	dev = rnic_ctx_dev(ctx);
+	RTE_BUILD_BUG_ON(offsetof(struct rnic_pipeline_stats, rx_drops) != sizeof(uint64_t) * RTE_DIM(counter_names));
+	for (unsigned int i = 0; i < total && i < (unsigned int)n; i++) {
+		if (i < named)
+			snprintf(counters[i].name, sizeof(counters[i].name), "%s", counter_names[i]);
+		else
+			snprintf(counters[i].name, sizeof(counters[i].name), "rx_drop_%s",
+				 rnic_drop_reason_str((enum rnic_drop_reason)(i - named + 1)));
+		counters[i].value = counter_sum(dev, i < named ? i : i + 1);
+	}
+	return (int)total;
 }

@@ -25,6 +25,7 @@
 #include "rnic_priv.h"
 #include "rnic_qp.h"
 #include "rnic_sched.h"
+#include "rnic_timer.h"
 #include "rnic_wire.h"
 #include "rnic_wqe.h"
 
@@ -55,36 +56,47 @@ extern const char *const rnic_stage_names[RNIC_STAGE_MAX];
 
 /* Frames waiting to go out on one TX queue of the port; what the port does not take now stays here. */
 struct rnic_tx_buffer {
+	struct rnic_pipeline_stats *stats;	/* of the stage that sends on it */
 	uint16_t port;
 	uint16_t queue;
 	uint16_t count;
 	struct rte_mbuf *pkts[RNIC_TX_BUF];
 };
 
+/* The pipeline's counters, as X(name, what): one set per stage, each written by its stage's lcore only. */
+#define RNIC_PIPELINE_COUNTERS(X) \
+	X(doorbells, "doorbells taken") \
+	X(tx_packets, "frames the port took") \
+	X(tx_bytes, "bytes the port took") \
+	X(tx_dropped, "frames the port refused (TX buffer full)") \
+	X(rx_packets, "frames received") \
+	X(rx_bytes, "bytes received") \
+	X(ring_full, "frames parsed but the next stage's ring was full") \
+	X(no_qp, "frames or doorbells for a QP that does not exist or is not ready") \
+	X(acks_sent, "ACKs sent") \
+	X(acks_coalesced, "ACKs saved by coalescing") \
+	X(naks_sent, "sequence and error NAKs sent") \
+	X(rnr_naks_sent, "RNR NAKs sent") \
+	X(duplicates, "duplicate requests answered again") \
+	X(out_of_sequence, "requests past a PSN gap") \
+	X(qkey_violations, "UD requests with a wrong Q_Key") \
+	X(no_mbuf, "frames not built: the mbuf pool was empty") \
+	X(cnp_received, "congestion notifications") \
+	X(bad_requests, "invalid requests and opcode sequence errors") \
+	X(access_errors, "requests refused by key, PD, rights or bounds checks") \
+	X(unexpected_responses, "responses matching nothing in flight") \
+	X(timeouts, "loss timer expiries") \
+	X(retransmits, "go-back-N restarts (timeouts, sequence NAKs, RNR, READ gaps)") \
+	X(rnr_naks_received, "RNR NAKs received") \
+	X(seq_naks_received, "sequence NAKs received") \
+	X(error_naks_received, "error NAKs received") \
+	X(timer_expiries, "QPs the timer wheel handed back")
+
 struct rnic_pipeline_stats {
-	uint64_t doorbells;
-	uint64_t tx_packets;
-	uint64_t tx_bytes;
-	uint64_t tx_dropped;		/* the port refused them */
-	uint64_t rx_packets;
-	uint64_t rx_bytes;
-	uint64_t rx_drops[RNIC_DROP_REASON_MAX];
-	uint64_t ring_full;		/* parsed, but the next stage's ring was full */
-	uint64_t no_qp;			/* for a QP that does not exist (or is not ready) */
-	uint64_t naks_sent;
-	uint64_t rnr_naks_sent;
-	uint64_t duplicates;
-	uint64_t out_of_sequence;
-	uint64_t qkey_violations;
-	uint64_t no_mbuf;
-	uint64_t cnp_received;
-	uint64_t bad_requests;		/* invalid requests and opcode sequence errors */
-	uint64_t access_errors;		/* requests refused by the key, PD, rights or bounds checks */
-	uint64_t unexpected_responses;	/* responses matching nothing in flight */
-	uint64_t timeouts;		/* loss timer expiries */
-	uint64_t retransmits;		/* go-back-N restarts (timeouts, sequence NAKs, RNR) */
-	uint64_t rnr_naks_received;
-	uint64_t seq_naks_received;
+#define RNIC_X(name, what) uint64_t name;
+	RNIC_PIPELINE_COUNTERS(RNIC_X)
+#undef RNIC_X
+	uint64_t rx_drops[RNIC_DROP_REASON_MAX];	/* by rnic_drop_reason */
 };
 
 struct rnic_pipeline {
@@ -101,12 +113,17 @@ struct rnic_pipeline {
 	struct rnic_tx_buffer req_tx;
 	struct rnic_tx_buffer resp_tx;
 	uint16_t rx_queue;		/* the parser's next RX queue */
-	uint64_t next_timer_scan;	/* TSC of the requester's next look at its QPs' timers */
 	uint32_t read_head;		/* QPs with READ responses to send, oldest first (responder) */
 	uint32_t read_tail;
 	uint32_t read_fifo[RNIC_READ_FIFO];
-	struct rnic_pipeline_stats stats;
+	uint32_t nb_acks;		/* QPs with a coalesced ACK/NAK to send at the end of the burst */
+	uint32_t ack_list[RNIC_BURST];
+	struct rnic_timer_wheel timers;	/* the requester's loss and RNR timers */
+	struct rnic_pipeline_stats stats[RNIC_STAGE_MAX];
 };
+
+/* The counters of one stage of the pipeline (the requester's for the completer too: they share an lcore). */
+#define RNIC_STATS(p, stage) (&(p)->stats[RNIC_STAGE_##stage])
 
 int rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t shard,
 			 struct rnic_pipeline **out);
@@ -151,9 +168,9 @@ rnic_mtu_bytes(enum rnic_mtu mtu)
 
 /* Queue a frame for TX, sending a burst when RNIC_BURST are waiting. Callers check rnic_tx_room first: a
  * frame that finds the buffer full is dropped (and counted). */
-void rnic_tx_enqueue(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rte_mbuf *m);
+void rnic_tx_enqueue(struct rnic_tx_buffer *tx, struct rte_mbuf *m);
 /* Hand what is buffered to the port; what it does not take stays buffered. */
-void rnic_tx_flush(struct rnic_pipeline *p, struct rnic_tx_buffer *tx);
+void rnic_tx_flush(struct rnic_tx_buffer *tx);
 
 static inline unsigned int
 rnic_tx_room(const struct rnic_tx_buffer *tx)
@@ -191,15 +208,19 @@ void rnic_qp_fail(struct rnic_qp *qp);
 void rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp);
 
 /* The requester's una moved forward: refill the retry counts, restart or stop the loss timer. */
-void rnic_requester_progress(struct rnic_qp *qp);
+void rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp);
 
-/* Go back N: resend from this PSN (and every WQE after it). 0, or -1 if the PSN is not outstanding. */
-int rnic_requester_rewind(struct rnic_qp *qp, uint32_t psn);
+/* Go back N: resend from this PSN (and every WQE after it), counted as a retransmission. 0, or -1 if the PSN
+ * is not outstanding. */
+int rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn);
 
 /* Expired loss and RNR timers of the pipeline's QPs (requester lcore). */
 void rnic_requester_timers(struct rnic_pipeline *p);
 
+/* The QP's loss deadline or RNR wait was set: make sure the timer wheel looks at it in time. */
+void rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q);
+
 /* Complete, in order, the in-flight send WQEs that are done (requester lcore). */
-void rnic_requester_retire(struct rnic_qp *qp);
+void rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp);
 
 #endif /* RNIC_PIPELINE_H */

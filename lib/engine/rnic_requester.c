@@ -32,13 +32,13 @@ rnic_stage_doorbell(void *arg, unsigned int budget)
 		rnic_doorbell_parse(db[i], &d);
 		qp = rnic_qp_lookup(dev, d.qpn);
 		if (qp == NULL) {
-			p->stats.no_qp++;	/* destroyed since it rang */
+			RNIC_STATS(p, DOORBELL)->no_qp++;	/* destroyed since it rang */
 			continue;
 		}
 		rte_ring_sp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->slot_ring, &rnic_qp_priv(qp)->slot,
 					 sizeof(uint32_t));
 	}
-	p->stats.doorbells += n;
+	RNIC_STATS(p, DOORBELL)->doorbells += n;
 	return n;
 }
 
@@ -122,7 +122,7 @@ rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
 		RNIC_LOG(ERR, "QP %u: flush ring full: its receive queue is not flushed", qp->qp_num);
 }
 
-/* Fail the WQE being started (local error): its error completion, then the QP to error and the flush. */
+/* Fail a WQE now (local error): its error completion, then the QP to error and the flush. */
 static void
 fail_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t index, uint8_t op, enum rnic_wc_status st)
 {
@@ -133,9 +133,38 @@ fail_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t index, uint8_t op
 	rnic_requester_fail(p, qp);
 }
 
+/*
+ * A WQE that cannot start (bad opcode, length, key): completions are in order, so with WQEs still in flight
+ * it waits in the in-flight list for them to complete successfully, and nothing after it starts; then it
+ * completes in error and the QP fails (seed 003 tests 6, 7, 33; IBA 10.8.3).
+ */
+static void
+reject_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t index, uint8_t op, enum rnic_wc_status st)
+{
+	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+	struct rnic_inflight *e;
+
+	if (r->infl_head == r->infl_tail) {
+		fail_wqe(p, qp, index, op, st);
+		return;
+	}
+	e = &r->infl[r->infl_tail % RNIC_MAX_INFLIGHT];
+	memset(e, 0, sizeof(*e));
+	e->index = index;
+	e->opcode = op;
+	e->status = (uint8_t)st;
+	e->sent = 1;
+	/* No PSN of its own: it shares its predecessor's last one, which find_inflight matches first. */
+	e->first_psn = e->last_psn = rnic_psn_add(r->npsn, 0xffffff);
+	r->infl_tail++;
+	if (r->cur == r->infl_tail - 1)
+		r->cur = r->infl_tail;
+	r->halted = 1;
+}
+
 /* Retire completed WQEs from the head of the in-flight list (completions are in order). */
 void
-rnic_requester_retire(struct rnic_qp *qp)
+rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
@@ -144,6 +173,11 @@ rnic_requester_retire(struct rnic_qp *qp)
 		struct rnic_inflight *e = &r->infl[r->infl_head % RNIC_MAX_INFLIGHT];
 		int needs_answer = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
 
+		if (e->status != RNIC_WC_SUCCESS) {
+			r->infl_head++;		/* every WQE before it has completed: now its error */
+			fail_wqe(p, qp, e->index, e->opcode, (enum rnic_wc_status)e->status);
+			return;
+		}
 		if (!e->sent || (needs_answer && !e->answered) ||
 		    (!needs_answer && qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(e->last_psn, r->una) >= 0))
 			break;
@@ -166,12 +200,12 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	uint32_t pmtu;
 	int reads;
 
-	if (index == __atomic_load_n(&q->sq.head, __ATOMIC_ACQUIRE) ||
+	if (r->halted || index == __atomic_load_n(&q->sq.head, __ATOMIC_ACQUIRE) ||
 	    r->infl_tail - r->infl_head == RNIC_MAX_INFLIGHT)
 		return 0;
 	if (rnic_send_wqe_parse(rnic_wq_slot(&q->sq, index), 0, qp->qp_type == RNIC_QPT_UD, &w) != 0 ||
 	    !wqe_allowed(qp->qp_type, w.opcode)) {
-		fail_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_QP_OP_ERR);
+		reject_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_QP_OP_ERR);
 		return 0;
 	}
 	reads = w.opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(w.opcode);
@@ -180,11 +214,11 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 		return 0;
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
 	if (qp->qp_type == RNIC_QPT_UD && w.length > pmtu) {
-		fail_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_LEN_ERR);
+		reject_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_LEN_ERR);
 		return 0;
 	}
 	if (check_sges(p, &w, pdn, reads ? RNIC_MR_NEED_LOCAL_WRITE : RNIC_MR_NEED_LOCAL_READ) != RNIC_MR_OK) {
-		fail_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_PROT_ERR);
+		reject_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_PROT_ERR);
 		return 0;
 	}
 	e = &r->infl[r->infl_tail % RNIC_MAX_INFLIGHT];
@@ -245,13 +279,26 @@ ud_route(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe
 	return rnic_fill_route(p->dev, &av, qp->qp_num, mac, &known, d);
 }
 
+void
+rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q)
+{
+	uint64_t d = q->req.deadline, rnr = q->req.rnr_until;
+
+	if (d == 0 || (rnr != 0 && rnr < d))
+		d = rnr;
+	if (d != 0)
+		rnic_timer_file(&p->timers, q->slot, d);
+}
+
 /* The loss timer: 4.096 us x 2^timeout (IBA 9.7.6.1.3); timeout 0 means none. */
 static void
-arm_timer(struct rnic_qp_priv *q)
+arm_timer(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
-	if (q->attr.timeout != 0 && q->pub.qp_type == RNIC_QPT_RC)
-		q->req.deadline = rte_get_tsc_cycles() +
-				  (uint64_t)((4.096e-6 * (double)(1ull << q->attr.timeout)) * (double)rte_get_tsc_hz());
+	if (q->attr.timeout == 0 || q->pub.qp_type != RNIC_QPT_RC)
+		return;
+	q->req.deadline = rte_get_tsc_cycles() +
+			  (uint64_t)((4.096e-6 * (double)(1ull << q->attr.timeout)) * (double)rte_get_tsc_hz());
+	rnic_requester_watch(p, q);
 }
 
 /* Done sending the WQE under the cursor: move on to the next one already started, or to a new one. */
@@ -305,12 +352,13 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		d.atomiceth.compare = w.compare;
 		if (rnic_send_control(p, &p->req_tx, &d) != 0)
 			return 0;
+		q->counters.packets_sent++;
 		e->last_psn = rnic_psn_add(r->npsn, span - 1);
 		r->npsn = rnic_psn_add(r->npsn, span);
 		e->sent = 1;
 		advance_cursor(r);
 		if (r->deadline == 0)
-			arm_timer(q);
+			arm_timer(p, q);
 		return 1;
 	}
 
@@ -321,7 +369,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	d.payload_len = chunk;
 	m = rte_pktmbuf_alloc(p->pool);
 	if (m == NULL) {
-		p->stats.no_mbuf++;
+		RNIC_STATS(p, REQUESTER)->no_mbuf++;
 		return 0;
 	}
 	/* Gather straight into the frame, then write the headers around the payload. */
@@ -335,23 +383,24 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_LOC_PROT_ERR);
 		return 0;
 	}
-	rnic_tx_enqueue(p, &p->req_tx, m);
+	rnic_tx_enqueue(&p->req_tx, m);
+	q->counters.packets_sent++;
 	r->npsn = rnic_psn_add(r->npsn, 1);
 	r->cur_off += chunk;
 	if (r->deadline == 0)
-		arm_timer(q);
+		arm_timer(p, q);
 	if (last) {
 		e->last_psn = d.psn;
 		e->sent = 1;
 		advance_cursor(r);
 		if (qp->qp_type != RNIC_QPT_RC)
-			rnic_requester_retire(qp);	/* UC and UD complete once sent */
+			rnic_requester_retire(p, qp);	/* UC and UD complete once sent */
 	}
 	return 1;
 }
 
 void
-rnic_requester_progress(struct rnic_qp *qp)
+rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
@@ -362,11 +411,11 @@ rnic_requester_progress(struct rnic_qp *qp)
 	if (r->una == r->npsn)
 		r->deadline = 0;
 	else
-		arm_timer(q);
+		arm_timer(p, q);
 }
 
 int
-rnic_requester_rewind(struct rnic_qp *qp, uint32_t psn)
+rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
@@ -388,48 +437,63 @@ rnic_requester_rewind(struct rnic_qp *qp, uint32_t psn)
 		r->npsn = e->opcode == RNIC_WQE_OP_RDMA_READ ? rnic_psn_add(e->first_psn, e->received / pmtu) :
 			  whole ? e->first_psn : psn;
 		for (uint32_t j = i; j != r->infl_tail; j++)
-			r->infl[j % RNIC_MAX_INFLIGHT].sent = 0;
-		arm_timer(q);
+			r->infl[j % RNIC_MAX_INFLIGHT].sent = r->infl[j % RNIC_MAX_INFLIGHT].status != 0;
+		arm_timer(p, q);
+		q->counters.retransmits++;
+		RNIC_STATS(p, REQUESTER)->retransmits++;
 		return 0;
 	}
 	return -1;
 }
 
+/* The loss timer expired: resend from the oldest unacknowledged PSN, or fail once the retries are spent. */
+static void
+loss_timeout(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+
+	r->deadline = 0;
+	RNIC_STATS(p, REQUESTER)->timeouts++;
+	q->counters.timeouts++;
+	if (r->retry_left == 0) {
+		struct rnic_inflight *e = &r->infl[r->infl_head % RNIC_MAX_INFLIGHT];
+
+		if (r->infl_head != r->infl_tail)
+			fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_RETRY_EXC_ERR);
+		return;
+	}
+	r->retry_left--;
+	/* Go back to the oldest unacknowledged PSN (seed test 25: the timer restarts, a retry is spent). */
+	rnic_requester_rewind(p, qp, r->una);
+	rnic_sched_activate(&p->sched, q->slot);
+}
+
+/* The wheel handed back a QP: its RNR wait or loss timer may be over, or have moved later. */
+static void
+on_timer(void *arg, uint32_t slot)
+{
+	struct rnic_pipeline *p = arg;
+	struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot);
+	struct rnic_req_ctx *r;
+	uint64_t now = rte_get_tsc_cycles();
+
+	RNIC_STATS(p, REQUESTER)->timer_expiries++;
+	if (qp == NULL || rnic_shard_of(p->dev, qp->qp_num) != p ||
+	    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS)
+		return;		/* gone, or no longer sending: nothing to time */
+	r = &rnic_qp_priv(qp)->req;
+	if (r->rnr_until != 0 && now >= r->rnr_until)
+		rnic_sched_activate(&p->sched, slot);	/* serve() clears the wait and resends */
+	if (r->deadline != 0 && now >= r->deadline)
+		loss_timeout(p, qp);
+	rnic_requester_watch(p, rnic_qp_priv(qp));
+}
+
 void
 rnic_requester_timers(struct rnic_pipeline *p)
 {
-	uint64_t now = rte_get_tsc_cycles();
-
-	if (now < p->next_timer_scan)
-		return;
-	p->next_timer_scan = now + rte_get_tsc_hz() / 10000;	/* every 100 us */
-	for (uint32_t slot = 0; slot < rnic_qp_table_slots(p->dev); slot++) {
-		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot);
-		struct rnic_req_ctx *r;
-
-		if (qp == NULL || rnic_shard_of(p->dev, qp->qp_num) != p ||
-		    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS)
-			continue;
-		r = &rnic_qp_priv(qp)->req;
-		if (r->rnr_until != 0 && now >= r->rnr_until)
-			rnic_sched_activate(&p->sched, slot);
-		if (r->deadline == 0 || now < r->deadline)
-			continue;
-		p->stats.timeouts++;
-		if (r->retry_left == 0) {
-			struct rnic_inflight *e = &r->infl[r->infl_head % RNIC_MAX_INFLIGHT];
-
-			r->deadline = 0;
-			if (r->infl_head != r->infl_tail)
-				fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_RETRY_EXC_ERR);
-			continue;
-		}
-		r->retry_left--;
-		p->stats.retransmits++;
-		if (rnic_requester_rewind(qp, r->una) != 0)
-			r->deadline = 0;
-		rnic_sched_activate(&p->sched, slot);
-	}
+	rnic_timer_expire(&p->timers, rte_get_tsc_cycles(), on_timer, p);
 }
 
 /* Serve one QP: up to quantum packets. Returns the packets sent; *idle when it has nothing to send. */
@@ -454,10 +518,14 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 		r->rnr_until = 0;
 	}
 	while (sent < quantum && state == RNIC_QPS_RTS) {
-		int busy = r->cur != r->infl_tail;
+		int busy;
+
+		while (r->cur != r->infl_tail && r->infl[r->cur % RNIC_MAX_INFLIGHT].status != 0)
+			r->cur++;	/* a rejected WQE: nothing to send, it waits for its turn to complete */
+		busy = r->cur != r->infl_tail;
 
 		if (rnic_tx_room(&p->req_tx) == 0) {
-			rnic_tx_flush(p, &p->req_tx);
+			rnic_tx_flush(&p->req_tx);
 			if (rnic_tx_room(&p->req_tx) == 0)
 				break;	/* the port is full: come back to this QP on the next round */
 		}
@@ -497,6 +565,6 @@ rnic_stage_requester(void *arg, unsigned int budget)
 		if (qp == NULL || idle)
 			work++;	/* a visit is work too: the loop ends even when every QP is blocked */
 	}
-	rnic_tx_flush(p, &p->req_tx);
+	rnic_tx_flush(&p->req_tx);
 	return work;
 }

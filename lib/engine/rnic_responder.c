@@ -22,6 +22,15 @@ enum verdict {
 	V_RNR,
 };
 
+/* A READ response or atomic ACK at psn acknowledges every PSN before it: a coalesced ACK of an earlier PSN
+ * need not go out. One of a later PSN (a duplicate READ answered again) still must. */
+static void
+covered_by_response(struct rnic_resp_ctx *r, uint32_t psn)
+{
+	if (r->ack_pending && rnic_psn_diff(r->ack_psn, psn) < 0)
+		r->ack_pending = 0;
+}
+
 /* Reply to the requester of this QP: an ACK, NAK, READ response or atomic ACK with the given fields. */
 static void
 reply(struct rnic_pipeline *p, struct rnic_qp *qp, uint8_t op, uint32_t psn, uint8_t syndrome,
@@ -30,7 +39,7 @@ reply(struct rnic_pipeline *p, struct rnic_qp *qp, uint8_t op, uint32_t psn, uin
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 
 	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->resp.dmac, &q->resp.dmac_known, d) != 0) {
-		p->stats.tx_dropped++;
+		RNIC_STATS(p, RESPONDER)->tx_dropped++;
 		return;
 	}
 	d->opcode = (uint8_t)(RNIC_TRANSPORT_RC | op);
@@ -44,26 +53,74 @@ reply(struct rnic_pipeline *p, struct rnic_qp *qp, uint8_t op, uint32_t psn, uin
 static void
 send_ack_now(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint8_t syndrome)
 {
+	struct rnic_qp_counters *c = &rnic_qp_priv(qp)->counters;
+	struct rnic_pipeline_stats *st = RNIC_STATS(p, RESPONDER);
 	struct rnic_pkt_desc d;
 
 	memset(&d, 0, sizeof(d));
 	reply(p, qp, RNIC_OP_ACKNOWLEDGE, psn, syndrome, &d);
+	if (RNIC_AETH_IS_ACK(syndrome)) {
+		st->acks_sent++;
+		c->acks_sent++;
+	} else if (RNIC_AETH_IS_RNR(syndrome)) {
+		st->rnr_naks_sent++;
+		c->rnr_naks_sent++;
+	} else {
+		st->naks_sent++;
+		if (syndrome == RNIC_AETH_NAK_PSN_SEQ)
+			c->seq_naks_sent++;
+		else
+			c->error_naks_sent++;
+	}
 }
 
-/* Responses leave in PSN order: behind queued READ responses an ACK or NAK waits (the latest one wins:
- * it covers the earlier ones), so it can never tell the requester a READ is done before its data. */
+/*
+ * ACKs and NAKs are coalesced: the QP's latest one waits until the end of the responder's burst (a bounded
+ * delay: at most RNIC_BURST requests) and one frame acknowledges every request before it (IBA 9.7.5.1.2).
+ * A NAK is never replaced by an ACK (its PSN is the higher one) nor by another NAK of the same PSN (an RNR
+ * NAK stays an RNR NAK). Behind queued READ responses it waits for them: responses leave in PSN order, so
+ * it can never tell the requester a READ is done before its data.
+ */
 static void
 send_ack(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint8_t syndrome)
 {
-	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_resp_ctx *r = &q->resp;
 
-	if (r->rd_head == r->rd_tail) {
-		send_ack_now(p, qp, psn, syndrome);
-		return;
+	if (r->ack_pending) {
+		int32_t diff = rnic_psn_diff(psn, r->ack_psn);
+
+		if (diff < 0 || (diff == 0 && !RNIC_AETH_IS_ACK(r->ack_syndrome)))
+			return;		/* the pending one says as much */
+		RNIC_STATS(p, RESPONDER)->acks_coalesced++;
 	}
 	r->ack_pending = 1;
 	r->ack_psn = psn;
 	r->ack_syndrome = syndrome;
+	if (!r->ack_listed && p->nb_acks < RNIC_BURST) {
+		r->ack_listed = 1;
+		p->ack_list[p->nb_acks++] = q->slot;
+	}
+}
+
+/* End of a burst: the coalesced ACKs and NAKs of QPs with no READ responses to send first. */
+static void
+flush_acks(struct rnic_pipeline *p)
+{
+	for (unsigned int i = 0; i < p->nb_acks; i++) {
+		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, p->ack_list[i]);
+		struct rnic_resp_ctx *r;
+
+		if (qp == NULL)
+			continue;
+		r = &rnic_qp_priv(qp)->resp;
+		r->ack_listed = 0;
+		if (r->ack_pending && r->rd_head == r->rd_tail) {
+			r->ack_pending = 0;
+			send_ack_now(p, qp, r->ack_psn, r->ack_syndrome);
+		}
+	}
+	p->nb_acks = 0;
 }
 
 /* The RQ WQE the current SEND lands in (the oldest not completed), or NULL when the RQ is empty. */
@@ -284,7 +341,7 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_read
 	uint8_t *frame, *dst;
 
 	if (m == NULL) {
-		p->stats.no_mbuf++;
+		RNIC_STATS(p, RESPONDER)->no_mbuf++;
 		return 0;
 	}
 	memset(&d, 0, sizeof(d));
@@ -312,7 +369,7 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_read
 		dst += seg[s].len;
 	}
 	rnic_pkt_build(&d, frame, frame_len);
-	rnic_tx_enqueue(p, &p->resp_tx, m);
+	rnic_tx_enqueue(&p->resp_tx, m);
 	job->off += chunk;
 	if (job->len == 0)
 		job->off = 1;	/* the one empty response is out */
@@ -388,7 +445,7 @@ do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc 
 		.va = req->reth.va, .rkey = req->reth.rkey, .len = req->reth.dma_len, .psn = req->psn,
 	};
 	r->rd_tail++;
-	r->ack_pending = 0;	/* its responses acknowledge every PSN before it */
+	covered_by_response(r, req->psn);
 	r->msn = rnic_psn_add(r->msn, 1);
 	if (!r->rd_queued) {
 		p->read_fifo[p->read_tail++ % RNIC_READ_FIFO] = q->slot;
@@ -406,9 +463,10 @@ answer_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint64_
 
 	if (r->rd_head != r->rd_tail && r->rd_tail - r->rd_head < RNIC_MAX_RD) {
 		r->rd[r->rd_tail++ % RNIC_MAX_RD] = (struct rnic_read_job){ .psn = psn, .atomic = 1, .orig = orig };
-		r->ack_pending = 0;	/* the atomic ACK covers every PSN before it */
+		covered_by_response(r, psn);
 		return;
 	}
+	covered_by_response(r, psn);
 	memset(&d, 0, sizeof(d));
 	d.atomic_ack_orig = orig;
 	reply(p, qp, RNIC_OP_ATOMIC_ACKNOWLEDGE, psn, RNIC_AETH_ACK, &d);
@@ -489,7 +547,7 @@ check_psn(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 	if (qp->qp_type == RNIC_QPT_UC) {
 		if (diff != 0) {
 			/* A lost packet ends the message: drop until the next one starts. */
-			p->stats.out_of_sequence++;
+			RNIC_STATS(p, RESPONDER)->out_of_sequence++;
 			r->in_send = r->in_write = 0;
 			r->resync = 1;
 			r->epsn = d->psn;
@@ -503,7 +561,8 @@ check_psn(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 	}
 	if (diff < 0) {
 		/* A duplicate: answered again, not executed again (READs are re-read: idempotent). */
-		p->stats.duplicates++;
+		RNIC_STATS(p, RESPONDER)->duplicates++;
+		rnic_qp_priv(qp)->counters.duplicates++;
 		if ((d->opcode & 0x1f) == RNIC_OP_RDMA_READ_REQUEST) {
 			do_read(p, qp, d);
 			return 0;
@@ -517,15 +576,16 @@ check_psn(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 	}
 	if (diff > 0) {
 		/* A gap: one NAK per gap, then silence until the expected PSN arrives. */
-		p->stats.out_of_sequence++;
+		RNIC_STATS(p, RESPONDER)->out_of_sequence++;
+		rnic_qp_priv(qp)->counters.out_of_sequence++;
 		if (!r->nak_sent) {
 			send_ack(p, qp, r->epsn, RNIC_AETH_NAK_PSN_SEQ);
 			r->nak_sent = 1;
-			p->stats.naks_sent++;
 		}
 		return 0;
 	}
 	r->nak_sent = 0;
+	rnic_qp_priv(qp)->counters.requests_received++;
 	return 1;
 }
 
@@ -541,23 +601,23 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 
 	rnic_pkt_parse_mbuf(m, &d, 0);
 	if (d.payload == NULL) {	/* chained mbufs: not produced by the ports softrnic sets up */
-		p->stats.rx_drops[RNIC_DROP_TRUNCATED]++;
+		RNIC_STATS(p, RESPONDER)->rx_drops[RNIC_DROP_TRUNCATED]++;
 		return;
 	}
 	qp = rnic_qp_lookup(p->dev, d.dqpn);
 	state = qp != NULL ? __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) : RNIC_QPS_RESET;
 	if (state != RNIC_QPS_RTR && state != RNIC_QPS_RTS && state != RNIC_QPS_SQD) {
-		p->stats.no_qp++;	/* no such QP, or not ready to receive */
+		RNIC_STATS(p, RESPONDER)->no_qp++;	/* no such QP, or not ready to receive */
 		return;
 	}
 	q = rnic_qp_priv(qp);
 	if (!rnic_opcode_allowed(d.opcode, qp->qp_type)) {
-		p->stats.bad_requests++;
+		RNIC_STATS(p, RESPONDER)->bad_requests++;
 		return;		/* an opcode of another transport: not this QP's packet (IBA 9.6.1.5) */
 	}
 	if (qp->qp_type == RNIC_QPT_UD) {
 		if (d.deth.qkey != q->attr.qkey) {
-			p->stats.qkey_violations++;
+			RNIC_STATS(p, RESPONDER)->qkey_violations++;
 			return;
 		}
 		do_send(p, qp, m, &d);
@@ -580,17 +640,15 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 			send_ack(p, qp, d.psn, RNIC_AETH_ACK);
 		break;
 	case V_RNR:
-		p->stats.rnr_naks_sent++;
 		send_ack(p, qp, d.psn, (uint8_t)RNIC_AETH_RNR(q->attr.min_rnr_timer));
 		return;		/* not executed: the requester sends it again */
 	case V_NAK_INVALID:
 	case V_NAK_ACCESS:
 		/* Class C/D errors (IBA 9.9.3): NAK, and the responder's QP goes to error. */
 		if (v == V_NAK_ACCESS)
-			p->stats.access_errors++;
+			RNIC_STATS(p, RESPONDER)->access_errors++;
 		else
-			p->stats.bad_requests++;
-		p->stats.naks_sent++;
+			RNIC_STATS(p, RESPONDER)->bad_requests++;
 		send_ack(p, qp, d.psn, v == V_NAK_ACCESS ? RNIC_AETH_NAK_REMOTE_ACCESS :
 			 RNIC_AETH_NAK_INVALID_REQUEST);
 		rnic_qp_fail(qp);
@@ -624,7 +682,7 @@ rnic_stage_responder(void *arg, unsigned int budget)
 		if (qp != NULL && __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == RNIC_QPS_ERR)
 			rnic_qp_flush_rq(qp);
 	}
-	rnic_tx_flush(p, &p->resp_tx);
+	rnic_tx_flush(&p->resp_tx);
 	/* Each request may answer with a frame or two: take no more than the port has room for. */
 	n = rte_ring_sc_dequeue_burst_elem(p->request_ring, pkts, sizeof(pkts[0]),
 					   RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST),
@@ -633,7 +691,8 @@ rnic_stage_responder(void *arg, unsigned int budget)
 		handle_request(p, pkts[i]);
 		rte_pktmbuf_free(pkts[i]);
 	}
+	flush_acks(p);
 	n += serve_reads(p, budget);
-	rnic_tx_flush(p, &p->resp_tx);
+	rnic_tx_flush(&p->resp_tx);
 	return n;
 }

@@ -611,6 +611,22 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 }
 
 int
+rnic_query_qp_counters(struct rnic_qp *pub, struct rnic_qp_counters *counters)
+{
+	const uint64_t *src;
+	uint64_t *dst;
+
+	if (pub == NULL || counters == NULL)
+		return EINVAL;
+	/* Counter by counter: each is a whole 64-bit load of a value one lcore stores. */
+	src = (const uint64_t *)&rnic_qp_priv(pub)->counters;
+	dst = (uint64_t *)counters;
+	for (size_t i = 0; i < sizeof(*counters) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
 rnic_query_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask, struct rnic_qp_init_attr *init)
 {
 	struct rnic_qp_priv *qp = rnic_qp_priv(pub);

@@ -35,6 +35,8 @@ struct rnic_inflight {
 	uint8_t signaled;
 	uint8_t sent;			/* every packet of it is on the wire */
 	uint8_t answered;		/* READ/atomic: the response has arrived */
+	uint8_t status;			/* a WQE rejected before it started: its error, completed in turn */
+	uint32_t gap_at;		/* READ: 1 + the bytes received when a response gap was last seen */
 };
 
 /* Requester fields of the QP context (seed §5: WQE scheduler, transmit control, receive control). */
@@ -49,6 +51,7 @@ struct rnic_req_ctx {
 	uint64_t rnr_until;		/* after an RNR NAK: no sending before this TSC */
 	uint8_t retry_left;		/* timeouts left (retry_cnt), refilled on progress */
 	uint8_t rnr_left;		/* RNR NAKs left (rnr_retry; 7 means no limit) */
+	uint8_t halted;			/* a rejected WQE waits in flight: start no more */
 	uint32_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
 	uint32_t una;			/* oldest PSN not acknowledged */
 	uint8_t dmac[6];
@@ -86,7 +89,8 @@ struct rnic_resp_ctx {
 	uint32_t rd_head;		/* READs accepted and not fully answered: rd[rd_head..rd_tail) */
 	uint32_t rd_tail;
 	uint8_t rd_queued;		/* the QP is in the pipeline's READ FIFO */
-	uint8_t ack_pending;		/* an ACK/NAK waits for the queued READ responses before it */
+	uint8_t ack_pending;		/* an ACK/NAK waits: for the end of the burst, or for READ responses */
+	uint8_t ack_listed;		/* the QP is in the pipeline's list of ACKs to send */
 	uint8_t ack_syndrome;
 	uint32_t ack_psn;
 	struct rnic_read_job rd[RNIC_MAX_RD];
@@ -108,6 +112,8 @@ struct rnic_qp_priv {
 	/* The engine's share of the context; reset when the QP enters RTR / RTS. */
 	struct rnic_req_ctx req;
 	struct rnic_resp_ctx resp;
+	/* Kept for the QP's life; the requester's fields are written by its lcore, the responder's by its. */
+	struct rnic_qp_counters counters;
 };
 
 static inline struct rnic_qp_priv *

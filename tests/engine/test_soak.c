@@ -205,16 +205,30 @@ test_soak(void **state)
 	       (unsigned long)fb.duplicated, (unsigned long)fb.corrupted);
 	assert_true(fa.dropped > 0 && fb.dropped > 0 && fa.duplicated + fb.duplicated > 0 &&
 		    fa.reordered + fb.reordered > 0);
-	uint64_t retrans = 0, dups = 0, timeouts = 0;
+	uint64_t retrans = 0, dups = 0, timeouts = 0, naks = 0, gaps = 0, sent = 0, received = 0, acks = 0;
 
-	for (int d = 0; d < 2; d++)
-		for (uint16_t k = 0; k < rnic_engine_device(d)->nb_shards; k++) {
-			retrans += rnic_engine_device(d)->pipeline[k]->stats.retransmits;
-			dups += rnic_engine_device(d)->pipeline[k]->stats.duplicates;
-			timeouts += rnic_engine_device(d)->pipeline[k]->stats.timeouts;
+	/* Per QP, both sides: what the requesters resent and the responders saw twice or out of order. */
+	for (int i = 0; i < NQP; i++) {
+		const struct side *side[2] = { &A, &B };
+
+		for (int k = 0; k < 2; k++) {
+			struct rnic_qp_counters c;
+
+			assert_int_equal(rnic_query_qp_counters(side[k]->qp[i], &c), 0);
+			retrans += c.retransmits;
+			dups += c.duplicates;
+			timeouts += c.timeouts;
+			naks += c.seq_naks_received;
+			gaps += c.out_of_sequence;
+			sent += c.packets_sent;
+			received += c.requests_received;
+			acks += c.acks_sent;
 		}
-	printf("recovery: retransmits %lu duplicates %lu timeouts %lu\n", (unsigned long)retrans,
-	       (unsigned long)dups, (unsigned long)timeouts);
+	}
+	printf("recovery: retransmits %lu duplicates %lu timeouts %lu seq NAKs %lu out of sequence %lu\n",
+	       (unsigned long)retrans, (unsigned long)dups, (unsigned long)timeouts, (unsigned long)naks,
+	       (unsigned long)gaps);
+	assert_true(naks > 0 && gaps > 0 && sent > received && acks > 0);
 	assert_true(retrans > 0 && dups > 0);
 }
 
