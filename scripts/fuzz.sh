@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Build the header parser's libFuzzer target with clang (ASan + UBSan) and run it.
-#   scripts/fuzz.sh [RUNS [PKTGEN [OUTDIR]]]   RUNS inputs (default 200000; the long run in doc/fuzzing.md uses
-#                                              10000000); PKTGEN: a built rnic-pktgen (else build/ is built)
-# Seeds: every frame of ../shared/oracles and of rnic-pktgen. Crashes are saved in build-fuzz/crashes/:
-# each one found becomes a regression test in tests/fuzz/regressions/.
+# Build the libFuzzer targets with clang (ASan + UBSan) and run them.
+#   scripts/fuzz.sh [RUNS [PKTGEN [OUTDIR [TARGETS]]]]
+#     RUNS     inputs per target (default 200000; the long runs in doc/fuzzing.md use 10000000)
+#     PKTGEN   a built rnic-pktgen (else build/ is built)
+#     TARGETS  "parser responder" (default: both)
+# parser: the header parser, any bytes. responder: the responder and completer behind it, sequences of
+# frames steered at live QPs (tests/fuzz/fuzz_responder.c).
+# Seeds: every frame of ../shared/oracles and of rnic-pktgen. Crashes are saved in OUTDIR/crashes-TARGET/:
+# each one found becomes a regression test in tests/fuzz/regressions/TARGET/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-200000}
 pktgen=${2:-}
 out=${3:-build-fuzz}
-mkdir -p "$out/corpus" "$out/crashes"
+targets=${4:-parser responder}
+mkdir -p "$out"
 if [ -z "$pktgen" ]; then
 	bash scripts/install-deps.sh
 	[ -f build/build.ninja ] || meson setup build --buildtype=debugoptimized >/dev/null
@@ -17,18 +22,37 @@ if [ -z "$pktgen" ]; then
 	pktgen=build/app/rnic-pktgen/rnic-pktgen
 fi
 "$pktgen" write "$out/pktgen.pcap" >/dev/null
-/usr/bin/python3 tests/fuzz/seed_corpus.py "$out/seeds" ../shared/oracles/*.pcap "$out/pktgen.pcap" >/dev/null
-# shellcheck disable=SC2046
-clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
-	-DALLOW_EXPERIMENTAL_API $(pkg-config --cflags libdpdk) -Ilib -Ilib/wire \
-	lib/wire/rnic_wire.c lib/wire/rnic_icrc.c tests/fuzz/fuzz_parser.c \
-	$(pkg-config --libs libdpdk) -lisal -o "$out/fuzz_parser"
-# Every past crash must stay fixed.
-for f in tests/fuzz/regressions/*; do
-	[ -e "$f" ] || continue
-	"$out/fuzz_parser" "$f" >/dev/null 2>&1 || { echo "fuzz: regression $f fails again"; exit 1; }
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE
+	-DALLOW_EXPERIMENTAL_API -DRNIC_VERSION=\"fuzz\" $(pkg-config --cflags libdpdk)"
+for t in $targets; do
+	case $t in
+	parser)
+		srcs="lib/wire/rnic_wire.c lib/wire/rnic_icrc.c"
+		seeds=""
+		leaks=1
+		maxlen=9000 ;;
+	responder)
+		srcs="lib/*/*.c drivers/*.c"
+		seeds="--records"
+		# LeakSanitizer does not scan DPDK's memory (rte_malloc), so what only it points to looks leaked.
+		leaks=0
+		maxlen=12000 ;;
+	*) echo "fuzz: no target $t"; exit 2 ;;
+	esac
+	rm -rf "$out/seeds-$t"
+	mkdir -p "$out/corpus-$t" "$out/crashes-$t"
+	/usr/bin/python3 tests/fuzz/seed_corpus.py $seeds "$out/seeds-$t" ../shared/oracles/*.pcap "$out/pktgen.pcap" \
+		>/dev/null
+	# shellcheck disable=SC2086
+	clang $cflags -Ilib -Ilib/core -Ilib/wire -Ilib/mr -Ilib/cq -Ilib/qp -Ilib/engine -Idrivers \
+		$srcs "tests/fuzz/fuzz_$t.c" $(pkg-config --libs libdpdk) -lrte_net_ring -lisal -lnuma -lpthread -o "$out/fuzz_$t"
+	# Every past crash must stay fixed.
+	for f in "tests/fuzz/regressions/$t"/*; do
+		[ -e "$f" ] || continue
+		ASAN_OPTIONS=detect_leaks=$leaks "$out/fuzz_$t" "$f" >/dev/null 2>&1 || { echo "fuzz: regression $f fails again"; exit 1; }
+	done
+	ASAN_OPTIONS=detect_leaks=$leaks "$out/fuzz_$t" -detect_leaks=$leaks -runs="$runs" -max_len=$maxlen -timeout=5 -artifact_prefix="$out/crashes-$t/" \
+		"$out/corpus-$t" "$out/seeds-$t" 2>"$out/fuzz-$t.log" || { tail -n 30 "$out/fuzz-$t.log"; exit 1; }
+	echo "$t: $(grep -E "^Done|#[0-9]+.*DONE" "$out/fuzz-$t.log" | tail -n 1)"
 done
-"$out/fuzz_parser" -runs="$runs" -max_len=9000 -timeout=5 -artifact_prefix="$out/crashes/" \
-	"$out/corpus" "$out/seeds" 2>"$out/fuzz.log" || { tail -n 30 "$out/fuzz.log"; exit 1; }
-grep -E "^Done|#[0-9]+.*DONE" "$out/fuzz.log" | tail -n 1
-echo "1 passed, 0 failed"
+echo "$(wc -w <<<"$targets") passed, 0 failed"

@@ -160,7 +160,11 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	struct rnic_send_wqe w;
 	uint8_t pos = rnic_opcode_info(d->opcode)->position;
 
-	if (e == NULL || e->opcode != RNIC_WQE_OP_RDMA_READ || e->answered) {
+	if (e != NULL && e->opcode == RNIC_WQE_OP_RDMA_READ && e->answered) {
+		ack_upto(p, qp, d->psn);	/* a READ asked again after its data came: it only acknowledges */
+		return;
+	}
+	if (e == NULL || e->opcode != RNIC_WQE_OP_RDMA_READ) {
 		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
 		return;
 	}
@@ -205,7 +209,11 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 	struct rnic_send_wqe w;
 	uint8_t orig[8];
 
-	if (e == NULL || !rnic_wqe_op_is_atomic(e->opcode) || e->answered) {
+	if (e != NULL && rnic_wqe_op_is_atomic(e->opcode) && e->answered) {
+		ack_upto(p, qp, d->psn);	/* the answer to an atomic sent again: it only acknowledges */
+		return;
+	}
+	if (e == NULL || !rnic_wqe_op_is_atomic(e->opcode)) {
 		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
 		return;
 	}

@@ -336,8 +336,9 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 
 	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) {
 		/* A READ asked again resumes after the responses it has (IBA 9.7.5.2.6: a new READ request for
-		 * the rest, at the PSN of the first missing response). */
-		uint32_t have = e->opcode == RNIC_WQE_OP_RDMA_READ ? e->received : 0;
+		 * the rest, at the PSN of the first missing response); one already answered whole goes again
+		 * as it was (its PSNs must be sent; its responses only acknowledge). */
+		uint32_t have = e->opcode == RNIC_WQE_OP_RDMA_READ && !e->answered ? e->received : 0;
 		uint32_t span = e->opcode == RNIC_WQE_OP_RDMA_READ ?
 				RTE_MAX((e->length - have + pmtu - 1) / pmtu, 1u) : 1;
 
@@ -434,7 +435,8 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 		 * it has; an atomic goes again whole (the responder answers a duplicate from its results). */
 		r->cur = i;
 		r->cur_off = whole ? 0 : (uint32_t)rnic_psn_diff(psn, e->first_psn) * pmtu;
-		r->npsn = e->opcode == RNIC_WQE_OP_RDMA_READ ? rnic_psn_add(e->first_psn, e->received / pmtu) :
+		r->npsn = e->opcode == RNIC_WQE_OP_RDMA_READ && !e->answered ?
+			  rnic_psn_add(e->first_psn, e->received / pmtu) :
 			  whole ? e->first_psn : psn;
 		for (uint32_t j = i; j != r->infl_tail; j++)
 			r->infl[j % RNIC_MAX_INFLIGHT].sent = r->infl[j % RNIC_MAX_INFLIGHT].status != 0;

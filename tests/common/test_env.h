@@ -28,11 +28,13 @@ test_env_close(struct rnic_context *ctx)
 	return rnic_engine_fini();
 }
 
-/* How a test connects a QP: path MTU, the first PSN both ways, loss timer exponent, RNR retries. */
+/* How a test connects a QP: path MTU, the first PSN both ways, loss timer exponent, timeout and RNR
+ * retries. */
 struct test_path {
 	enum rnic_mtu mtu;
 	uint32_t psn;
 	uint8_t timeout;
+	uint8_t retry_cnt;
 	uint8_t rnr_retry;
 };
 
@@ -64,7 +66,7 @@ test_connect(struct rnic_qp *qp, uint32_t peer_qpn, const union rnic_gid *peer_g
 	if (ret != 0)
 		return ret;
 	a = (struct rnic_qp_attr){
-		.qp_state = RNIC_QPS_RTS, .sq_psn = path->psn, .timeout = path->timeout, .retry_cnt = 7,
+		.qp_state = RNIC_QPS_RTS, .sq_psn = path->psn, .timeout = path->timeout, .retry_cnt = path->retry_cnt,
 		.rnr_retry = path->rnr_retry, .max_rd_atomic = 16,
 	};
 	return rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN |

@@ -106,7 +106,7 @@ static void
 connect_qp(struct rnic_qp *qp, uint32_t peer_qpn, const union rnic_gid *peer_gid, enum rnic_mtu mtu,
 	   uint8_t rnr_retry)
 {
-	const struct test_path path = { .mtu = mtu, .psn = 0x100, .timeout = 14, .rnr_retry = rnr_retry };
+	const struct test_path path = { .mtu = mtu, .psn = 0x100, .timeout = 14, .retry_cnt = 7, .rnr_retry = rnr_retry };
 
 	assert_int_equal(test_connect(qp, peer_qpn, peer_gid, &path), 0);
 }

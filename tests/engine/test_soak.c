@@ -73,7 +73,7 @@ setup(void **state)
 	open_side(&B, list[1]);
 	rnic_free_device_list(list);
 	/* PSNs start near the 24-bit end so they wrap during the run; a 4 ms loss timer; RNR retries unlimited. */
-	const struct test_path path = { .mtu = RNIC_MTU_1024, .psn = 0xfffff0, .timeout = 10, .rnr_retry = 7 };
+	const struct test_path path = { .mtu = RNIC_MTU_1024, .psn = 0xfffff0, .timeout = 10, .retry_cnt = 7, .rnr_retry = 7 };
 
 	for (int i = 0; i < NQP; i++) {
 		assert_int_equal(test_connect(A.qp[i], B.qp[i]->qp_num, &B.gid, &path), 0);

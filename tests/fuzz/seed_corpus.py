@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""Write the seed corpus of the parser fuzzer: every frame of the oracle captures and of rnic-pktgen,
-one file per frame.   seed_corpus.py OUTDIR PCAP...
+"""Write the seed corpus of the fuzzers: every frame of the oracle captures and of rnic-pktgen.
+    seed_corpus.py OUTDIR PCAP...            one file per frame (the parser's inputs)
+    seed_corpus.py --records OUTDIR PCAP...  the responder's inputs: each frame alone, and runs of four
+                                             consecutive frames, as records [length: 2 bytes][steer bits][frame]
 """
 import os
 import struct
@@ -18,15 +20,34 @@ def frames(path):
         off += 16 + caplen
 
 
+def record(frame, bits):
+    return struct.pack(">HB", len(frame), bits) + frame
+
+
+def inputs(paths, records):
+    for path in paths:
+        fs = list(frames(path))
+        if not records:
+            yield from fs
+            continue
+        # steer bits 0x0b: expected PSN, a live R_Key, the right Q_Key
+        yield from (record(f, 0x0b) for f in fs)
+        for i in range(0, max(len(fs) - 3, 0), 2):
+            yield b"".join(record(f, 0x0b) for f in fs[i:i + 4])
+
+
 def main():
-    out = sys.argv[1]
+    args = sys.argv[1:]
+    records = args[0] == "--records"
+    if records:
+        args = args[1:]
+    out = args[0]
     os.makedirs(out, exist_ok=True)
     n = 0
-    for path in sys.argv[2:]:
-        for f in frames(path):
-            with open(os.path.join(out, f"seed-{n:05d}"), "wb") as fd:
-                fd.write(f)
-            n += 1
+    for data in inputs(args[1:], records):
+        with open(os.path.join(out, f"seed-{n:05d}"), "wb") as fd:
+            fd.write(data)
+        n += 1
     print(f"{n} seeds")
     return 0 if n else 1
 

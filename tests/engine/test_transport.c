@@ -1,0 +1,772 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The requester's receive side against a scripted peer, frame by frame: the ACK, NAK, timer and READ
+ * response cases of seed 003 §8.4 (tests 16-33), checked against IBA 9.7.
+ *
+ * Device A's stages run on the test's own thread (the engine has no worker lcore, so the test builds A's
+ * pipeline and polls its stages); the test plays the peer on the other port of the loopback pair: it reads
+ * what A sends and answers with frames it builds.
+ * Run as: test_transport <EAL args with one lcore>
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "rnic.h"
+#include "rnic_pipeline.h"
+#include "rnic_priv.h"
+#include "rnic_wire.h"
+#include "test_env.h"
+
+#define PEER_QPN 0x123
+#define RADDR 0x10000000ull	/* the peer's memory: never touched, the test makes up the answers */
+#define RKEY 0x77
+#define BUF (64 * 1024)
+#define MAX_FRAMES 64
+#define SLOW_NS 2000000000ull	/* bound of every wait */
+
+static int g_argc;
+static char **g_argv;
+static struct rnic_context *ctx;
+static struct rnic_pipeline *pipe_a;
+static struct rte_mempool *pool;
+static uint16_t peer_port;
+static union rnic_gid peer_gid;
+static struct rnic_pd *pd;
+static struct rnic_cq *cq;
+static struct rnic_mr *mr;
+static uint8_t *buf;
+static struct rnic_pkt_desc route;	/* the peer's L2-L4 towards A, from A's first request */
+static int have_route;
+
+/* What the peer saw of one of A's frames. */
+struct frame {
+	uint8_t op;			/* without the transport bits */
+	uint32_t psn;
+	uint8_t ack_req;
+	uint64_t va;
+	uint32_t dma_len;
+	uint32_t payload_len;
+};
+
+static int
+setup(void **state)
+{
+	struct rnic_device **list;
+	struct rnic_device *dev;
+	struct rnic_context *peer;
+
+	(void)state;
+	ctx = test_env_open(g_argc, g_argv);
+	if (ctx == NULL)
+		return -1;
+	list = rnic_get_device_list(NULL);
+	peer_port = list[1]->port_id;
+	peer = rnic_open_device(list[1]);
+	rnic_free_device_list(list);
+	if (peer == NULL || rnic_query_gid(peer, 1, 0, &peer_gid) != 0 || rnic_close_device(peer) != 0)
+		return -1;
+	/* A pipeline for A that no lcore runs: the test polls its stages. */
+	dev = rnic_ctx_dev(ctx);
+	pool = rte_pktmbuf_pool_create("transport_test", 1023, 64, 0, RTE_PKTMBUF_HEADROOM + 8192, SOCKET_ID_ANY);
+	if (pool == NULL || dev->nb_shards != 0 || rnic_pipeline_create(dev, pool, 0, &dev->pipeline[0]) != 0)
+		return -1;
+	dev->nb_shards = 1;
+	pipe_a = dev->pipeline[0];
+	buf = aligned_alloc(4096, BUF);
+	pd = rnic_alloc_pd(ctx);
+	cq = rnic_create_cq(ctx, 256, NULL, NULL, 0);
+	mr = pd != NULL && buf != NULL ? rnic_reg_mr(pd, buf, BUF, RNIC_ACCESS_LOCAL_WRITE) : NULL;
+	return cq != NULL && mr != NULL ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	rnic_dereg_mr(mr);
+	rnic_destroy_cq(cq);
+	rnic_dealloc_pd(pd);
+	free(buf);
+	/* The engine frees A's pipeline with the device; the pool goes with the EAL. */
+	return test_env_close(ctx);
+}
+
+/* Run A's stages a few rounds: what was posted or received is handled, what A sends is on the wire. */
+static void
+pump(void)
+{
+	for (int i = 0; i < 4; i++) {
+		rnic_stage_doorbell(pipe_a, 64);
+		rnic_stage_requester(pipe_a, 64);
+		rnic_stage_parser(pipe_a, 64);
+		rnic_stage_completer(pipe_a, 64);
+		rnic_stage_responder(pipe_a, 64);
+	}
+}
+
+/* The frames A has sent since the last call (at most max), in order. */
+static int
+peer_take(struct frame *f, int max)
+{
+	struct rte_mbuf *m[MAX_FRAMES];
+	int got = 0;
+
+	pump();
+	for (uint16_t q = 0; q < 2; q++) {
+		uint16_t n = rte_eth_rx_burst(peer_port, q, m, MAX_FRAMES);
+
+		for (uint16_t i = 0; i < n; i++) {
+			struct rnic_pkt_desc d;
+
+			assert_int_equal(rnic_pkt_parse_mbuf(m[i], &d, 1), RNIC_DROP_NONE);
+			assert_int_equal(d.dqpn, PEER_QPN);
+			if (!have_route) {
+				memset(&route, 0, sizeof(route));
+				route.src_mac = d.dst_mac;
+				route.dst_mac = d.src_mac;
+				route.ip_version = d.ip_version;
+				route.sgid = d.dgid;
+				route.dgid = d.sgid;
+				route.hop_limit = 64;
+				route.udp_sport = d.udp_sport;
+				have_route = 1;
+			}
+			if (got < max)
+				f[got++] = (struct frame){
+					.op = d.opcode & 0x1f, .psn = d.psn, .ack_req = d.ack_req, .va = d.reth.va,
+					.dma_len = d.reth.dma_len, .payload_len = d.payload_len,
+				};
+			rte_pktmbuf_free(m[i]);
+		}
+	}
+	return got;
+}
+
+/* Expect exactly these request PSNs (and opcodes, when ops is not NULL) from A, nothing more. */
+static void
+expect_frames(int n, const uint32_t *psn, const uint8_t *ops)
+{
+	struct frame f[MAX_FRAMES];
+	int got = peer_take(f, MAX_FRAMES);
+
+	assert_int_equal(got, n);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(f[i].psn, psn[i]);
+		if (ops != NULL)
+			assert_int_equal(f[i].op, ops[i]);
+	}
+}
+
+/* The peer answers A's QP: an ACK/NAK (payload NULL), or a READ response with payload. */
+static void
+peer_send(struct rnic_qp *qp, uint8_t op, uint32_t psn, uint8_t syndrome, const uint8_t *payload, uint32_t len)
+{
+	struct rnic_pkt_desc d = route;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	assert_true(have_route);
+	assert_non_null(m);
+	d.opcode = (uint8_t)(RNIC_TRANSPORT_RC | op);
+	d.dqpn = qp->qp_num;
+	d.psn = psn & 0xffffff;
+	d.aeth.syndrome = syndrome;
+	d.payload = payload;
+	d.payload_len = len;
+	assert_true(rnic_pkt_build_mbuf(&d, m) >= 0);
+	assert_int_equal(rte_eth_tx_burst(peer_port, 0, &m, 1), 1);
+	pump();
+}
+
+static void
+peer_ack(struct rnic_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	peer_send(qp, RNIC_OP_ACKNOWLEDGE, psn, syndrome, NULL, 0);
+}
+
+/* A READ response of len bytes of the pattern byte c. */
+static void
+peer_read_response(struct rnic_qp *qp, uint8_t op, uint32_t psn, uint8_t c, uint32_t len)
+{
+	static uint8_t data[4096];
+
+	memset(data, c, len);
+	peer_send(qp, op, psn, RNIC_AETH_ACK, data, len);
+}
+
+/* An RC QP of A in RTS towards the peer, its PSNs starting at psn. */
+static struct rnic_qp *
+new_qp(uint32_t psn, enum rnic_mtu mtu, uint8_t timeout, uint8_t retry_cnt)
+{
+	struct rnic_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = RNIC_QPT_RC,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 16, .max_send_sge = 4, .max_recv_sge = 4 },
+	};
+	const struct test_path path = { .mtu = mtu, .psn = psn, .timeout = timeout, .retry_cnt = retry_cnt,
+					.rnr_retry = 7 };
+	struct rnic_qp *qp = rnic_create_qp(pd, &ia);
+
+	assert_non_null(qp);
+	assert_int_equal(test_connect(qp, PEER_QPN, &peer_gid, &path), 0);
+	return qp;
+}
+
+/* Post one signaled WQE (wr_id id) over the SGEs {off[i], len[i]} of the buffer. */
+static void
+post_sges(struct rnic_qp *qp, enum rnic_wr_opcode op, uint64_t id, int nb, const uint32_t *off,
+	  const uint32_t *len, uint32_t lkey)
+{
+	struct rnic_sge sge[4];
+	struct rnic_send_wr wr = {
+		.wr_id = id, .sg_list = sge, .num_sge = nb, .opcode = op, .send_flags = RNIC_SEND_SIGNALED,
+	}, *bad;
+
+	for (int i = 0; i < nb; i++)
+		sge[i] = (struct rnic_sge){ .addr = (uintptr_t)(buf + off[i]), .length = len[i], .lkey = lkey };
+	wr.wr.rdma.remote_addr = RADDR;
+	wr.wr.rdma.rkey = RKEY;
+	assert_int_equal(rnic_post_send(qp, &wr, &bad), 0);
+}
+
+static void
+post(struct rnic_qp *qp, enum rnic_wr_opcode op, uint64_t id, uint32_t off, uint32_t len)
+{
+	post_sges(qp, op, id, 1, &off, &len, mr->lkey);
+}
+
+/* Expect exactly n completions now, with these wr_ids and statuses. */
+static void
+expect_wc(int n, const uint64_t *id, const enum rnic_wc_status *st)
+{
+	struct rnic_wc wc[16];
+	int got;
+
+	pump();
+	got = rnic_poll_cq(cq, 16, wc);
+	assert_int_equal(got, n);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(wc[i].wr_id, id[i]);
+		assert_int_equal(wc[i].status, st[i]);
+	}
+}
+
+static void
+expect_ok(int n, uint64_t first_id)
+{
+	uint64_t id[16];
+	enum rnic_wc_status st[16];
+
+	for (int i = 0; i < n; i++) {
+		id[i] = first_id + (uint64_t)i;
+		st[i] = RNIC_WC_SUCCESS;
+	}
+	expect_wc(n, id, st);
+}
+
+/* Pump until A sends something (bounded): the TSC of the first frame seen and the frames. */
+static int
+wait_frames(struct frame *f, uint64_t *when)
+{
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000000000.0 * SLOW_NS;
+	int n;
+
+	while ((n = peer_take(f, MAX_FRAMES)) == 0)
+		assert_true(rte_get_tsc_cycles() < end);
+	*when = rte_get_tsc_cycles();
+	return n;
+}
+
+static void
+post_sends(struct rnic_qp *qp, int n)
+{
+	for (int i = 0; i < n; i++)
+		post(qp, RNIC_WR_SEND, (uint64_t)i, 64u * (uint32_t)i, 64);
+}
+
+static void
+done(struct rnic_qp *qp)
+{
+	struct frame f[MAX_FRAMES];
+
+	assert_int_equal(rnic_destroy_qp(qp), 0);
+	peer_take(f, MAX_FRAMES);	/* nothing of it left for the next test */
+	memset(buf, 0, BUF);
+}
+
+static const uint8_t SEND_ONLY = RNIC_OP_SEND_ONLY;
+
+/* Tests 16-18: stale and future ACKs are ignored; an ACK releases exactly the PSNs up to it (coalesced). */
+static void
+test_ack_ranges(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint32_t psn[5] = { 10, 11, 12, 13, 14 };
+	const uint8_t ops[5] = { SEND_ONLY, SEND_ONLY, SEND_ONLY, SEND_ONLY, SEND_ONLY };
+	struct rnic_qp_counters c;
+
+	(void)state;
+	post_sends(qp, 5);
+	expect_frames(5, psn, ops);
+	peer_ack(qp, 9, RNIC_AETH_ACK);		/* RPSN < UPSN */
+	expect_wc(0, NULL, NULL);
+	peer_ack(qp, 15, RNIC_AETH_ACK);	/* RPSN >= NPSN */
+	expect_wc(0, NULL, NULL);
+	peer_ack(qp, 10, RNIC_AETH_ACK);	/* RPSN == UPSN: one */
+	expect_ok(1, 0);
+	peer_ack(qp, 13, RNIC_AETH_ACK);	/* 11-13 at once */
+	expect_ok(3, 1);
+	peer_ack(qp, 14, RNIC_AETH_ACK);
+	expect_ok(1, 4);
+	expect_frames(0, NULL, NULL);		/* nothing was resent */
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.packets_sent, 5);
+	assert_int_equal(c.retransmits, 0);
+	done(qp);
+}
+
+/* Test 19: an ACK past an unanswered READ releases what is before the READ and resends from it. */
+static void
+test_ack_past_read(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint32_t psn[3] = { 10, 11, 14 }, again[2] = { 11, 14 };
+	const uint8_t ops[3] = { SEND_ONLY, RNIC_OP_RDMA_READ_REQUEST, SEND_ONLY };
+
+	(void)state;
+	post(qp, RNIC_WR_SEND, 0, 0, 64);
+	post(qp, RNIC_WR_RDMA_READ, 1, 4096, 3000);	/* responses 11-13 */
+	post(qp, RNIC_WR_SEND, 2, 128, 64);
+	expect_frames(3, psn, ops);
+	peer_ack(qp, 14, RNIC_AETH_ACK);
+	expect_ok(1, 0);
+	expect_frames(2, again, ops + 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 11, 'a', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 12, 'b', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, 13, 'c', 952);
+	expect_ok(1, 1);
+	peer_ack(qp, 14, RNIC_AETH_ACK);
+	expect_ok(1, 2);
+	assert_int_equal(buf[4096], 'a');
+	assert_int_equal(buf[4096 + 1024], 'b');
+	assert_int_equal(buf[4096 + 2999], 'c');
+	assert_int_equal(buf[4096 + 3000], 0);
+	done(qp);
+}
+
+/* Tests 20-21: a sequence NAK releases the PSNs before it and resends from it (go-back-N). */
+static void
+test_seq_nak(void **state)
+{
+	const uint32_t psn[5] = { 20, 21, 22, 23, 24 };
+	struct rnic_qp_counters c;
+	struct rnic_qp *qp;
+
+	(void)state;
+	/* RPSN == UPSN: 20-24 again, nothing completes. */
+	qp = new_qp(20, RNIC_MTU_1024, 20, 7);
+	post_sends(qp, 5);
+	expect_frames(5, psn, NULL);
+	peer_ack(qp, 20, RNIC_AETH_NAK_PSN_SEQ);
+	expect_wc(0, NULL, NULL);
+	expect_frames(5, psn, NULL);
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.seq_naks_received, 1);
+	assert_int_equal(c.retransmits, 1);
+	assert_int_equal(c.packets_sent, 10);
+	peer_ack(qp, 24, RNIC_AETH_ACK);
+	expect_ok(5, 0);
+	done(qp);
+
+	/* RPSN 22: 20 and 21 complete (implicitly acknowledged), 22-24 again. */
+	qp = new_qp(20, RNIC_MTU_1024, 20, 7);
+	post_sends(qp, 5);
+	expect_frames(5, psn, NULL);
+	peer_ack(qp, 22, RNIC_AETH_NAK_PSN_SEQ);
+	expect_ok(2, 0);
+	expect_frames(3, psn + 2, NULL);
+	peer_ack(qp, 24, RNIC_AETH_ACK);
+	expect_ok(3, 2);
+	done(qp);
+}
+
+/* Test 22: a sequence NAK past an unanswered READ: what is before the READ completes, resending starts at
+ * the READ. */
+static void
+test_seq_nak_past_read(void **state)
+{
+	struct rnic_qp *qp = new_qp(20, RNIC_MTU_1024, 20, 7);
+	const uint32_t psn[3] = { 20, 21, 22 };
+	const uint8_t ops[3] = { SEND_ONLY, RNIC_OP_RDMA_READ_REQUEST, SEND_ONLY };
+
+	(void)state;
+	post(qp, RNIC_WR_SEND, 0, 0, 64);
+	post(qp, RNIC_WR_RDMA_READ, 1, 4096, 512);
+	post(qp, RNIC_WR_SEND, 2, 128, 64);
+	expect_frames(3, psn, ops);
+	peer_ack(qp, 23, RNIC_AETH_NAK_PSN_SEQ);
+	expect_ok(1, 0);
+	expect_frames(2, psn + 1, ops + 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 21, 'r', 512);
+	peer_ack(qp, 22, RNIC_AETH_ACK);
+	expect_ok(2, 1);
+	done(qp);
+}
+
+/* Test 23: an RNR NAK: nothing is resent before the RNR timer of the NAK has run out, then the packet at
+ * UPSN. Timer field 14: 1.28 ms (IBA table 45). */
+static void
+test_rnr_nak(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint32_t psn[2] = { 10, 11 };
+	struct frame f[MAX_FRAMES];
+	struct rnic_qp_counters c;
+	uint64_t nak_at, seen_at;
+
+	(void)state;
+	post_sends(qp, 2);
+	expect_frames(2, psn, NULL);
+	nak_at = rte_get_tsc_cycles();
+	peer_ack(qp, 10, RNIC_AETH_RNR(14));
+	expect_wc(0, NULL, NULL);
+	assert_int_equal(wait_frames(f, &seen_at), 2);
+	assert_int_equal(f[0].psn, 10);
+	assert_int_equal(f[1].psn, 11);
+	assert_true(seen_at - nak_at >= rte_get_tsc_hz() / 1000000 * 1280);
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.rnr_naks_received, 1);
+	assert_int_equal(c.timeouts, 0);
+	peer_ack(qp, 11, RNIC_AETH_ACK);
+	expect_ok(2, 0);
+	done(qp);
+}
+
+/* Test 24: a remote operational error NAK: the PSNs before it complete, the NAKed WQE completes in error,
+ * the rest are flushed, nothing is resent and the QP is in error. */
+static void
+test_error_nak(void **state)
+{
+	struct rnic_qp *qp = new_qp(30, RNIC_MTU_1024, 20, 7);
+	const uint32_t psn[5] = { 30, 31, 32, 33, 34 };
+	const uint64_t id[5] = { 0, 1, 2, 3, 4 };
+	const enum rnic_wc_status st[5] = { RNIC_WC_SUCCESS, RNIC_WC_SUCCESS, RNIC_WC_REM_OP_ERR,
+					    RNIC_WC_WR_FLUSH_ERR, RNIC_WC_WR_FLUSH_ERR };
+	struct rnic_qp_counters c;
+
+	(void)state;
+	post_sends(qp, 5);
+	expect_frames(5, psn, NULL);
+	peer_ack(qp, 32, RNIC_AETH_NAK_REMOTE_OP);
+	expect_wc(5, id, st);
+	expect_frames(0, NULL, NULL);
+	assert_int_equal(qp->state, RNIC_QPS_ERR);
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.error_naks_received, 1);
+	done(qp);
+}
+
+/* Test 25: the loss timer (timeout 8: 1.05 ms) resends from UPSN and restarts; the retry is counted. */
+static void
+test_loss_timer(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 8, 7);
+	const uint32_t psn[3] = { 10, 11, 12 };
+	struct frame f[MAX_FRAMES];
+	struct rnic_qp_counters c;
+	uint64_t sent_at, seen_at;
+
+	(void)state;
+	post_sends(qp, 3);
+	expect_frames(3, psn, NULL);
+	sent_at = rte_get_tsc_cycles();
+	peer_ack(qp, 10, RNIC_AETH_ACK);	/* progress: the timer restarts from here */
+	expect_ok(1, 0);
+	assert_true(wait_frames(f, &seen_at) >= 1);
+	assert_int_equal(f[0].psn, 11);
+	assert_true(seen_at - sent_at >= rte_get_tsc_hz() / 1000000 * 1048);
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.timeouts, 1);
+	assert_int_equal(rnic_qp_priv(qp)->req.retry_left, 6);
+	peer_ack(qp, 12, RNIC_AETH_ACK);
+	expect_ok(2, 1);
+	/* Progress refilled the retry count. */
+	assert_int_equal(rnic_qp_priv(qp)->req.retry_left, 7);
+	done(qp);
+}
+
+/* Test 26: the loss timer with no retry left: the oldest WQE fails with RETRY_EXC_ERR, the rest are
+ * flushed, the QP is in error and sends nothing more. */
+static void
+test_retry_exhausted(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 8, 0);
+	const uint32_t psn[2] = { 10, 11 };
+	const uint64_t id[2] = { 0, 1 };
+	const enum rnic_wc_status st[2] = { RNIC_WC_RETRY_EXC_ERR, RNIC_WC_WR_FLUSH_ERR };
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
+
+	(void)state;
+	post_sends(qp, 2);
+	expect_frames(2, psn, NULL);
+	while (qp->state != RNIC_QPS_ERR) {
+		assert_true(rte_get_tsc_cycles() < end);
+		pump();
+	}
+	expect_wc(2, id, st);
+	expect_frames(0, NULL, NULL);
+	done(qp);
+}
+
+/* Test 27: a READ Response Only at UPSN lands in the READ's buffer and completes it. */
+static void
+test_read_only_response(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint32_t psn[1] = { 10 };
+	const uint8_t ops[1] = { RNIC_OP_RDMA_READ_REQUEST };
+
+	(void)state;
+	post(qp, RNIC_WR_RDMA_READ, 0, 100, 512);
+	expect_frames(1, psn, ops);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 10, 'o', 512);
+	expect_ok(1, 0);
+	assert_int_equal(buf[99], 0);
+	assert_int_equal(buf[100], 'o');
+	assert_int_equal(buf[611], 'o');
+	assert_int_equal(buf[612], 0);
+	done(qp);
+}
+
+/* Test 28: READ responses First then Last (the Middle lost): the Last is dropped and the READ asked again
+ * at once for the rest (IBA 9.7.5.2.6: from the first missing response). */
+static void
+test_read_response_gap(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	struct frame f[MAX_FRAMES];
+	struct rnic_qp_counters c;
+
+	(void)state;
+	post(qp, RNIC_WR_RDMA_READ, 0, 0, 3000);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	assert_int_equal(f[0].dma_len, 3000);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 10, 'f', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, 12, 'l', 952);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	assert_int_equal(f[0].op, RNIC_OP_RDMA_READ_REQUEST);
+	assert_int_equal(f[0].psn, 11);
+	assert_int_equal(f[0].va, RADDR + 1024);
+	assert_int_equal(f[0].dma_len, 3000 - 1024);
+	expect_wc(0, NULL, NULL);
+	assert_int_equal(buf[2048], 0);		/* the Last's payload was not placed */
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.retransmits, 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 11, 'm', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, 12, 'l', 952);
+	expect_ok(1, 0);
+	assert_int_equal(buf[1023], 'f');
+	assert_int_equal(buf[1024], 'm');
+	assert_int_equal(buf[2999], 'l');
+	assert_int_equal(buf[3000], 0);
+	done(qp);
+}
+
+/* Test 29: two READs outstanding and the second's response comes first: the first READ's responses were
+ * lost, it is asked again (and everything after it); both complete once answered. */
+static void
+test_second_read_answered_first(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint32_t psn[2] = { 10, 12 };
+	const uint8_t ops[2] = { RNIC_OP_RDMA_READ_REQUEST, RNIC_OP_RDMA_READ_REQUEST };
+	struct frame f[MAX_FRAMES];
+
+	(void)state;
+	post(qp, RNIC_WR_RDMA_READ, 0, 0, 2000);	/* 10-11 */
+	post(qp, RNIC_WR_RDMA_READ, 1, 4096, 512);	/* 12 */
+	expect_frames(2, psn, ops);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 12, 's', 512);
+	expect_wc(0, NULL, NULL);
+	assert_true(peer_take(f, MAX_FRAMES) >= 1);
+	assert_int_equal(f[0].op, RNIC_OP_RDMA_READ_REQUEST);
+	assert_int_equal(f[0].psn, 10);
+	assert_int_equal(f[0].dma_len, 2000);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 10, 'x', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, 11, 'y', 976);
+	expect_ok(2, 0);
+	assert_int_equal(buf[0], 'x');
+	assert_int_equal(buf[1999], 'y');
+	assert_int_equal(buf[4096], 's');
+	done(qp);
+}
+
+/* Test 30: a READ's first response acknowledges the SEND before it, which completes at once. */
+static void
+test_read_response_acks_before(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint32_t psn[2] = { 10, 11 };
+
+	(void)state;
+	post(qp, RNIC_WR_SEND, 0, 0, 64);
+	post(qp, RNIC_WR_RDMA_READ, 1, 4096, 2000);
+	expect_frames(2, psn, NULL);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 11, 'p', 1024);
+	expect_ok(1, 0);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, 12, 'q', 976);
+	expect_ok(1, 1);
+	assert_int_equal(buf[4096], 'p');
+	assert_int_equal(buf[4096 + 1999], 'q');
+	done(qp);
+}
+
+/* Tests 31-32: READ responses scattered over the WQE's entries: one 8 KB entry filled by two 4 KB responses
+ * (4 KB MTU), and 1 KB responses spanning entries of 1000 and 2000 bytes. */
+static void
+test_read_scatter(void **state)
+{
+	const uint32_t off[2] = { 0, 8192 }, len[2] = { 1000, 2000 };
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_4096, 20, 7);
+	struct frame f[MAX_FRAMES];
+
+	(void)state;
+	post(qp, RNIC_WR_RDMA_READ, 0, 0, 8192);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 10, '1', 4096);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, 11, '2', 4096);
+	expect_ok(1, 0);
+	assert_int_equal(buf[4095], '1');
+	assert_int_equal(buf[4096], '2');
+	assert_int_equal(buf[8191], '2');
+	assert_int_equal(buf[8192], 0);
+	done(qp);
+
+	qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	post_sges(qp, RNIC_WR_RDMA_READ, 0, 2, off, len, mr->lkey);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 10, 'a', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 11, 'b', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, 12, 'c', 952);
+	expect_ok(1, 0);
+	assert_int_equal(buf[999], 'a');
+	assert_int_equal(buf[1000], 0);			/* past the first entry */
+	assert_int_equal(buf[8192], 'a');		/* bytes 1000-1023 of the first response */
+	assert_int_equal(buf[8192 + 23], 'a');
+	assert_int_equal(buf[8192 + 24], 'b');
+	assert_int_equal(buf[8192 + 1999], 'c');
+	assert_int_equal(buf[8192 + 2000], 0);
+	done(qp);
+}
+
+/* Test 33 (and 7): a WQE with a bad L_Key behind an outstanding SEND sends nothing; it completes in error
+ * only after the SEND is acknowledged and completes; then the QP is in error and later WQEs are flushed. */
+static void
+test_bad_wqe_behind_outstanding(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint32_t psn[1] = { 10 }, off = 0, len = 64;
+	const uint64_t id[3] = { 0, 1, 2 };
+	const enum rnic_wc_status st[3] = { RNIC_WC_SUCCESS, RNIC_WC_LOC_PROT_ERR, RNIC_WC_WR_FLUSH_ERR };
+
+	(void)state;
+	post(qp, RNIC_WR_SEND, 0, 0, 64);
+	post_sges(qp, RNIC_WR_SEND, 1, 1, &off, &len, mr->lkey ^ 0x100);
+	post(qp, RNIC_WR_SEND, 2, 0, 64);
+	expect_frames(1, psn, NULL);
+	expect_wc(0, NULL, NULL);
+	assert_int_equal(qp->state, RNIC_QPS_RTS);
+	peer_ack(qp, 10, RNIC_AETH_ACK);
+	expect_wc(3, id, st);
+	assert_int_equal(qp->state, RNIC_QPS_ERR);
+	expect_frames(0, NULL, NULL);
+	done(qp);
+}
+
+/* The peer sends WRITE Only requests at these PSNs to A's QP in one burst (remote address: the buffer). */
+static void
+peer_writes(struct rnic_qp *qp, struct rnic_mr *target, const uint32_t *psn, int n)
+{
+	static const uint8_t data[64];
+	struct rte_mbuf *m[8];
+
+	assert_true(have_route && n <= 8);
+	for (int i = 0; i < n; i++) {
+		struct rnic_pkt_desc d = route;
+
+		d.opcode = RNIC_TRANSPORT_RC | RNIC_OP_RDMA_WRITE_ONLY;
+		d.dqpn = qp->qp_num;
+		d.psn = psn[i];
+		d.ack_req = 1;
+		d.reth.va = (uintptr_t)buf + 64u * (uint32_t)i;
+		d.reth.rkey = target->rkey;
+		d.reth.dma_len = sizeof(data);
+		d.payload = data;
+		d.payload_len = sizeof(data);
+		m[i] = rte_pktmbuf_alloc(pool);
+		assert_non_null(m[i]);
+		assert_true(rnic_pkt_build_mbuf(&d, m[i]) >= 0);
+	}
+	assert_int_equal(rte_eth_tx_burst(peer_port, 0, m, (uint16_t)n), n);
+}
+
+/* The responder coalesces: a burst of requests gets one ACK, for the last, sent by the end of the burst;
+ * a gap gets one sequence NAK that no ACK of an earlier PSN replaces. */
+static void
+test_responder_coalesces_acks(void **state)
+{
+	struct rnic_mr *target = rnic_reg_mr(pd, buf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE);
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint32_t burst[5] = { 10, 11, 12, 13, 14 }, gap[3] = { 15, 17, 18 };
+	struct frame f[MAX_FRAMES];
+	struct rnic_qp_counters c;
+
+	(void)state;
+	assert_non_null(target);
+	peer_writes(qp, target, burst, 5);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	assert_int_equal(f[0].op, RNIC_OP_ACKNOWLEDGE);
+	assert_int_equal(f[0].psn, 14);
+	peer_writes(qp, target, gap, 3);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	assert_int_equal(f[0].op, RNIC_OP_ACKNOWLEDGE);
+	assert_int_equal(f[0].psn, 16);		/* the NAK for the missing 16: it acknowledges 15 too */
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.requests_received, 6);
+	assert_int_equal(c.acks_sent, 1);
+	assert_int_equal(c.seq_naks_sent, 1);
+	assert_int_equal(c.out_of_sequence, 2);
+	done(qp);
+	assert_int_equal(rnic_dereg_mr(target), 0);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ack_ranges),
+		cmocka_unit_test(test_ack_past_read),
+		cmocka_unit_test(test_seq_nak),
+		cmocka_unit_test(test_seq_nak_past_read),
+		cmocka_unit_test(test_rnr_nak),
+		cmocka_unit_test(test_error_nak),
+		cmocka_unit_test(test_loss_timer),
+		cmocka_unit_test(test_retry_exhausted),
+		cmocka_unit_test(test_read_only_response),
+		cmocka_unit_test(test_read_response_gap),
+		cmocka_unit_test(test_second_read_answered_first),
+		cmocka_unit_test(test_read_response_acks_before),
+		cmocka_unit_test(test_read_scatter),
+		cmocka_unit_test(test_bad_wqe_behind_outstanding),
+		cmocka_unit_test(test_responder_coalesces_acks),
+	};
+
+	g_argc = argc;
+	g_argv = argv;
+	return cmocka_run_group_tests_name("transport", tests, setup, teardown);
+}
