@@ -101,8 +101,21 @@ rx_faults(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, uin
 			/* One bit past the Ethernet header: the parser's checks (mostly the ICRC) must catch it. */
 			uint32_t span = (uint32_t)m->data_len - RTE_ETHER_HDR_LEN;
 			uint32_t at = RTE_ETHER_HDR_LEN + (uint32_t)(next_random(&q->rng) % span);
+			uint8_t flip = (uint8_t)(1u << (next_random(&q->rng) & 7));
 
-			rte_pktmbuf_mtod(m, uint8_t *)[at] ^= (uint8_t)(1u << (next_random(&q->rng) & 7));
+			/* A frame the sender still holds (kept for retransmission) is shared: corrupt a copy, as a
+			 * wire would, not the sender's frame. */
+			if (rte_mbuf_refcnt_read(m) > 1 || RTE_MBUF_HAS_EXTBUF(m) || RTE_MBUF_CLONED(m)) {
+				struct rte_mbuf *own = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+				rte_pktmbuf_free(m);
+				if (own == NULL) {
+					q->counts.dropped++;	/* no mbuf for the copy: the frame is lost instead */
+					continue;
+				}
+				m = own;
+			}
+			rte_pktmbuf_mtod(m, uint8_t *)[at] ^= flip;
 			q->counts.corrupted++;
 		}
 		if (chance(&q->rng, q->spec.duplicate) && out + 1 < max) {

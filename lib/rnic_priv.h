@@ -152,6 +152,9 @@ struct rnic_stage {
  * -ETIMEDOUT if an lcore does not pass a quiescent point within a second.
  */
 int rnic_engine_quiesce(void);
+/* Control path, after rnic_engine_quiesce: the QP is reset or destroyed; the frames its requester keeps for
+ * resending go back to its pipeline (freed there, on the requester's lcore). */
+void rnic_pipeline_release_qp(struct rnic_qp *qp);
 
 /* Whether the engine's lcores are running (between rnic_engine_start and rnic_engine_stop). */
 int rnic_engine_running(void);

@@ -33,6 +33,56 @@ pipe_ring(const struct rnic_device *dev, uint16_t shard, const char *what, uint3
 				    RING_F_SP_ENQ | RING_F_SC_DEQ);
 }
 
+static int
+rtx_init(struct rnic_pipeline *p)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	p->rtx_size = p->pool->size / (RNIC_RTX_SHARE * RTE_MAX(p->dev->nb_shards, (uint16_t)1));
+	p->rtx = rte_zmalloc_socket("rnic_rtx", sizeof(p->rtx[0]) * (p->rtx_size + 1), RTE_CACHE_LINE_SIZE,
+				    p->dev->socket_id);
+	snprintf(name, sizeof(name), "rnic_rtx%u_%.12s", p->shard, p->dev->name);
+	/* Control threads give lists back (multi-producer); the requester takes them. */
+	p->rtx_reclaim = rte_ring_create_elem(name, sizeof(uint32_t), RNIC_PIPE_RING_SIZE, p->dev->socket_id,
+					      RING_F_SC_DEQ);
+	if (p->rtx == NULL || p->rtx_reclaim == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 1; i <= p->rtx_size; i++)
+		p->rtx[i].next = i < p->rtx_size ? i + 1 : 0;
+	p->rtx_free = 1;
+	return 0;
+}
+
+/* Free a list of kept frames, from element head on (the requester's lcore, or the pipeline's end). */
+void
+rnic_rtx_free_list(struct rnic_pipeline *p, uint32_t head)
+{
+	while (head != 0) {
+		struct rnic_rtx_elem *e = &p->rtx[head];
+		uint32_t next = e->next;
+
+		rte_pktmbuf_free(e->m);
+		e->m = NULL;
+		e->next = p->rtx_free;
+		p->rtx_free = head;
+		head = next;
+	}
+}
+
+void
+rnic_pipeline_release_qp(struct rnic_qp *qp)
+{
+	struct rnic_device *dev = rnic_ctx_dev(qp->context);
+	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+	uint32_t head = r->rtx_head;
+
+	if (dev->nb_shards == 0 || head == 0)
+		return;
+	r->rtx_head = r->rtx_tail = r->rtx_next = 0;
+	if (rte_ring_mp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->rtx_reclaim, &head, sizeof(head)) != 0)
+		RNIC_LOG(ERR, "QP %u: reclaim ring full: its kept frames are lost to the pool", qp->qp_num);
+}
+
 int
 rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t shard, struct rnic_pipeline **out)
 {
@@ -50,7 +100,8 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	p->flush_ring = pipe_ring(dev, shard, "flush", sizeof(uint32_t));
 	if (p->slot_ring == NULL || p->request_ring == NULL || p->response_ring == NULL || p->flush_ring == NULL ||
 	    rnic_sched_init(&p->sched, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
-	    rnic_timer_init(&p->timers, rnic_qp_table_slots(dev), dev->socket_id) != 0) {
+	    rnic_timer_init(&p->timers, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
+	    rtx_init(p) != 0) {
 		RNIC_LOG(ERR, "%s: cannot create the pipeline: %s", dev->name, rte_strerror(rte_errno));
 		rnic_pipeline_free(p);
 		return -ENOMEM;
@@ -93,6 +144,14 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 	rte_ring_free(p->flush_ring);
 	rnic_sched_free(&p->sched);
 	rnic_timer_free(&p->timers);
+	if (p->rtx_reclaim != NULL) {
+		uint32_t head;
+
+		while (rte_ring_dequeue_elem(p->rtx_reclaim, &head, sizeof(head)) == 0)
+			rnic_rtx_free_list(p, head);
+		rte_ring_free(p->rtx_reclaim);
+	}
+	rte_free(p->rtx);
 	rte_free(p);
 }
 

@@ -34,6 +34,7 @@
 #define RNIC_READ_FIFO 4096		/* QPs with READ responses to send (responder) */
 #define RNIC_MAX_OUTSTANDING 1024	/* PSNs a QP may have sent and not had acknowledged */
 #define RNIC_PIPE_RING_SIZE 4096
+#define RNIC_RTX_SHARE 4		/* a pipeline keeps at most 1/(4 x shards) of its pool's mbufs for resending */
 
 /* AETH syndromes (IBA 9.7.5.1) */
 #define RNIC_AETH_ACK 0x1f		/* ACK, credits not used (invalid credit count) */
@@ -53,6 +54,19 @@ enum rnic_stage_id {
 };
 
 extern const char *const rnic_stage_names[RNIC_STAGE_MAX];
+
+/*
+ * The retransmit buffer (the seed's MultiQueue, seed 003 §3.8): every RC SEND/WRITE packet sent is kept, by
+ * reference (the mbuf's refcount, not a copy), in its QP's list, in PSN order, until acknowledged; go-back-N
+ * sends the kept frames again. The elements come from one pool per pipeline: the global budget. A packet
+ * sent while the pool is empty is not kept; its resend gathers it from the WQE again.
+ * Element 0 is "none", so a zeroed QP context has an empty list.
+ */
+struct rnic_rtx_elem {
+	struct rte_mbuf *m;
+	uint32_t psn;
+	uint32_t next;
+};
 
 /* Frames waiting to go out on one TX queue of the port; what the port does not take now stays here. */
 struct rnic_tx_buffer {
@@ -90,7 +104,9 @@ struct rnic_tx_buffer {
 	X(rnr_naks_received, "RNR NAKs received") \
 	X(seq_naks_received, "sequence NAKs received") \
 	X(error_naks_received, "error NAKs received") \
-	X(timer_expiries, "QPs the timer wheel handed back")
+	X(timer_expiries, "QPs the timer wheel handed back") \
+	X(resent_kept, "packets resent from the retransmit buffer") \
+	X(resent_gathered, "packets resent by gathering the WQE again (not kept: buffer full)")
 
 struct rnic_pipeline_stats {
 #define RNIC_X(name, what) uint64_t name;
@@ -119,6 +135,10 @@ struct rnic_pipeline {
 	uint32_t nb_acks;		/* QPs with a coalesced ACK/NAK to send at the end of the burst */
 	uint32_t ack_list[RNIC_BURST];
 	struct rnic_timer_wheel timers;	/* the requester's loss and RNR timers */
+	struct rnic_rtx_elem *rtx;	/* the retransmit buffer's elements, [1..rtx_size] */
+	uint32_t rtx_size;
+	uint32_t rtx_free;		/* first free element (0: none left) */
+	struct rte_ring *rtx_reclaim;	/* lists of QPs reset or destroyed, for the requester to free */
 	struct rnic_pipeline_stats stats[RNIC_STAGE_MAX];
 };
 
@@ -213,6 +233,9 @@ void rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp);
 /* Go back N: resend from this PSN (and every WQE after it), counted as a retransmission. 0, or -1 if the PSN
  * is not outstanding. */
 int rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn);
+
+/* Free a QP's list of kept frames from element head on (requester lcore). */
+void rnic_rtx_free_list(struct rnic_pipeline *p, uint32_t head);
 
 /* Expired loss and RNR timers of the pipeline's QPs (requester lcore). */
 void rnic_requester_timers(struct rnic_pipeline *p);

@@ -108,12 +108,95 @@ wqe_allowed(enum rnic_qp_type type, uint8_t op)
 	return type == RNIC_QPT_UC && (op == RNIC_WQE_OP_RDMA_WRITE || op == RNIC_WQE_OP_RDMA_WRITE_IMM);
 }
 
+/* ------------------------------------------------------------------------------------------------------ */
+/* The retransmit buffer (rnic_pipeline.h)                                                                  */
+
+/* Keep a frame just queued for TX: one more reference to it, at the tail of the QP's list. */
+static void
+rtx_keep(struct rnic_pipeline *p, struct rnic_req_ctx *r, struct rte_mbuf *m, uint32_t psn)
+{
+	uint32_t i = p->rtx_free;
+	struct rnic_rtx_elem *e;
+
+	if (i == 0)
+		return;		/* the budget is spent: a resend of this one gathers it again */
+	e = &p->rtx[i];
+	p->rtx_free = e->next;
+	rte_mbuf_refcnt_update(m, 1);
+	*e = (struct rnic_rtx_elem){ .m = m, .psn = psn, .next = 0 };
+	if (r->rtx_tail != 0)
+		p->rtx[r->rtx_tail].next = i;
+	else
+		r->rtx_head = i;
+	r->rtx_tail = i;
+}
+
+/* The frames before una are acknowledged: let them go. */
+static void
+rtx_release(struct rnic_pipeline *p, struct rnic_req_ctx *r)
+{
+	while (r->rtx_head != 0 && rnic_psn_diff(p->rtx[r->rtx_head].psn, r->una) < 0) {
+		uint32_t i = r->rtx_head;
+		struct rnic_rtx_elem *e = &p->rtx[i];
+
+		r->rtx_head = e->next;
+		if (r->rtx_next == i)
+			r->rtx_next = e->next;
+		rte_pktmbuf_free(e->m);
+		e->m = NULL;
+		e->next = p->rtx_free;
+		p->rtx_free = i;
+	}
+	if (r->rtx_head == 0)
+		r->rtx_tail = r->rtx_next = 0;
+}
+
+/* Going back to psn: the first kept frame to send again is the first at or after it. */
+static void
+rtx_rewind(struct rnic_pipeline *p, struct rnic_req_ctx *r, uint32_t psn)
+{
+	uint32_t i = r->rtx_head;
+
+	while (i != 0 && rnic_psn_diff(p->rtx[i].psn, psn) < 0)
+		i = p->rtx[i].next;
+	r->rtx_next = i;
+}
+
+/* The kept frame of the packet about to be sent again (a new reference to it), or NULL. */
+static struct rte_mbuf *
+rtx_resend(struct rnic_pipeline *p, struct rnic_req_ctx *r)
+{
+	struct rnic_rtx_elem *e;
+
+	while (r->rtx_next != 0 && rnic_psn_diff(p->rtx[r->rtx_next].psn, r->npsn) < 0)
+		r->rtx_next = p->rtx[r->rtx_next].next;
+	if (r->rtx_next == 0 || p->rtx[r->rtx_next].psn != r->npsn)
+		return NULL;
+	e = &p->rtx[r->rtx_next];
+	r->rtx_next = e->next;
+	rte_mbuf_refcnt_update(e->m, 1);
+	return e->m;
+}
+
+/* Lists of QPs reset or destroyed, handed back by the control path. */
+static void
+rtx_reclaim(struct rnic_pipeline *p)
+{
+	uint32_t heads[RNIC_BURST];
+	unsigned int n = rte_ring_sc_dequeue_burst_elem(p->rtx_reclaim, heads, sizeof(heads[0]), RNIC_BURST, NULL);
+
+	for (unsigned int i = 0; i < n; i++)
+		rnic_rtx_free_list(p, heads[i]);
+}
+
 void
 rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 
 	rnic_qp_fail(qp);
+	rnic_rtx_free_list(p, q->req.rtx_head);
+	q->req.rtx_head = q->req.rtx_tail = q->req.rtx_next = 0;
 	q->req.infl_head = q->req.infl_tail;
 	rnic_qp_flush_sq(qp);
 	q->req.sq_next = q->sq.done;
@@ -320,7 +403,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	struct rnic_send_wqe w;
 	struct rte_mbuf *m;
 	uint32_t pmtu, chunk, frame_len;
-	int first, last, ret;
+	int first, last, ret, resend;
 	uint8_t *frame;
 
 	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, qp->qp_type == RNIC_QPT_UD, &w);
@@ -368,6 +451,12 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	last = r->cur_off + chunk == e->length;
 	fill_request(qp, &w, &d, message_opcode(qp->qp_type, e->opcode, first, last), r->npsn, last);
 	d.payload_len = chunk;
+	resend = rnic_psn_diff(r->npsn, r->sent_psn) <= 0;
+	m = resend ? rtx_resend(p, r) : NULL;
+	if (m != NULL) {
+		RNIC_STATS(p, REQUESTER)->resent_kept++;
+		goto queue;
+	}
 	m = rte_pktmbuf_alloc(p->pool);
 	if (m == NULL) {
 		RNIC_STATS(p, REQUESTER)->no_mbuf++;
@@ -384,8 +473,15 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_LOC_PROT_ERR);
 		return 0;
 	}
+	if (resend)
+		RNIC_STATS(p, REQUESTER)->resent_gathered++;
+	else if (qp->qp_type == RNIC_QPT_RC)
+		rtx_keep(p, r, m, r->npsn);
+queue:
 	rnic_tx_enqueue(&p->req_tx, m);
 	q->counters.packets_sent++;
+	if (!resend)
+		r->sent_psn = r->npsn;
 	r->npsn = rnic_psn_add(r->npsn, 1);
 	r->cur_off += chunk;
 	if (r->deadline == 0)
@@ -409,6 +505,7 @@ rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp)
 	/* Forward progress refills the retry counts (IBA 9.7.6.1.1) and restarts the loss timer. */
 	r->retry_left = q->attr.retry_cnt;
 	r->rnr_left = q->attr.rnr_retry;
+	rtx_release(p, r);
 	if (r->una == r->npsn)
 		r->deadline = 0;
 	else
@@ -440,6 +537,7 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 			  whole ? e->first_psn : psn;
 		for (uint32_t j = i; j != r->infl_tail; j++)
 			r->infl[j % RNIC_MAX_INFLIGHT].sent = r->infl[j % RNIC_MAX_INFLIGHT].status != 0;
+		rtx_rewind(p, r, r->npsn);
 		arm_timer(p, q);
 		q->counters.retransmits++;
 		RNIC_STATS(p, REQUESTER)->retransmits++;
@@ -553,6 +651,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 	unsigned int n, work = 0;
 
 	rnic_requester_timers(p);
+	rtx_reclaim(p);
 	n = rte_ring_sc_dequeue_burst_elem(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST, NULL);
 	for (unsigned int i = 0; i < n; i++)
 		rnic_sched_activate(&p->sched, slots[i]);

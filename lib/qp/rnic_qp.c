@@ -364,6 +364,7 @@ rnic_destroy_qp(struct rnic_qp *pub)
 	ret = rnic_engine_quiesce();
 	if (ret < 0)
 		RNIC_LOG(WARNING, "QP %u: engine did not quiesce (%d); destroyed anyway", pub->qp_num, ret);
+	rnic_pipeline_release_qp(pub);
 	rnic_cq_detach(pub->send_cq);
 	rnic_cq_detach(pub->recv_cq);
 	rnic_pd_put(pub->pd);
@@ -564,6 +565,18 @@ apply_attrs(struct rnic_qp_attr *cur, const struct rnic_qp_attr *a, uint32_t mas
 #undef COPY
 }
 
+/* A QP entered RESET: once no engine lcore can be in the middle of it, empty its queues and give its kept
+ * frames back. */
+static void
+reset_queues(struct rnic_qp_priv *qp)
+{
+	if (rnic_engine_quiesce() < 0)
+		RNIC_LOG(WARNING, "QP %u: engine did not quiesce; reset anyway", qp->pub.qp_num);
+	wq_reset(&qp->sq);
+	wq_reset(&qp->rq);
+	rnic_pipeline_release_qp(&qp->pub);
+}
+
 int
 rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 {
@@ -582,10 +595,6 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 		return EINVAL;
 
 	apply_attrs(&qp->attr, attr, mask);
-	if (next == RNIC_QPS_RESET) {
-		wq_reset(&qp->sq);
-		wq_reset(&qp->rq);
-	}
 	/* The engine starts each direction from the PSN the peer agreed on. */
 	if (cur == RNIC_QPS_INIT && next == RNIC_QPS_RTR) {
 		memset(&qp->resp, 0, sizeof(qp->resp));
@@ -597,6 +606,7 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl));
 		qp->req.npsn = qp->attr.sq_psn;
 		qp->req.una = qp->attr.sq_psn;
+		qp->req.sent_psn = (qp->attr.sq_psn - 1) & 0xffffff;
 		qp->req.retry_left = qp->attr.retry_cnt;
 		qp->req.rnr_left = qp->attr.rnr_retry;
 		qp->req.sq_next = qp->sq.done;
@@ -607,6 +617,8 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 	__atomic_store_n(&pub->state, next, __ATOMIC_RELEASE);
 	if (next == RNIC_QPS_ERR)
 		rnic_qp_error_flush(pub);
+	if (next == RNIC_QPS_RESET)
+		reset_queues(qp);
 	return 0;
 }
 

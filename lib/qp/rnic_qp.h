@@ -42,6 +42,7 @@ struct rnic_inflight {
 /* Requester fields of the QP context (seed §5: WQE scheduler, transmit control, receive control). */
 struct rnic_req_ctx {
 	uint32_t npsn;			/* PSN of the next request packet */
+	uint32_t sent_psn;		/* the newest SEND/WRITE packet sent: up to it, sending is resending */
 	uint32_t sq_next;		/* next SQ WQE to start */
 	uint32_t cur;			/* the in-flight WQE being sent (== infl_tail: start a new one) */
 	uint32_t cur_off;		/* bytes of it sent so far */
@@ -56,6 +57,9 @@ struct rnic_req_ctx {
 	uint32_t una;			/* oldest PSN not acknowledged */
 	uint8_t dmac[6];
 	uint8_t dmac_known;
+	uint32_t rtx_head;		/* kept frames (rnic_pipeline.h: the retransmit buffer), oldest PSN first */
+	uint32_t rtx_tail;
+	uint32_t rtx_next;		/* going back: the next kept frame to send again */
 	struct rnic_inflight infl[RNIC_MAX_INFLIGHT];
 };
 

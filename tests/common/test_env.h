@@ -5,6 +5,9 @@
 #ifndef TEST_ENV_H
 #define TEST_ENV_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "rnic.h"
 
 static inline struct rnic_context *
@@ -71,6 +74,19 @@ test_connect(struct rnic_qp *qp, uint32_t peer_qpn, const union rnic_gid *peer_g
 	};
 	return rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN |
 			      (rc ? RNIC_QP_TIMEOUT | RNIC_QP_RETRY_CNT | RNIC_QP_RNR_RETRY | RNIC_QP_MAX_QP_RD_ATOMIC : 0));
+}
+
+/* A device counter by name (rnic_query_device_counters); UINT64_MAX when the device has no such counter. */
+static inline uint64_t
+test_counter(struct rnic_context *ctx, const char *name)
+{
+	struct rnic_counter c[64];
+	int n = rnic_query_device_counters(ctx, c, 64);
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (strcmp(c[i].name, name) == 0)
+			return c[i].value;
+	return UINT64_MAX;
 }
 
 #endif /* TEST_ENV_H */
