@@ -545,6 +545,41 @@ struct rnic_counter {
  */
 int rnic_query_device_counters(struct rnic_context *context, struct rnic_counter *counters, int n);
 
+/*
+ * Per-stage latency (softrnic extension): histograms of TSC cycles, taken at stage boundaries by the engine's
+ * lcores. For each stage, "queued" is the time a message waited before the stage took it and "busy" the time
+ * the stage spent on it:
+ *   requester  queued: rnic_post_send -> the requester starts the WQE (doorbell ring, doorbell stage, slot
+ *              ring, QP scheduler); busy: WQE start -> its last packet handed to the port's TX queue
+ *   wire       queued: a frame handed to TX -> the peer's parser receives it (TX buffer, port, link; only
+ *              measurable when both ends are in this process, e.g. the loopback pair)
+ *   parser     busy: header parsing and ICRC check, per frame
+ *   responder  queued: parsed -> the responder takes the request; busy: executing it and its response
+ *   completer  queued: parsed -> the completer takes the response; busy: handling it, CQEs included
+ * Histogram buckets are log-linear: 8 per power of two (a quantile is within 12.5%).
+ */
+#define RNIC_LAT_BUCKETS 256
+
+struct rnic_latency_hist {
+	uint64_t count;
+	uint64_t bucket[RNIC_LAT_BUCKETS];
+};
+
+struct rnic_stage_latency {
+	char stage[16];
+	struct rnic_latency_hist queued;
+	struct rnic_latency_hist busy;
+};
+
+/* The engine's per-stage histograms, summed over devices and shards: fills up to n entries, returns how many
+ * stages there are, or a negative errno. Take one snapshot before and one after a run and subtract them
+ * (rnic_latency_hist_sub) to get the run's own figures. */
+int rnic_query_stage_latency(struct rnic_stage_latency *stages, int n);
+/* a -= b (a later snapshot minus an earlier one). */
+void rnic_latency_hist_sub(struct rnic_latency_hist *a, const struct rnic_latency_hist *b);
+/* The q-quantile (0 < q <= 1) of a histogram in nanoseconds, or 0 for an empty histogram. */
+double rnic_latency_quantile_ns(const struct rnic_latency_hist *h, double q);
+
 const char *rnic_qp_state_str(enum rnic_qp_state state);
 const char *rnic_event_type_str(enum rnic_event_type event);
 

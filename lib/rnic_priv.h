@@ -152,6 +152,12 @@ struct rnic_stage {
  * -ETIMEDOUT if an lcore does not pass a quiescent point within a second.
  */
 int rnic_engine_quiesce(void);
+/* An engine lcore's polling: cycles of loops that found work and of loops that did not, and the names of its
+ * stages (up to *nb; *nb is set to how many). -ENOENT if the lcore runs no stage. */
+int rnic_engine_lcore_load(unsigned int lcore_id, uint64_t *busy, uint64_t *idle, const char **names,
+			   unsigned int *nb);
+/* Telemetry commands under /rnic (rnic_telemetry.c). */
+void rnic_telemetry_register(void);
 /* Control path, after rnic_engine_quiesce: the QP is reset or destroyed; the frames its requester keeps for
  * resending go back to its pipeline (freed there, on the requester's lcore). */
 void rnic_pipeline_release_qp(struct rnic_qp *qp);

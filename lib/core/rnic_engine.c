@@ -38,6 +38,8 @@ RTE_LOG_REGISTER_DEFAULT(rnic_logtype, INFO);
 struct rnic_lcore_stages {
 	unsigned int count;
 	struct rnic_stage stage[RNIC_MAX_STAGES_PER_LCORE];
+	uint64_t busy_cycles;		/* loops in which a stage found work */
+	uint64_t idle_cycles;		/* loops in which none did */
 };
 
 /* Engine arguments, parsed from what follows "--" in rnic_engine_init's argv. */
@@ -52,6 +54,7 @@ struct rnic_engine_args {
 	const char *stages;			/* NULL: "two" with two worker lcores or more, else "one" */
 	const char *pcap;			/* capture every frame of every port to this pcapng file */
 	const char *fault;			/* fault injection on every port's RX (rnic_fault.h) */
+	int no_latency;				/* no per-stage latency stamps */
 };
 
 #define RNIC_MAX_NEIGHBORS 64
@@ -135,6 +138,7 @@ rnic_engine_usage(void *stream)
 		"  --pcap FILE      capture what every port sends and receives to a pcapng file (slow)\n"
 		"  --fault SPEC     faults on what every port receives: drop=P,reorder=P,duplicate=P,\n"
 		"                   corrupt=P,depth=K,seed=S (reproducible for a seed)\n"
+		"  --no-latency     take no per-stage latency stamps (rnic_query_stage_latency)\n"
 		"  --max-qp N  --max-cq N  --max-cqe N  --max-mr N  --max-pd N\n"
 		"  --max-qp-wr N  --max-sge N  --max-inline N   device limits\n",
 		DEFAULT_MBUFS);
@@ -224,7 +228,7 @@ rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6])
 }
 
 enum {
-	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_FAULT, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
+	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_FAULT, OPT_NO_LATENCY, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
 	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE,
 };
 
@@ -314,6 +318,7 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 		{ "neigh", required_argument, NULL, OPT_NEIGH },
 		{ "pcap", required_argument, NULL, OPT_PCAP },
 		{ "fault", required_argument, NULL, OPT_FAULT },
+		{ "no-latency", no_argument, NULL, OPT_NO_LATENCY },
 		{ "max-qp", required_argument, NULL, OPT_MAX_QP },
 		{ "max-cq", required_argument, NULL, OPT_MAX_CQ },
 		{ "max-cqe", required_argument, NULL, OPT_MAX_CQE },
@@ -366,6 +371,9 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 			break;
 		case OPT_FAULT:
 			args->fault = optarg;
+			break;
+		case OPT_NO_LATENCY:
+			args->no_latency = 1;
 			break;
 		case '?':
 			RNIC_LOG(ERR, "unknown or incomplete engine argument '%s'", argv[optind - 1]);
@@ -712,6 +720,10 @@ rnic_engine_init(int argc, char **argv)
 	nb_queues = (uint16_t)(2 * RTE_MAX(map.nb_shards, (uint16_t)1));
 	if (ret == 0)
 		ret = create_qsbr();
+	if (ret == 0) {
+		rnic_latency_on = !args.no_latency;
+		ret = rnic_latency_init();
+	}
 	if (ret == 0)
 		ret = create_devices(&args, nb_queues);
 	if (ret == 0 && args.fault != NULL)
@@ -730,6 +742,7 @@ rnic_engine_init(int argc, char **argv)
 		return ret;
 	}
 	engine.initialized = 1;
+	rnic_telemetry_register();
 	/* Every argument after argv[0] was either EAL's or the engine's. */
 	return argc - 1;
 }
@@ -757,18 +770,45 @@ rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage)
 static int
 lcore_loop(void *arg)
 {
-	const struct rnic_lcore_stages *ls = arg;
+	struct rnic_lcore_stages *ls = arg;
 	unsigned int self = rte_lcore_id();
 
 	rte_rcu_qsbr_thread_register(engine.qsbr, self);
 	rte_rcu_qsbr_thread_online(engine.qsbr, self);
+	uint64_t last = rte_rdtsc();
+
 	while (engine.running) {
+		unsigned int work = 0;
+		uint64_t now;
+
 		for (unsigned int i = 0; i < ls->count; i++)
-			ls->stage[i].poll(ls->stage[i].arg, RNIC_STAGE_BUDGET);
+			work += ls->stage[i].poll(ls->stage[i].arg, RNIC_STAGE_BUDGET);
 		rte_rcu_qsbr_quiescent(engine.qsbr, self);
+		now = rte_rdtsc();
+		if (work != 0)
+			ls->busy_cycles += now - last;
+		else
+			ls->idle_cycles += now - last;
+		last = now;
 	}
 	rte_rcu_qsbr_thread_offline(engine.qsbr, self);
 	rte_rcu_qsbr_thread_unregister(engine.qsbr, self);
+	return 0;
+}
+
+int
+rnic_engine_lcore_load(unsigned int lcore_id, uint64_t *busy, uint64_t *idle, const char **names, unsigned int *nb)
+{
+	const struct rnic_lcore_stages *ls;
+
+	if (!engine.initialized || lcore_id >= RTE_MAX_LCORE || engine.lcore[lcore_id].count == 0)
+		return -ENOENT;
+	ls = &engine.lcore[lcore_id];
+	*busy = __atomic_load_n(&ls->busy_cycles, __ATOMIC_RELAXED);
+	*idle = __atomic_load_n(&ls->idle_cycles, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < ls->count && i < *nb; i++)
+		names[i] = ls->stage[i].name;
+	*nb = RTE_MIN(*nb, ls->count);
 	return 0;
 }
 

@@ -24,6 +24,21 @@ route(struct rnic_pipeline *p, struct rte_mbuf **pkts, const uint32_t *qpn, unsi
 	}
 }
 
+/*
+ * The wire's share of a frame's latency (its TX stamp to now), then the RX stamp the next stage measures its
+ * queue from. A frame from another process carries no stamp of ours: what is not a plausible age (under
+ * 100 ms) is not counted.
+ */
+static void
+stamp_rx(struct rnic_pipeline *p, struct rte_mbuf *m, uint64_t now)
+{
+	uint64_t *tsc = rnic_mbuf_tsc(m);
+
+	if (*tsc != 0 && *tsc <= now && now - *tsc < rte_get_tsc_hz() / 10)
+		rnic_lat_record(&p->lat[RNIC_LAT_WIRE].queued, now - *tsc, 1);
+	*tsc = now;
+}
+
 unsigned int
 rnic_stage_parser(void *arg, unsigned int budget)
 {
@@ -31,6 +46,7 @@ rnic_stage_parser(void *arg, unsigned int budget)
 	struct rnic_device *dev = p->dev;
 	struct rte_mbuf *pkts[RNIC_BURST], *req[RNIC_BURST], *rsp[RNIC_BURST];
 	uint32_t req_qpn[RNIC_BURST], rsp_qpn[RNIC_BURST];
+	uint64_t start;
 	unsigned int nreq = 0, nrsp = 0;
 	uint16_t n;
 
@@ -43,10 +59,15 @@ rnic_stage_parser(void *arg, unsigned int budget)
 	/* The port's RX queues in turn, one per call. */
 	n = rte_eth_rx_burst(dev->port_id, p->rx_queue, pkts, (uint16_t)budget);
 	p->rx_queue = (uint16_t)((p->rx_queue + 1) % (2 * dev->nb_shards));
+	if (n == 0)
+		return 0;
+	start = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++) {
 		struct rnic_pkt_desc d;
 		enum rnic_drop_reason why = rnic_pkt_parse_mbuf(pkts[i], &d, 1);
 
+		if (rnic_latency_on)
+			stamp_rx(p, pkts[i], start);
 		RNIC_STATS(p, PARSER)->rx_packets++;
 		RNIC_STATS(p, PARSER)->rx_bytes += pkts[i]->pkt_len;
 		if (why != RNIC_DROP_NONE) {
@@ -64,6 +85,8 @@ rnic_stage_parser(void *arg, unsigned int budget)
 			rsp[nrsp++] = pkts[i];
 		}
 	}
+	if (rnic_latency_on)
+		rnic_lat_record(&p->lat[RNIC_LAT_PARSER].busy, (rte_rdtsc() - start) / n, n);
 	route(p, req, req_qpn, nreq, 1);
 	route(p, rsp, rsp_qpn, nrsp, 0);
 	return n;

@@ -185,6 +185,8 @@ rnic_tx_enqueue(struct rnic_tx_buffer *tx, struct rte_mbuf *m)
 			return;
 		}
 	}
+	if (rnic_latency_on)
+		*rnic_mbuf_tsc(m) = rte_rdtsc();
 	tx->pkts[tx->count++] = m;
 	if (tx->count >= RNIC_BURST)
 		rnic_tx_flush(tx);
@@ -346,13 +348,19 @@ counter_sum(const struct rnic_device *dev, unsigned int index)
 int
 rnic_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counters, int n)
 {
+	if (ctx == NULL)
+		return -EINVAL;
+	return rnic_device_counters(rnic_ctx_dev(ctx), counters, n);
+}
+
+int
+rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counters, int n)
+{
 	const unsigned int named = RTE_DIM(counter_names);
 	const unsigned int total = named + RNIC_DROP_REASON_MAX - 1;	/* drops: every reason but "none" */
-	const struct rnic_device *dev;
 
-	if (ctx == NULL || n < 0 || (n > 0 && counters == NULL))
+	if (n < 0 || (n > 0 && counters == NULL))
 		return -EINVAL;
-	dev = rnic_ctx_dev(ctx);
 	RTE_BUILD_BUG_ON(offsetof(struct rnic_pipeline_stats, rx_drops) != sizeof(uint64_t) * RTE_DIM(counter_names));
 	for (unsigned int i = 0; i < total && i < (unsigned int)n; i++) {
 		if (i < named)

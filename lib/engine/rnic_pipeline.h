@@ -24,6 +24,7 @@
 #include "rnic_mr.h"
 #include "rnic_priv.h"
 #include "rnic_qp.h"
+#include "rnic_latency.h"
 #include "rnic_sched.h"
 #include "rnic_timer.h"
 #include "rnic_wire.h"
@@ -140,6 +141,10 @@ struct rnic_pipeline {
 	uint32_t rtx_free;		/* first free element (0: none left) */
 	struct rte_ring *rtx_reclaim;	/* lists of QPs reset or destroyed, for the requester to free */
 	struct rnic_pipeline_stats stats[RNIC_STAGE_MAX];
+	struct {
+		struct rnic_latency_hist queued;
+		struct rnic_latency_hist busy;
+	} lat[RNIC_LAT_MAX];		/* rnic_latency.h: each written by its stage's lcore */
 };
 
 /* The counters of one stage of the pipeline (the requester's for the completer too: they share an lcore). */
@@ -233,6 +238,9 @@ void rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp);
 /* Go back N: resend from this PSN (and every WQE after it), counted as a retransmission. 0, or -1 if the PSN
  * is not outstanding. */
 int rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn);
+
+/* rnic_query_device_counters for a device (telemetry has no context). */
+int rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counters, int n);
 
 /* Free a QP's list of kept frames from element head on (requester lcore). */
 void rnic_rtx_free_list(struct rnic_pipeline *p, uint32_t head);

@@ -311,6 +311,11 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	e->signaled = w.signaled;
 	e->length = (uint32_t)w.length;
 	e->first_psn = r->npsn;
+	if (rnic_latency_on) {
+		r->cur_start = rte_rdtsc();
+		rnic_lat_record(&p->lat[RNIC_LAT_REQUESTER].queued,
+				r->cur_start - q->sq.posted_tsc[index & (q->sq.wqe_cnt - 1)], 1);
+	}
 	r->cur = r->infl_tail;
 	r->infl_tail++;
 	r->sq_next++;
@@ -437,6 +442,9 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		if (rnic_send_control(p, &p->req_tx, &d) != 0)
 			return 0;
 		q->counters.packets_sent++;
+		if (rnic_latency_on && !e->sent_once)
+			rnic_lat_record(&p->lat[RNIC_LAT_REQUESTER].busy, rte_rdtsc() - r->cur_start, 1);
+		e->sent_once = 1;
 		e->last_psn = rnic_psn_add(r->npsn, span - 1);
 		r->npsn = rnic_psn_add(r->npsn, span);
 		e->sent = 1;
@@ -487,6 +495,8 @@ queue:
 	if (r->deadline == 0)
 		arm_timer(p, q);
 	if (last) {
+		if (rnic_latency_on && !resend)
+			rnic_lat_record(&p->lat[RNIC_LAT_REQUESTER].busy, rte_rdtsc() - r->cur_start, 1);
 		e->last_psn = d.psn;
 		e->sent = 1;
 		advance_cursor(r);

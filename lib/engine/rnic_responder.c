@@ -688,8 +688,14 @@ rnic_stage_responder(void *arg, unsigned int budget)
 					   RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST),
 						   rnic_tx_room(&p->resp_tx) / 2), NULL);
 	for (unsigned int i = 0; i < n; i++) {
+		uint64_t start = rnic_latency_on ? rte_rdtsc() : 0;
+
+		if (rnic_latency_on)
+			rnic_lat_record(&p->lat[RNIC_LAT_RESPONDER].queued, start - *rnic_mbuf_tsc(pkts[i]), 1);
 		handle_request(p, pkts[i]);
 		rte_pktmbuf_free(pkts[i]);
+		if (rnic_latency_on)
+			rnic_lat_record(&p->lat[RNIC_LAT_RESPONDER].busy, rte_rdtsc() - start, 1);
 	}
 	flush_acks(p);
 	n += serve_reads(p, budget);

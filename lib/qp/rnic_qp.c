@@ -142,8 +142,10 @@ wq_alloc(struct rnic_wq *wq, uint32_t count, uint32_t wqe_bytes, int socket_id)
 	wq->buf = rte_zmalloc_socket("rnic_wq", (size_t)wq->wqe_cnt * wq->stride, RTE_CACHE_LINE_SIZE, socket_id);
 	wq->wrid = rte_zmalloc_socket("rnic_wrid", sizeof(*wq->wrid) * wq->wqe_cnt, RTE_CACHE_LINE_SIZE,
 				      socket_id);
+	wq->posted_tsc = rte_zmalloc_socket("rnic_posted", sizeof(*wq->posted_tsc) * wq->wqe_cnt,
+					    RTE_CACHE_LINE_SIZE, socket_id);
 	rte_spinlock_init(&wq->lock);
-	return wq->buf != NULL && wq->wrid != NULL ? 0 : -ENOMEM;
+	return wq->buf != NULL && wq->wrid != NULL && wq->posted_tsc != NULL ? 0 : -ENOMEM;
 }
 
 static void
@@ -151,8 +153,10 @@ wq_free(struct rnic_wq *wq)
 {
 	rte_free(wq->buf);
 	rte_free(wq->wrid);
+	rte_free(wq->posted_tsc);
 	wq->buf = NULL;
 	wq->wrid = NULL;
+	wq->posted_tsc = NULL;
 }
 
 static void

@@ -16,6 +16,7 @@ struct rnic_wq {
 	uint32_t wqe_cnt;		/* slots, a power of two */
 	uint32_t stride;		/* bytes per slot, a power of two >= 64 */
 	uint64_t *wrid;
+	uint64_t *posted_tsc;		/* SQ: when each WQE was posted (the requester's queued latency) */
 	uint32_t head;			/* WQEs posted (free-running) */
 	uint32_t tail;			/* WQEs retired by rnic_poll_cq */
 	uint32_t done;			/* WQEs completed by the engine or flushed */
@@ -36,6 +37,7 @@ struct rnic_inflight {
 	uint8_t sent;			/* every packet of it is on the wire */
 	uint8_t answered;		/* READ/atomic: the response has arrived */
 	uint8_t status;			/* a WQE rejected before it started: its error, completed in turn */
+	uint8_t sent_once;		/* READ/atomic: its request has been sent (resends are not timed) */
 	uint32_t gap_at;		/* READ: 1 + the bytes received when a response gap was last seen */
 };
 
@@ -46,6 +48,7 @@ struct rnic_req_ctx {
 	uint32_t sq_next;		/* next SQ WQE to start */
 	uint32_t cur;			/* the in-flight WQE being sent (== infl_tail: start a new one) */
 	uint32_t cur_off;		/* bytes of it sent so far */
+	uint64_t cur_start;		/* TSC at which the newest WQE started (its busy latency) */
 	uint32_t infl_head;		/* oldest WQE not completed */
 	uint32_t infl_tail;		/* one past the newest WQE started */
 	uint64_t deadline;		/* TSC at which the oldest unacknowledged packet is resent (0: none) */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_cycles.h>
 #include <rte_ring.h>
 
 #include "rnic_qp.h"
@@ -211,6 +212,7 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 	struct rnic_device *dev;
 	struct rnic_wq *sq;
 	uint32_t first, n = 0;
+	uint64_t now;
 	uint8_t first_size = 0, size = 0;
 	int first_fence = 0;
 	enum rnic_qp_state state;
@@ -229,6 +231,7 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 
 	rte_spinlock_lock(&sq->lock);
 	first = sq->head;
+	now = rte_rdtsc();
 	for (; wr != NULL; wr = wr->next, n++) {
 		uint32_t tail = __atomic_load_n(&sq->tail, __ATOMIC_ACQUIRE);
 
@@ -240,6 +243,7 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 			break;
 		}
 		sq->wrid[(first + n) & (sq->wqe_cnt - 1)] = wr->wr_id;
+		sq->posted_tsc[(first + n) & (sq->wqe_cnt - 1)] = now;
 		size = write_send_wqe(qp, wr, rnic_wq_slot(sq, first + n));
 		if (n == 0) {
 			first_size = size;
