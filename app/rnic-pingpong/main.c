@@ -23,6 +23,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "oob.h"
 #include "rnic.h"
 
 #define TIMEOUT_S 20
@@ -84,58 +85,15 @@ parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/*
- * The out-of-band exchange: a TCP connection, each side sends its peer_info and reads the other's. The
- * connection stays open (returned) for the goodbye at the end.
- */
+/* The out-of-band exchange: the connection stays open (returned) for the goodbye at the end. */
 static int
 exchange(const struct opts *o, const struct peer_info *mine, struct peer_info *theirs)
 {
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai;
-	char host[256];
-	const char *port = o->server_port;
-	int fd = -1, ok;
+	int fd = oob_connect(o->client, o->server_port);
 
-	if (o->client != NULL) {
-		const char *colon = strrchr(o->client, ':');
-
-		if (colon == NULL)
-			return -1;
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - o->client), o->client);
-		port = colon + 1;
-	} else {
-		hints.ai_flags = AI_PASSIVE;
-	}
-	if (getaddrinfo(o->client != NULL ? host : NULL, port, &hints, &ai) != 0)
-		return -1;
-	if (o->client != NULL) {
-		/* The server may still be starting: retry for a while. */
-		for (int i = 0; i < TIMEOUT_S * 10; i++) {
-			fd = socket(ai->ai_family, SOCK_STREAM, 0);
-			if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-				break;
-			if (fd >= 0)
-				close(fd);
-			fd = -1;
-			usleep(100000);
-		}
-	} else {
-		int lfd = socket(ai->ai_family, SOCK_STREAM, 0), one = 1;
-
-		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (lfd >= 0 && bind(lfd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(lfd, 1) == 0)
-			fd = accept(lfd, NULL, NULL);
-		if (lfd >= 0)
-			close(lfd);
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, mine, sizeof(*mine)) == sizeof(*mine) &&
-	     recv(fd, theirs, sizeof(*theirs), MSG_WAITALL) == sizeof(*theirs);
-	if (!ok) {
+	if (fd >= 0 && oob_exchange(fd, mine, theirs, sizeof(*mine)) != 0) {
 		close(fd);
-		return -1;
+		fd = -1;
 	}
 	return fd;
 }
