@@ -5,7 +5,10 @@
 #include <ifaddrs.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <netinet/in.h>
 
 #include <rte_devargs.h>
@@ -148,6 +151,22 @@ rnic_port_interface_gid(uint16_t port_id, uint8_t gid[16])
 	}
 	freeifaddrs(list);
 	return found ? 0 : -ENOENT;
+}
+
+int
+rnic_port_interface_mtu(uint16_t port_id)
+{
+	struct ifreq ifr = { 0 };
+	int fd, ret = -ENOENT;
+
+	if (port_interface(port_id, ifr.ifr_name, sizeof(ifr.ifr_name)) != 0)
+		return -ENOENT;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0)
+		ret = ifr.ifr_mtu;
+	if (fd >= 0)
+		close(fd);
+	return ret;
 }
 
 void

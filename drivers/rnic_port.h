@@ -40,6 +40,9 @@ int rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, 
  */
 int rnic_port_interface_gid(uint16_t port_id, uint8_t gid[16]);
 
+/* The MTU of the kernel interface of a port (iface=), or -ENOENT. */
+int rnic_port_interface_mtu(uint16_t port_id);
+
 /* Stop and close the port. */
 void rnic_port_close(uint16_t port_id);
 

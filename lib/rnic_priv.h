@@ -73,6 +73,7 @@ struct rnic_device {
 	/* The engine's stages for this device: one pipeline per shard; QP n belongs to shard n % nb_shards. */
 	struct rnic_pipeline *pipeline[RNIC_MAX_SHARDS];
 	uint16_t nb_shards;
+	uint8_t loopback;		/* its port's peer is in this process: frames carry our TX stamps */
 
 	/* 64-bit SQ doorbells (rnic_wqe.h), multi-producer (post_send callers), single consumer (engine). */
 	struct rte_ring *doorbell_ring;

@@ -193,6 +193,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *eargc, char **eargv)
 		case 'm': {
 			int m;
 
+			o->mtu_given = 1;
 			for (m = RNIC_MTU_256; m <= RNIC_MTU_4096; m++)
 				if (parse_number(optarg, 1, 4096, &v) == 0 && v == 128u << m)
 					break;
@@ -316,6 +317,7 @@ slot_bytes(const struct perf_opts *o, uint32_t size)
 static int
 end_open(struct perf_end *e, struct rnic_device *dev, const struct perf_opts *o, uint32_t max_size)
 {
+	struct rnic_port_attr port;
 	uint32_t depth = o->mode == MODE_BW ? o->tx_depth : 2;
 
 	e->nb_qp = o->nb_qp;
@@ -326,6 +328,8 @@ end_open(struct perf_end *e, struct rnic_device *dev, const struct perf_opts *o,
 	e->ctx = rnic_open_device(dev);
 	if (e->ctx == NULL)
 		return fail("cannot open the device");
+	if (rnic_query_port(e->ctx, 1, &port) != 0 || o->mtu > port.active_mtu)
+		return fail("--mtu is above the port's MTU");
 	e->pd = rnic_alloc_pd(e->ctx);
 	e->cq = rnic_create_cq(e->ctx, (int)(o->nb_qp * e->slots_per_qp + 64), NULL, NULL, 0);
 	e->rcq = rnic_create_cq(e->ctx, (int)(o->nb_qp * e->slots_per_qp + 64), NULL, NULL, 0);
@@ -927,11 +931,11 @@ run_lat(struct perf_end *e, struct perf_end *peer, const struct perf_opts *o, ui
 	return ret;
 }
 
-/* The server's part of a latency run: answer each ping. */
+/* The server's part of a latency run: answer each ping (WRITE, SEND; READ and atomics need nothing). */
 static int
 serve_lat(struct perf_end *e, const struct perf_opts *o, uint32_t size)
 {
-	for (uint64_t n = 0; n < o->iters; n++)
+	for (uint64_t n = 0; n < o->iters && (o->op == OP_WRITE || o->op == OP_SEND); n++)
 		if (pong_wait(e, o, 0, n, size) != 0 || ping(e, o, 1, n, size) != 0)
 			return -1;
 	return 0;
@@ -1229,6 +1233,25 @@ run_client(const struct perf_opts *o)
 	return ret;
 }
 
+/* Without -m, perftest's default: the MTU of the (first) device's port. */
+static int
+default_mtu(struct perf_opts *o)
+{
+	struct rnic_device **list = rnic_get_device_list(NULL);
+	struct rnic_context *ctx = list != NULL && list[0] != NULL ? rnic_open_device(list[0]) : NULL;
+	struct rnic_port_attr port;
+	int ret = -1;
+
+	if (ctx != NULL && rnic_query_port(ctx, 1, &port) == 0) {
+		o->mtu = port.active_mtu;
+		ret = 0;
+	}
+	if (ctx != NULL)
+		rnic_close_device(ctx);
+	rnic_free_device_list(list);
+	return ret == 0 ? 0 : fail("no device");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1243,7 +1266,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "rnic-perf: the engine did not start (rnic_engine_usage lists its arguments)\n");
 		return 2;
 	}
-	ret = o.server_port != NULL ? run_server(&o) : o.client != NULL ? run_client(&o) : run_loopback(&o);
+	if (!o.mtu_given && default_mtu(&o) != 0)
+		ret = -1;
+	else
+		ret = o.server_port != NULL ? run_server(&o) : o.client != NULL ? run_client(&o) : run_loopback(&o);
 	usleep(100000);	/* the last ACKs on their way before the ports go */
 	rnic_engine_stop();
 	rnic_engine_fini();

@@ -26,6 +26,7 @@ struct perf_opts {
 	double duration;		/* -D seconds (0: run iters) */
 	uint32_t nb_qp;
 	enum rnic_mtu mtu;
+	int mtu_given;			/* else the port's active MTU */
 	enum rnic_qp_type conn;
 	uint32_t tx_depth;
 	uint32_t inline_size;

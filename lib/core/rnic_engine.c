@@ -97,6 +97,24 @@ static const struct rnic_limits default_limits = {
 	.max_ah = 4096,
 };
 
+/* Headers around a RoCEv2 payload inside the IP MTU: IPv6 40, UDP 8, BTH 12, RETH 16, ICRC 4. */
+#define ROCE_OVERHEAD 80
+
+/* The largest RoCE MTU up to the one asked for whose frames fit the kernel interface of the port (a veth
+ * or a NIC under AF_PACKET has the kernel's MTU, 1500 by default); ports without one keep it. */
+static enum rnic_mtu
+fit_mtu(uint16_t port_id, enum rnic_mtu mtu)
+{
+	int link = rnic_port_interface_mtu(port_id);
+	enum rnic_mtu fit = mtu;
+
+	while (link > 0 && fit > RNIC_MTU_256 && (128 << fit) + ROCE_OVERHEAD > link)
+		fit--;
+	if (fit != mtu)
+		RNIC_LOG(INFO, "port %u: interface MTU %d: RoCE MTU %d", port_id, link, 128 << fit);
+	return fit;
+}
+
 /* Default addresses of the loopback pair's two devices; they exist only inside this process. */
 static const char *const default_ip[2] = { "10.77.0.1", "10.77.0.2" };
 
@@ -445,7 +463,7 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 		memset(&conf, 0, sizeof(conf));
 		snprintf(conf.name, sizeof(conf.name), "rnic%u", i);
 		conf.port_id = port_id[i];
-		conf.mtu = args->mtu;
+		conf.mtu = fit_mtu(port_id[i], args->mtu);
 		conf.lim = args->lim;
 		conf.doorbell_ring_size = 16384;
 		if (i < args->nb_ips)
@@ -459,6 +477,7 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 		ret = rnic_device_create(&conf, &engine.device[i]);
 		if (ret < 0)
 			return ret;
+		engine.device[i]->loopback = (uint8_t)engine.have_loopback;
 		engine.nb_devices++;
 	}
 	return 0;

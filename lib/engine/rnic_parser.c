@@ -26,15 +26,15 @@ route(struct rnic_pipeline *p, struct rte_mbuf **pkts, const uint32_t *qpn, unsi
 
 /*
  * The wire's share of a frame's latency (its TX stamp to now), then the RX stamp the next stage measures its
- * queue from. A frame from another process carries no stamp of ours: what is not a plausible age (under
- * 100 ms) is not counted.
+ * queue from. Only a frame from a device of this process (the loopback pair) carries a TX stamp of ours; a
+ * PMD's RX mbuf holds whatever the field last held.
  */
 static void
 stamp_rx(struct rnic_pipeline *p, struct rte_mbuf *m, uint64_t now)
 {
 	uint64_t *tsc = rnic_mbuf_tsc(m);
 
-	if (*tsc != 0 && *tsc <= now && now - *tsc < rte_get_tsc_hz() / 10)
+	if (p->dev->loopback && *tsc != 0 && *tsc <= now && now - *tsc < rte_get_tsc_hz())
 		rnic_lat_record(&p->lat[RNIC_LAT_WIRE].queued, now - *tsc, 1);
 	*tsc = now;
 }

@@ -5,6 +5,8 @@
 #           and removes the namespaces; needs root: skipped, exit 77, without it)
 # Usage: two-processes.sh memif|veth PINGPONG
 set -u
+# shellcheck source=../common/veth-netns.sh
+. "$(dirname "$0")/../common/veth-netns.sh"
 kind=$1
 pp=$2
 iters=8
@@ -16,10 +18,7 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	if [ "$kind" = veth ]; then
-		ip netns del rnic-test-a 2>/dev/null
-		ip netns del rnic-test-b 2>/dev/null
-	fi
+	[ "$kind" != veth ] || veth_cleanup
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -62,21 +61,7 @@ memif)
 		--ip 10.99.0.2 --neigh 10.99.0.1,02:00:00:00:00:a1 --client 127.0.0.1:$port --iters $iters --size $size
 	;;
 veth)
-	if [ "$(id -u)" -ne 0 ] || ! ip netns add rnic-test-a 2>/dev/null; then
-		echo "two-processes veth: needs root and network namespaces: skipped"
-		exit 77
-	fi
-	ip netns add rnic-test-b
-	ip link add rnic-va netns rnic-test-a type veth peer name rnic-vb netns rnic-test-b
-	for ns in a b; do
-		n=$([ $ns = a ] && echo 1 || echo 2)
-		ip netns exec rnic-test-$ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-		ip -n rnic-test-$ns addr add 10.98.0.$n/24 dev rnic-v$ns
-		ip -n rnic-test-$ns link set rnic-v$ns up
-		ip -n rnic-test-$ns link set lo up
-	done
-	mac_a=$(ip -n rnic-test-a -br link show rnic-va | awk '{print $3}')
-	mac_b=$(ip -n rnic-test-b -br link show rnic-vb | awk '{print $3}')
+	veth_setup || exit $?
 	# The server's softrnic has an address of its own (10.99.0.1, not the kernel's 10.98.0.1, which carries
 	# the TCP exchange); the client's takes its interface's address (no --ip: 10.98.0.2).
 	run_pair ip netns exec rnic-test-a "$pp" "${eal[@]}" --file-prefix rnic-a-$$ \
