@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, and run softrnic's loopback check. Until the engine's data
-# path lands this is the wire-format self check: every opcode softrnic emits is built, parsed back and
-# ICRC-checked, and the ICRC candidates are measured against memcpy (JSON lines).
+# The main job: install what is missing, build, and run the loopback benchmark: two softrnic devices in
+# this process joined by a net_ring pair (no NIC, no root, no hugepages), a short RC WRITE bandwidth run and
+# a WRITE latency run, every byte verified, each with softrnic's per-stage latency table.
+# Arguments are passed to both rnic-perf runs (e.g. --json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -9,5 +10,5 @@ if [ ! -f build/build.ninja ]; then
 	meson setup build --buildtype=debugoptimized -Dwerror=true >/dev/null
 fi
 ninja -C build >/dev/null
-build/app/rnic-pktgen/rnic-pktgen check
-build/app/rnic-crcbench/rnic-crcbench --no-huge -m 64 --no-pci --no-shconf -l 0 --log-level=error
+build/app/rnic-perf/rnic-perf --loopback -o write -s 65536 -D 3 --verify --report_gbits "$@"
+build/app/rnic-perf/rnic-perf --loopback -o write --lat -s 64 -n 20000 --verify "$@"
