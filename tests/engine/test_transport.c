@@ -23,6 +23,7 @@
 #include "rnic_priv.h"
 #include "rnic_wire.h"
 #include "test_env.h"
+#include "test_pipeline.h"
 
 #define PEER_QPN 0x123
 #define RADDR 0x10000000ull	/* the peer's memory: never touched, the test makes up the answers */
@@ -59,7 +60,6 @@ static int
 setup(void **state)
 {
 	struct rnic_device **list;
-	struct rnic_device *dev;
 	struct rnic_context *peer;
 
 	(void)state;
@@ -73,12 +73,10 @@ setup(void **state)
 	if (peer == NULL || rnic_query_gid(peer, 1, 0, &peer_gid) != 0 || rnic_close_device(peer) != 0)
 		return -1;
 	/* A pipeline for A that no lcore runs: the test polls its stages. */
-	dev = rnic_ctx_dev(ctx);
 	pool = rte_pktmbuf_pool_create("transport_test", 1023, 64, 0, RTE_PKTMBUF_HEADROOM + 8192, SOCKET_ID_ANY);
-	if (pool == NULL || dev->nb_shards != 0 || rnic_pipeline_create(dev, pool, 0, &dev->pipeline[0]) != 0)
+	pipe_a = pool != NULL ? test_pipeline_attach(ctx, pool) : NULL;
+	if (pipe_a == NULL)
 		return -1;
-	dev->nb_shards = 1;
-	pipe_a = dev->pipeline[0];
 	buf = aligned_alloc(4096, BUF);
 	pd = rnic_alloc_pd(ctx);
 	cq = rnic_create_cq(ctx, 256, NULL, NULL, 0);
@@ -98,17 +96,10 @@ teardown(void **state)
 	return test_env_close(ctx);
 }
 
-/* Run A's stages a few rounds: what was posted or received is handled, what A sends is on the wire. */
 static void
 pump(void)
 {
-	for (int i = 0; i < 4; i++) {
-		rnic_stage_doorbell(pipe_a, 64);
-		rnic_stage_requester(pipe_a, 64);
-		rnic_stage_parser(pipe_a, 64);
-		rnic_stage_completer(pipe_a, 64);
-		rnic_stage_responder(pipe_a, 64);
-	}
+	test_pipeline_pump(pipe_a);
 }
 
 /* The frames A has sent since the last call (at most max), in order. */

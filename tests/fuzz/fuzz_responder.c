@@ -21,6 +21,7 @@
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
 #include "rnic_wire.h"
+#include "test_pipeline.h"
 
 #define BUF 65536
 #define GUARD 4096
@@ -107,7 +108,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 			       "--log-level=1", NULL };
 	struct rnic_device **list;
 	struct rnic_context *peer;
-	struct rnic_device *dev;
 	enum rnic_qp_type types[NB_QP] = { RNIC_QPT_RC, RNIC_QPT_UC, RNIC_QPT_UD };
 
 	(void)argc;
@@ -123,12 +123,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		fail("devices");
 	rnic_close_device(peer);
 	/* A's pipeline, polled here (no worker lcore). */
-	dev = rnic_ctx_dev(ctx);
 	pool = rte_pktmbuf_pool_create("fuzz", 2047, 64, 0, RTE_PKTMBUF_HEADROOM + 9216, SOCKET_ID_ANY);
-	if (pool == NULL || rnic_pipeline_create(dev, pool, 0, &dev->pipeline[0]) != 0)
+	pipe_a = pool != NULL ? test_pipeline_attach(ctx, pool) : NULL;
+	if (pipe_a == NULL)
 		fail("pipeline");
-	dev->nb_shards = 1;
-	pipe_a = dev->pipeline[0];
 	area = aligned_alloc(4096, BUF + 2 * GUARD);
 	other = aligned_alloc(4096, 4096);
 	memset(area, 0xa5, BUF + 2 * GUARD);
@@ -162,13 +160,7 @@ pump(void)
 	struct rte_mbuf *m[64];
 	struct rnic_wc wc[64];
 
-	for (int i = 0; i < 4; i++) {
-		rnic_stage_doorbell(pipe_a, 64);
-		rnic_stage_requester(pipe_a, 64);
-		rnic_stage_parser(pipe_a, 64);
-		rnic_stage_completer(pipe_a, 64);
-		rnic_stage_responder(pipe_a, 64);
-	}
+	test_pipeline_pump(pipe_a);
 	/* What A answered goes nowhere; its completions are drained. */
 	for (uint16_t q = 0; q < 2; q++) {
 		uint16_t n = rte_eth_rx_burst(peer_port, q, m, 64);

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * A device pipeline that no engine lcore runs (the engine started with one lcore): the test or fuzz harness
+ * builds it and polls its stages itself, frame by frame.
+ */
+#ifndef TEST_PIPELINE_H
+#define TEST_PIPELINE_H
+
+#include "rnic_pipeline.h"
+#include "rnic_priv.h"
+
+/* Give the context's device one pipeline whose frames come from pool. NULL on failure. */
+static inline struct rnic_pipeline *
+test_pipeline_attach(struct rnic_context *ctx, struct rte_mempool *pool)
+{
+	struct rnic_device *dev = rnic_ctx_dev(ctx);
+
+	if (dev->nb_shards != 0 || rnic_pipeline_create(dev, pool, 0, &dev->pipeline[0]) != 0)
+		return NULL;
+	dev->nb_shards = 1;	/* the engine frees it with the device */
+	return dev->pipeline[0];
+}
+
+/* Run every stage a few rounds: what was posted or received is handled, what the device sends is sent. */
+static inline void
+test_pipeline_pump(struct rnic_pipeline *p)
+{
+	for (int i = 0; i < 4; i++) {
+		rnic_stage_doorbell(p, 64);
+		rnic_stage_requester(p, 64);
+		rnic_stage_parser(p, 64);
+		rnic_stage_completer(p, 64);
+		rnic_stage_responder(p, 64);
+	}
+}
+
+#endif /* TEST_PIPELINE_H */
