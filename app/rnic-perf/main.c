@@ -333,6 +333,7 @@ end_open(struct perf_end *e, struct rnic_device *dev, const struct perf_opts *o,
 	e->pd = rnic_alloc_pd(e->ctx);
 	e->cq = rnic_create_cq(e->ctx, (int)(o->nb_qp * e->slots_per_qp + 64), NULL, NULL, 0);
 	e->rcq = rnic_create_cq(e->ctx, (int)(o->nb_qp * e->slots_per_qp + 64), NULL, NULL, 0);
+	e->area_bytes = RTE_ALIGN_CEIL(e->area_bytes, 4096);	/* aligned_alloc wants a multiple */
 	e->area = aligned_alloc(4096, e->area_bytes);
 	if (e->pd == NULL || e->cq == NULL || e->rcq == NULL || e->area == NULL)
 		return fail("cannot create PD, CQs or buffers (more QPs x depth than the CQ limit?)");

@@ -73,7 +73,7 @@ print_json(const struct perf_opts *o, const struct perf_result *r)
 	       (unsigned long long)r->iters, o->nb_qp, o->tx_depth, 128u << o->mtu, r->seconds,
 	       r->verified ? "true" : "false");
 	if (o->mode == MODE_BW)
-		printf("\"bw_peak_MBps\": %.2f, \"bw_avg_MBps\": %.2f, \"bw_avg_Gbps\": %.3f, \"msg_rate_Mpps\": %.4f, "
+		printf("\"bw_peak_MBps\": %.6f, \"bw_avg_MBps\": %.6f, \"bw_avg_Gbps\": %.6f, \"msg_rate_Mpps\": %.6f, "
 		       "\"lost\": %llu, ", r->bw_peak_MBps, r->bw_avg_MBps, r->bw_avg_MBps * 8.0 * 1.048576 / 1000.0,
 		       r->msg_rate_Mpps, (unsigned long long)r->lost);
 	else
