@@ -162,6 +162,7 @@ rnic_fault_parse(const char *text, struct rnic_fault_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 	spec->depth = 3;
 	spec->seed = 1;
+	spec->port = -1;
 	if (strlen(text) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, text);
@@ -189,6 +190,14 @@ rnic_fault_parse(const char *text, struct rnic_fault_spec *spec)
 				return -EINVAL;
 			}
 			spec->depth = (uint32_t)d;
+		} else if (strcmp(item, "port") == 0) {
+			unsigned long n = strtoul(eq, &end, 10);
+
+			if (end == eq || *end != '\0' || n >= RNIC_MAX_DEVICES) {
+				RNIC_LOG(ERR, "--fault port=%s: a device index, 0 to %d", eq, RNIC_MAX_DEVICES - 1);
+				return -EINVAL;
+			}
+			spec->port = (int)n;
 		} else if (strcmp(item, "seed") == 0) {
 			spec->seed = strtoull(eq, &end, 0);
 			if (end == eq || *end != '\0') {
@@ -196,10 +205,41 @@ rnic_fault_parse(const char *text, struct rnic_fault_spec *spec)
 				return -EINVAL;
 			}
 		} else {
-			RNIC_LOG(ERR, "--fault: unknown fault '%s' (drop, reorder, duplicate, corrupt, depth, seed)",
+			RNIC_LOG(ERR, "--fault: unknown fault '%s' (port, drop, reorder, duplicate, corrupt, depth, seed)",
 				 item);
 			return -EINVAL;
 		}
+	}
+	return ret;
+}
+
+int
+rnic_fault_attach_specs(const char *const *texts, unsigned int n, const uint16_t *ports, unsigned int nb_ports,
+			uint16_t nb_queues)
+{
+	struct rnic_fault_spec spec[RNIC_MAX_DEVICES + 1];
+	int ret = 0;
+
+	if (n > RTE_DIM(spec)) {
+		RNIC_LOG(ERR, "--fault: at most %u specs (one per device and one for every port)",
+			 (unsigned int)RTE_DIM(spec));
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < n && ret == 0; i++) {
+		ret = rnic_fault_parse(texts[i], &spec[i]);
+		if (ret == 0 && spec[i].port >= (int)nb_ports) {
+			RNIC_LOG(ERR, "--fault port=%d: there are %u devices", spec[i].port, nb_ports);
+			ret = -EINVAL;
+		}
+	}
+	for (unsigned int p = 0; p < nb_ports && ret == 0; p++) {
+		const struct rnic_fault_spec *chosen = NULL;
+
+		for (unsigned int i = 0; i < n; i++)
+			if (spec[i].port == (int)p || (spec[i].port == -1 && (chosen == NULL || chosen->port == -1)))
+				chosen = &spec[i];
+		if (chosen != NULL)
+			ret = rnic_fault_attach(ports[p], nb_queues, chosen);
 	}
 	return ret;
 }

@@ -16,6 +16,7 @@ struct rnic_fault_spec {
 	double corrupt;
 	uint32_t depth;		/* a reordered frame comes out after this many later frames (1..64) */
 	uint64_t seed;
+	int port;		/* the device (by index) whose port it applies to; -1: every port */
 };
 
 struct rnic_fault_counts {
@@ -27,10 +28,18 @@ struct rnic_fault_counts {
 };
 
 /*
- * Parse "drop=P,reorder=P,duplicate=P,corrupt=P,depth=K,seed=S" (any subset; P in [0, 1]). Returns 0, or
- * -EINVAL with the reason logged.
+ * Parse "port=N,drop=P,reorder=P,duplicate=P,corrupt=P,depth=K,seed=S" (any subset; P in [0, 1]; without
+ * port=, every port). Returns 0, or -EINVAL with the reason logged.
  */
 int rnic_fault_parse(const char *text, struct rnic_fault_spec *spec);
+
+/*
+ * Give each of the nb_ports ports (device index i: ports[i]) its fault layer from the n specs: the last one
+ * naming its index, else the last one without port=. 0, or a negative errno (a bad spec, or one naming a
+ * device that does not exist).
+ */
+int rnic_fault_attach_specs(const char *const *texts, unsigned int n, const uint16_t *ports,
+			    unsigned int nb_ports, uint16_t nb_queues);
 
 /* Inject faults into what the port receives on its nb_queues RX queues. 0 or a negative errno. */
 int rnic_fault_attach(uint16_t port_id, uint16_t nb_queues, const struct rnic_fault_spec *spec);

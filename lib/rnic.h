@@ -507,6 +507,14 @@ int rnic_destroy_qp(struct rnic_qp *qp);
 int rnic_post_send(struct rnic_qp *qp, struct rnic_send_wr *wr, struct rnic_send_wr **bad_wr);
 int rnic_post_recv(struct rnic_qp *qp, struct rnic_recv_wr *wr, struct rnic_recv_wr **bad_wr);
 
+/*
+ * Memory for buffers to register (softrnic extension): page-aligned, zeroed, backed by a sealed memfd, so
+ * that rnicd can map it when the process is its client (RNIC_DAEMON set: doc/rnicd.md); a client can only
+ * register memory from here. Works the same in-process. NULL with errno on failure.
+ */
+void *rnic_alloc_buf(size_t length);
+void rnic_free_buf(void *buf);
+
 /* ------------------------------------------------------------------------------------------------------ */
 /* Counters (softrnic extension; the hardware counters an RNIC's driver exports)                            */
 
@@ -517,9 +525,11 @@ struct rnic_qp_counters {
 	uint64_t packets_sent;		/* request packets, retransmissions included */
 	uint64_t retransmits;		/* go-back-N restarts: timeouts, sequence NAKs, RNR NAKs, READ gaps */
 	uint64_t timeouts;		/* loss timer expiries */
-	uint64_t seq_naks_received;
+	uint64_t seq_naks_received;	/* NAKs by code (IBA 9.7.5.2.5): PSN sequence error */
 	uint64_t rnr_naks_received;
-	uint64_t error_naks_received;	/* invalid request, remote access, remote operational */
+	uint64_t inv_req_naks_received;	/* invalid request */
+	uint64_t access_naks_received;	/* remote access error */
+	uint64_t remote_op_naks_received;	/* remote operational error (and reserved codes) */
 	/* responder */
 	uint64_t requests_received;	/* request packets in sequence, executed */
 	uint64_t duplicates;		/* duplicate requests answered again */
@@ -527,7 +537,9 @@ struct rnic_qp_counters {
 	uint64_t acks_sent;
 	uint64_t seq_naks_sent;
 	uint64_t rnr_naks_sent;
-	uint64_t error_naks_sent;
+	uint64_t inv_req_naks_sent;
+	uint64_t access_naks_sent;
+	uint64_t remote_op_naks_sent;
 };
 
 int rnic_query_qp_counters(struct rnic_qp *qp, struct rnic_qp_counters *counters);

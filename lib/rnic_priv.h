@@ -28,6 +28,8 @@ struct rnic_mr_table;
 struct rnic_cq_table;
 struct rnic_qp_table;
 struct rnic_pipeline;
+struct rnic_dbq_reader;
+struct rnic_dbq;
 
 /* Table sizes and per-object limits of one device; rnic_query_device reports them. */
 struct rnic_limits {
@@ -78,7 +80,30 @@ struct rnic_device {
 	/* 64-bit SQ doorbells (rnic_wqe.h), multi-producer (post_send callers), single consumer (engine). */
 	struct rte_ring *doorbell_ring;
 	uint32_t doorbell_ring_size;
+	/* rnicd clients' doorbell queues (rnic_dbq.h), polled by the doorbell stage after the ring: entries
+	 * published with a release store of q, removed by clearing q then rnic_engine_quiesce. */
+	struct rnic_dbq_reader *client_dbq;
+	uint32_t nb_client_dbq;		/* entries in use or used: the doorbell stage looks at these */
 };
+
+#define RNIC_MAX_CLIENT_DBQ 256
+
+/* rnicd: let the engine poll a client's doorbell queue (daemon mapping, its size) / stop. 0 or -errno. */
+int rnic_device_attach_dbq(struct rnic_device *dev, struct rnic_dbq *q, uint32_t size, uint32_t owner);
+void rnic_device_detach_dbq(struct rnic_device *dev, struct rnic_dbq *q);
+
+/*
+ * Where a context's host-interface memory comes from (WQE buffers, wr_ids, CQE rings, doorbell records):
+ * DPDK memory for an application's own context; shared memory for a context rnicd opened for a client.
+ * alloc returns zeroed memory or NULL.
+ */
+struct rnic_hostmem_ops {
+	void *(*alloc)(void *arg, size_t size);
+	void (*free)(void *arg, void *ptr);
+};
+
+struct rnic_client;
+struct rnic_dbq;
 
 /* rnic_context as the library keeps it. */
 struct rnic_context_priv {
@@ -86,6 +111,13 @@ struct rnic_context_priv {
 	struct rnic_device *dev;
 	/* Pending async events (struct rnic_async_event); its fd is pub.async_fd. */
 	struct rnic_evq async;
+	/* rnicd's context for one client: host memory in the client's shared region, the client's id. */
+	const struct rnic_hostmem_ops *hostmem;
+	void *hostmem_arg;
+	uint32_t owner;
+	/* A client's context (the process talks to rnicd): the connection and the doorbell queue. */
+	struct rnic_client *client;
+	struct rnic_dbq *dbq;
 };
 
 static inline struct rnic_context_priv *
@@ -99,6 +131,17 @@ rnic_ctx_dev(struct rnic_context *ctx)
 {
 	return rnic_context_priv(ctx)->dev;
 }
+
+/* Whether the context is a client's view of an rnicd device (its control verbs go to the daemon). */
+static inline int
+rnic_ctx_is_client(const struct rnic_context *ctx)
+{
+	return ((const struct rnic_context_priv *)ctx)->client != NULL;
+}
+
+/* Zeroed host-interface memory for an object of the context, and its release. */
+void *rnic_hostmem_alloc(struct rnic_context *ctx, size_t size);
+void rnic_hostmem_free(struct rnic_context *ctx, void *ptr);
 
 struct rnic_pd_priv {
 	struct rnic_pd pub;

@@ -18,8 +18,8 @@ import sys
 EAL = ["-l", "0,1", "--no-huge", "-m", "2048", "--no-pci", "--no-shconf", "--log-level=error"]
 
 
-def run_json(cmd, timeout=600):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+def run_json(cmd, timeout=600, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if p.returncode != 0:
         raise SystemExit(f"bench: {' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
@@ -31,7 +31,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--qp-scaling", default="1,16,256,1024", help="QP counts of the scaling run")
+    ap.add_argument("--qp-scaling", default="1,1024,16384,65536", help="QP counts of the scaling run")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     if a.quick:
@@ -62,7 +62,9 @@ def main():
          "msg_rate_Mpps", "Mpps"),
     ]
     for q in [int(x) for x in a.qp_scaling.split(",")]:
-        depth = max(1, min(64, 8192 // q))
+        # 512 messages in flight on 1 QP, one per QP from 16K QPs on: QPs x depth stays within the doorbell
+        # ring (16383 doorbells, or one per QP of --max-qp)
+        depth = max(1, min(512, 8192 // q))
         cases.append((f"write_64B_msg_rate_{q}qp", ["-o", "write", "-s", "64", "-q", str(q), "-t", str(depth),
                                                     "--max-qp", str(max(q, 4096)), "--max-cqe", str(1 << 20)] + dur,
                       "msg_rate_Mpps", "Mpps"))

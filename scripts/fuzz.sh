@@ -44,7 +44,7 @@ for t in $targets; do
 	/usr/bin/python3 tests/fuzz/seed_corpus.py $seeds "$out/seeds-$t" ../shared/oracles/*.pcap "$out/pktgen.pcap" \
 		>/dev/null
 	# shellcheck disable=SC2086
-	clang $cflags -Ilib -Ilib/core -Ilib/wire -Ilib/mr -Ilib/cq -Ilib/qp -Ilib/engine -Idrivers -Itests/common \
+	clang $cflags -Ilib -Ilib/core -Ilib/wire -Ilib/mr -Ilib/cq -Ilib/qp -Ilib/engine -Ilib/client -Idrivers -Itests/common \
 		$srcs "tests/fuzz/fuzz_$t.c" $(pkg-config --libs libdpdk) -lrte_net_ring -lisal -lnuma -lpthread -o "$out/fuzz_$t"
 	# Every past crash must stay fixed.
 	for f in "tests/fuzz/regressions/$t"/*; do

@@ -2,7 +2,7 @@
 """Plots of a benchmark run (the JSON lines scripts/bench.py --out wrote): message rate against the number
 of QPs, and WRITE bandwidth against the message size, as PNG files.
     scripts/plot.py RUN.jsonl OUTDIR
-Needs python3-matplotlib (scripts/plot.sh installs it).
+Needs python3-matplotlib (scripts/install-deps.sh installs it).
 """
 import json
 import os
@@ -15,7 +15,7 @@ try:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError:
-    sys.exit("plot.py: needs python3-matplotlib (apt-get install python3-matplotlib, or scripts/plot.sh)")
+    sys.exit("plot.py: needs python3-matplotlib (scripts/install-deps.sh)")
 
 
 def medians(rows, prefix, suffix, field):

@@ -8,7 +8,8 @@
 
 #include "rnic.h"
 
-#define PERF_MAX_QP 1024
+#define PERF_MAX_QP 65536
+#define PERF_MAX_QP_REMOTE 1024	/* --server/--client: the counts of one control message */
 #define PERF_MAX_SIZE (8u << 20)
 #define PERF_AREA_BYTES (256ull << 20)	/* per end and direction: slots = depth per QP within this */
 

@@ -13,6 +13,8 @@
 #include "rnic_cq.h"
 #include "rnic_mr.h"
 #include "rnic_qp.h"
+#include "rnic_dbq.h"
+#include "rnic_client.h"
 
 #define ASYNC_RING_SIZE 256
 #define MAX_MSG_SIZE (1u << 31)
@@ -44,6 +46,10 @@ create_tables(struct rnic_device *dev)
 		RNIC_LOG(ERR, "%s: cannot create the doorbell ring: %s", dev->name, rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
+	dev->client_dbq = rte_zmalloc_socket("rnic_client_dbq", sizeof(*dev->client_dbq) * RNIC_MAX_CLIENT_DBQ,
+					     RTE_CACHE_LINE_SIZE, dev->socket_id);
+	if (dev->client_dbq == NULL)
+		return -ENOMEM;
 	ret = rnic_mr_table_create(dev);
 	if (ret == 0)
 		ret = rnic_cq_table_create(dev);
@@ -60,6 +66,74 @@ free_tables(struct rnic_device *dev)
 	rnic_mr_table_free(dev);
 	rte_ring_free(dev->doorbell_ring);
 	dev->doorbell_ring = NULL;
+	rte_free(dev->client_dbq);
+	dev->client_dbq = NULL;
+}
+
+int
+rnic_device_attach_dbq(struct rnic_device *dev, struct rnic_dbq *q, uint32_t size, uint32_t owner)
+{
+	int ret = -ENOSPC;
+
+	if (size == 0 || (size & (size - 1)) != 0)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	for (uint32_t i = 0; i < RNIC_MAX_CLIENT_DBQ; i++) {
+		struct rnic_dbq_reader *r = &dev->client_dbq[i];
+
+		if (r->q != NULL)
+			continue;
+		r->mask = size - 1;
+		r->cons = __atomic_load_n(&q->cons, __ATOMIC_ACQUIRE);
+		r->owner = owner;
+		__atomic_store_n(&r->q, q, __ATOMIC_RELEASE);
+		if (i >= dev->nb_client_dbq)
+			__atomic_store_n(&dev->nb_client_dbq, i + 1, __ATOMIC_RELEASE);
+		ret = 0;
+		break;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+void
+rnic_device_detach_dbq(struct rnic_device *dev, struct rnic_dbq *q)
+{
+	pthread_mutex_lock(&dev->lock);
+	for (uint32_t i = 0; i < dev->nb_client_dbq; i++)
+		if (dev->client_dbq[i].q == q)
+			__atomic_store_n(&dev->client_dbq[i].q, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	/* The doorbell stage may still be reading the queue it found before; its memory goes next. */
+	for (int tries = 0; rnic_engine_quiesce() < 0; tries++) {
+		if (tries == 10) {
+			RNIC_LOG(WARNING, "%s: engine did not quiesce; doorbell queue detached anyway", dev->name);
+			break;
+		}
+	}
+}
+
+void *
+rnic_hostmem_alloc(struct rnic_context *context, size_t size)
+{
+	struct rnic_context_priv *ctx = rnic_context_priv(context);
+
+	if (ctx->hostmem != NULL)
+		return ctx->hostmem->alloc(ctx->hostmem_arg, size);
+	return rte_zmalloc_socket("rnic_hostmem", size, RTE_CACHE_LINE_SIZE, ctx->dev->socket_id);
+}
+
+void
+rnic_hostmem_free(struct rnic_context *context, void *ptr)
+{
+	struct rnic_context_priv *ctx = rnic_context_priv(context);
+
+	if (ptr == NULL)
+		return;
+	if (ctx->hostmem != NULL)
+		ctx->hostmem->free(ctx->hostmem_arg, ptr);
+	else
+		rte_free(ptr);
 }
 
 int
@@ -118,7 +192,8 @@ rnic_device_destroy(struct rnic_device *dev)
 struct rnic_device **
 rnic_get_device_list(int *num_devices)
 {
-	int n = rnic_engine_device_count();
+	int client = rnic_client_mode();
+	int n = client ? rnic_client_device_count() : rnic_engine_device_count();
 	struct rnic_device **list;
 
 	list = calloc((size_t)n + 1, sizeof(*list));
@@ -127,7 +202,7 @@ rnic_get_device_list(int *num_devices)
 		return NULL;
 	}
 	for (int i = 0; i < n; i++)
-		list[i] = rnic_engine_device(i);
+		list[i] = client ? rnic_client_device(i) : rnic_engine_device(i);
 	if (num_devices != NULL)
 		*num_devices = n;
 	return list;
@@ -161,6 +236,8 @@ rnic_open_device(struct rnic_device *device)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (rnic_client_mode())
+		return rnic_client_open(device);
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL) {
 		errno = ENOMEM;
@@ -190,6 +267,8 @@ rnic_close_device(struct rnic_context *context)
 
 	if (context == NULL)
 		return EINVAL;
+	if (rnic_ctx_is_client(context))
+		return rnic_client_close(context);
 	ctx = rnic_context_priv(context);
 	pthread_mutex_lock(&ctx->dev->lock);
 	ctx->dev->open_contexts--;
@@ -243,6 +322,8 @@ rnic_query_port(struct rnic_context *context, uint8_t port_num, struct rnic_port
 
 	if (context == NULL || attr == NULL || port_num != 1)
 		return EINVAL;
+	if (rnic_ctx_is_client(context))
+		return rnic_client_query_port(context, attr);
 	dev = rnic_ctx_dev(context);
 	memset(attr, 0, sizeof(*attr));
 	if (rte_eth_link_get_nowait(dev->port_id, &link) != 0)
@@ -301,6 +382,10 @@ rnic_get_async_event(struct rnic_context *context, struct rnic_async_event *even
 		errno = EINVAL;
 		return -1;
 	}
+	if (rnic_ctx_is_client(context)) {
+		errno = ENOTSUP;	/* rnicd does not forward async events yet (doc/rnicd.md) */
+		return -1;
+	}
 	return rnic_evq_get(&rnic_context_priv(context)->async, event, sizeof(*event));
 }
 
@@ -336,6 +421,8 @@ rnic_alloc_pd(struct rnic_context *context)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (rnic_ctx_is_client(context))
+		return rnic_client_alloc_pd(context);
 	dev = rnic_ctx_dev(context);
 	pd = calloc(1, sizeof(*pd));
 	if (pd == NULL) {
@@ -367,6 +454,8 @@ rnic_dealloc_pd(struct rnic_pd *pd)
 
 	if (pd == NULL)
 		return EINVAL;
+	if (rnic_ctx_is_client(pd->context))
+		return rnic_client_dealloc_pd(pd);
 	p = rnic_pd_priv(pd);
 	dev = rnic_ctx_dev(pd->context);
 	if (__atomic_load_n(&p->refcnt, __ATOMIC_ACQUIRE) != 0)

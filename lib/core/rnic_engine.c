@@ -23,6 +23,7 @@
 #include "rnic_fault.h"
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
+#include "rnic_client.h"
 #include "rnic_port.h"
 
 RTE_LOG_REGISTER_DEFAULT(rnic_logtype, INFO);
@@ -34,6 +35,8 @@ RTE_LOG_REGISTER_DEFAULT(rnic_logtype, INFO);
 #define QUIESCE_TIMEOUT_MS 1000
 #define MAX_CONFIG_ARGS 256
 #define MAX_CONFIG_BYTES 16384
+#define IDLE_LOOPS_BEFORE_SLEEP 1024	/* --idle-sleep: polling loops without work before the first sleep */
+#define MAX_IDLE_SLEEP_US 10000		/* well below QUIESCE_TIMEOUT_MS: a sleeping lcore still quiesces */
 
 struct rnic_lcore_stages {
 	unsigned int count;
@@ -53,8 +56,10 @@ struct rnic_engine_args {
 	struct rnic_limits lim;
 	const char *stages;			/* NULL: "two" with two worker lcores or more, else "one" */
 	const char *pcap;			/* capture every frame of every port to this pcapng file */
-	const char *fault;			/* fault injection on every port's RX (rnic_fault.h) */
+	const char *fault[RNIC_MAX_DEVICES + 1];	/* fault injection on the ports' RX (rnic_fault.h) */
+	unsigned int nb_faults;
 	int no_latency;				/* no per-stage latency stamps */
+	uint32_t idle_sleep_us;			/* 0: poll without pause */
 };
 
 #define RNIC_MAX_NEIGHBORS 64
@@ -68,6 +73,7 @@ struct rnic_neighbor {
 static struct {
 	int initialized;
 	volatile int running;
+	uint32_t idle_sleep_us;		/* --idle-sleep: an idle worker lcore sleeps this long per loop */
 	int have_loopback;
 	struct rnic_loopback loopback;
 	unsigned int nb_started_ports;
@@ -155,11 +161,14 @@ rnic_engine_usage(void *stream)
 		"  --neigh IP,MAC   the MAC of a peer on another host (repeatable)\n"
 		"  --pcap FILE      capture what every port sends and receives to a pcapng file (slow)\n"
 		"  --fault SPEC     faults on what every port receives: drop=P,reorder=P,duplicate=P,\n"
-		"                   corrupt=P,depth=K,seed=S (reproducible for a seed)\n"
+		"                   corrupt=P,depth=K,seed=S (reproducible for a seed); port=N first: only\n"
+		"                   device N's port (repeatable; overrides the spec without port=)\n"
 		"  --no-latency     take no per-stage latency stamps (rnic_query_stage_latency)\n"
+		"  --idle-sleep US  a worker lcore that found no work in %u loops in a row sleeps US\n"
+		"                   microseconds (1 .. %u) per loop until work comes (default: poll)\n"
 		"  --max-qp N  --max-cq N  --max-cqe N  --max-mr N  --max-pd N\n"
 		"  --max-qp-wr N  --max-sge N  --max-inline N   device limits\n",
-		DEFAULT_MBUFS);
+		DEFAULT_MBUFS, IDLE_LOOPS_BEFORE_SLEEP, MAX_IDLE_SLEEP_US);
 }
 
 /* Parse an address into a RoCEv2 GID: IPv6 as is, IPv4 as ::ffff:a.b.c.d. */
@@ -246,7 +255,7 @@ rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6])
 }
 
 enum {
-	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_FAULT, OPT_NO_LATENCY, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
+	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_FAULT, OPT_NO_LATENCY, OPT_IDLE_SLEEP, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
 	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE,
 };
 
@@ -337,6 +346,7 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 		{ "pcap", required_argument, NULL, OPT_PCAP },
 		{ "fault", required_argument, NULL, OPT_FAULT },
 		{ "no-latency", no_argument, NULL, OPT_NO_LATENCY },
+		{ "idle-sleep", required_argument, NULL, OPT_IDLE_SLEEP },
 		{ "max-qp", required_argument, NULL, OPT_MAX_QP },
 		{ "max-cq", required_argument, NULL, OPT_MAX_CQ },
 		{ "max-cqe", required_argument, NULL, OPT_MAX_CQE },
@@ -388,10 +398,17 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 			args->pcap = optarg;
 			break;
 		case OPT_FAULT:
-			args->fault = optarg;
+			if (args->nb_faults == RTE_DIM(args->fault)) {
+				RNIC_LOG(ERR, "--fault: at most %u", (unsigned int)RTE_DIM(args->fault));
+				return -EINVAL;
+			}
+			args->fault[args->nb_faults++] = optarg;
 			break;
 		case OPT_NO_LATENCY:
 			args->no_latency = 1;
+			break;
+		case OPT_IDLE_SLEEP:
+			ret = parse_u32("idle-sleep", optarg, 1, MAX_IDLE_SLEEP_US, &args->idle_sleep_us);
 			break;
 		case '?':
 			RNIC_LOG(ERR, "unknown or incomplete engine argument '%s'", argv[optind - 1]);
@@ -465,7 +482,8 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 		conf.port_id = port_id[i];
 		conf.mtu = fit_mtu(port_id[i], args->mtu);
 		conf.lim = args->lim;
-		conf.doorbell_ring_size = 16384;
+		/* Room for a doorbell from every QP at once: a post never finds the ring full for lack of it. */
+		conf.doorbell_ring_size = RTE_MAX(16384u, rte_align32pow2(args->lim.max_qp + 1));
 		if (i < args->nb_ips)
 			conf.gid = args->ip[i];
 		else if (engine.have_loopback)
@@ -484,17 +502,6 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 }
 
 static int create_qsbr(void);
-
-static int
-attach_faults(const char *text, uint16_t nb_queues)
-{
-	struct rnic_fault_spec spec;
-	int ret = rnic_fault_parse(text, &spec);
-
-	for (unsigned int i = 0; ret == 0 && i < engine.nb_started_ports; i++)
-		ret = rnic_fault_attach(engine.started_port[i], nb_queues, &spec);
-	return ret;
-}
 
 /* The n-th worker lcore, or RTE_MAX_LCORE. */
 static unsigned int
@@ -718,9 +725,14 @@ rnic_engine_init(int argc, char **argv)
 	uint16_t nb_queues;
 	int consumed, eargc = 0, ret;
 
-	if (engine.initialized) {
+	if (engine.initialized || rnic_client_mode()) {
 		RNIC_LOG(ERR, "rnic_engine_init: the engine is already initialised");
 		return -EALREADY;
+	}
+	/* Client mode: rnicd owns the ports and the engine; this process needs neither EAL nor hugepages. */
+	if (getenv("RNIC_DAEMON") != NULL && getenv("RNIC_DAEMON")[0] != '\0') {
+		ret = rnic_client_init(getenv("RNIC_DAEMON"));
+		return ret < 0 ? ret : argc;
 	}
 	consumed = rte_eal_init(argc, argv);
 	if (consumed < 0) {
@@ -741,12 +753,14 @@ rnic_engine_init(int argc, char **argv)
 		ret = create_qsbr();
 	if (ret == 0) {
 		rnic_latency_on = !args.no_latency;
+		engine.idle_sleep_us = args.idle_sleep_us;
 		ret = rnic_latency_init();
 	}
 	if (ret == 0)
 		ret = create_devices(&args, nb_queues);
-	if (ret == 0 && args.fault != NULL)
-		ret = attach_faults(args.fault, nb_queues);
+	if (ret == 0 && args.nb_faults > 0)
+		ret = rnic_fault_attach_specs(args.fault, args.nb_faults, engine.started_port,
+					      engine.nb_started_ports, nb_queues);
 	if (ret == 0 && args.pcap != NULL)
 		ret = rnic_capture_start(args.pcap, engine.started_port, engine.nb_started_ports, nb_queues,
 					 (int)rte_socket_id());
@@ -785,12 +799,18 @@ rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage)
 	return 0;
 }
 
-/* A worker lcore: poll its stages round-robin until the engine stops. */
+/*
+ * A worker lcore: poll its stages round-robin until the engine stops. With --idle-sleep it gives its core
+ * back while nothing happens: after IDLE_LOOPS_BEFORE_SLEEP loops without work, each further idle loop
+ * sleeps; the first loop that finds work polls flat out again. The price is up to one sleep of latency
+ * for the first frame or doorbell after a quiet spell (timers fire up to that much late too).
+ */
 static int
 lcore_loop(void *arg)
 {
 	struct rnic_lcore_stages *ls = arg;
 	unsigned int self = rte_lcore_id();
+	unsigned int idle_loops = 0;
 
 	rte_rcu_qsbr_thread_register(engine.qsbr, self);
 	rte_rcu_qsbr_thread_online(engine.qsbr, self);
@@ -803,6 +823,10 @@ lcore_loop(void *arg)
 		for (unsigned int i = 0; i < ls->count; i++)
 			work += ls->stage[i].poll(ls->stage[i].arg, RNIC_STAGE_BUDGET);
 		rte_rcu_qsbr_quiescent(engine.qsbr, self);
+		if (work != 0)
+			idle_loops = 0;
+		else if (engine.idle_sleep_us != 0 && ++idle_loops >= IDLE_LOOPS_BEFORE_SLEEP)
+			rte_delay_us_sleep(engine.idle_sleep_us);
 		now = rte_rdtsc();
 		if (work != 0)
 			ls->busy_cycles += now - last;
@@ -842,6 +866,8 @@ rnic_engine_start(void)
 {
 	unsigned int lcore_id, launched = 0;
 
+	if (rnic_client_mode())
+		return 0;	/* rnicd's engine runs already */
 	if (!engine.initialized || engine.running)
 		return -EBUSY;
 	engine.running = 1;
@@ -865,6 +891,8 @@ rnic_engine_stop(void)
 {
 	unsigned int lcore_id;
 
+	if (rnic_client_mode())
+		return 0;
 	if (!engine.initialized)
 		return -EINVAL;
 	engine.running = 0;
@@ -878,6 +906,10 @@ rnic_engine_stop(void)
 int
 rnic_engine_fini(void)
 {
+	if (rnic_client_mode()) {
+		rnic_client_fini();
+		return 0;
+	}
 	if (!engine.initialized)
 		return -EINVAL;
 	for (int i = 0; i < engine.nb_devices; i++) {

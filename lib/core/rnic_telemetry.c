@@ -170,14 +170,18 @@ cmd_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 		RNIC_TEL_QP(timeouts);
 		RNIC_TEL_QP(seq_naks_received);
 		RNIC_TEL_QP(rnr_naks_received);
-		RNIC_TEL_QP(error_naks_received);
+		RNIC_TEL_QP(inv_req_naks_received);
+		RNIC_TEL_QP(access_naks_received);
+		RNIC_TEL_QP(remote_op_naks_received);
 		RNIC_TEL_QP(requests_received);
 		RNIC_TEL_QP(duplicates);
 		RNIC_TEL_QP(out_of_sequence);
 		RNIC_TEL_QP(acks_sent);
 		RNIC_TEL_QP(seq_naks_sent);
 		RNIC_TEL_QP(rnr_naks_sent);
-		RNIC_TEL_QP(error_naks_sent);
+		RNIC_TEL_QP(inv_req_naks_sent);
+		RNIC_TEL_QP(access_naks_sent);
+		RNIC_TEL_QP(remote_op_naks_sent);
 #undef RNIC_TEL_QP
 		snprintf(key, sizeof(key), "qp%u", qp->qp_num);
 		rte_tel_data_add_dict_container(d, key, q, 0);

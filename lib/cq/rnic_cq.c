@@ -12,6 +12,7 @@
 #include <rte_malloc.h>
 
 #include "rnic_cq.h"
+#include "rnic_client.h"
 #include "rnic_qp.h"
 #include "rnic_wqe.h"
 
@@ -104,6 +105,10 @@ rnic_create_comp_channel(struct rnic_context *context)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (rnic_ctx_is_client(context)) {
+		errno = ENOTSUP;	/* rnicd does not forward completion events yet (doc/rnicd.md) */
+		return NULL;
+	}
 	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL) {
 		errno = ENOMEM;
@@ -150,9 +155,9 @@ deliver_event(struct rnic_cq_priv *cq)
 static void
 fire(struct rnic_cq_priv *cq, uint32_t armed)
 {
-	if (!__atomic_compare_exchange_n(&cq->arm, &armed, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+	if (!__atomic_compare_exchange_n(&cq->hif->arm, &armed, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
-	__atomic_store_n(&cq->last_fired_sn, (armed & SN_MASK) + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&cq->hif->last_fired_sn, (armed & SN_MASK) + 1, __ATOMIC_RELEASE);
 	deliver_event(cq);
 }
 
@@ -183,6 +188,21 @@ rnic_ack_cq_events(struct rnic_cq *cq, unsigned int nevents)
 /* ------------------------------------------------------------------------------------------------------ */
 /* Create / destroy                                                                                         */
 
+size_t
+rnic_cq_hif_size(uint32_t nent)
+{
+	return RTE_ALIGN_CEIL(sizeof(struct rnic_cqe64) * nent + sizeof(struct rnic_cq_hif), 4096);
+}
+
+void
+rnic_cq_bind(struct rnic_cq_priv *cq, void *base, uint32_t nent)
+{
+	cq->cqes = base;
+	cq->hif = (struct rnic_cq_hif *)&cq->cqes[nent];
+	cq->dbrec = cq->hif->dbrec;
+	cq->log_nent = (uint32_t)rte_log2_u32(nent);
+}
+
 static int
 alloc_cqn(struct rnic_device *dev, struct rnic_cq_priv *cq)
 {
@@ -204,6 +224,7 @@ rnic_create_cq(struct rnic_context *context, int cqe, void *cq_context, struct r
 {
 	struct rnic_device *dev;
 	struct rnic_cq_priv *cq;
+	void *block;
 	uint32_t nent;
 	int cqn;
 
@@ -213,34 +234,29 @@ rnic_create_cq(struct rnic_context *context, int cqe, void *cq_context, struct r
 		return NULL;
 	}
 	dev = rnic_ctx_dev(context);
+	if (cqe > 0 && (uint32_t)cqe <= dev->lim.max_cqe && rnic_ctx_is_client(context))
+		return rnic_client_create_cq(context, cqe, cq_context, channel, comp_vector);
 	if (cqe <= 0 || (uint32_t)cqe > dev->lim.max_cqe) {
 		errno = EINVAL;
 		return NULL;
 	}
 	nent = rte_align32pow2((uint32_t)cqe + 1);	/* one slot more, as mlx5 does */
 	cq = rte_zmalloc_socket("rnic_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE, dev->socket_id);
-	if (cq == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	cq->cqes = rte_malloc_socket("rnic_cqes", sizeof(*cq->cqes) * nent, RTE_CACHE_LINE_SIZE,
-				     dev->socket_id);
-	if (cq->cqes == NULL) {
+	block = cq == NULL ? NULL : rnic_hostmem_alloc(context, rnic_cq_hif_size(nent));
+	if (block == NULL) {
 		rte_free(cq);
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < nent; i++) {
-		memset(&cq->cqes[i], 0, sizeof(cq->cqes[i]));
+	rnic_cq_bind(cq, block, nent);
+	for (uint32_t i = 0; i < nent; i++)
 		cq->cqes[i].op_own = RNIC_CQE_OP_OWN_INIT;
-	}
-	cq->log_nent = (uint32_t)rte_log2_u32(nent);
 
 	pthread_mutex_lock(&dev->lock);
 	cqn = alloc_cqn(dev, cq);
 	pthread_mutex_unlock(&dev->lock);
 	if (cqn < 0) {
-		rte_free(cq->cqes);
+		rnic_hostmem_free(context, cq->cqes);
 		rte_free(cq);
 		errno = ENOMEM;
 		return NULL;
@@ -265,6 +281,8 @@ rnic_destroy_cq(struct rnic_cq *pub)
 
 	if (pub == NULL)
 		return EINVAL;
+	if (rnic_ctx_is_client(pub->context))
+		return rnic_client_destroy_cq(pub);
 	/* A QP still completes here; and events not yet acknowledged would point at freed memory. */
 	if (__atomic_load_n(&cq->attached, __ATOMIC_ACQUIRE) != 0 ||
 	    __atomic_load_n(&pub->comp_events_completed, __ATOMIC_ACQUIRE) != cq->arm_sn)
@@ -278,7 +296,7 @@ rnic_destroy_cq(struct rnic_cq *pub)
 	pthread_mutex_unlock(&dev->lock);
 	if (pub->channel != NULL)
 		__atomic_fetch_sub(&((struct rnic_comp_channel_priv *)pub->channel)->nb_cqs, 1, __ATOMIC_ACQ_REL);
-	rte_free(cq->cqes);
+	rnic_hostmem_free(pub->context, cq->cqes);
 	rte_free(cq);
 	return 0;
 }
@@ -344,14 +362,14 @@ rnic_cq_free_slots(struct rnic_cq *pub)
 {
 	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
 
-	return (1u << cq->log_nent) - cq_used(cq, __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE));
+	return (1u << cq->log_nent) - cq_used(cq, __atomic_load_n(&cq->hif->prod, __ATOMIC_ACQUIRE));
 }
 
 /* Never overwrite: the CQ goes to error and its owner is told once (IBA 11.6.3, CQ overrun). */
 static int
 overflow(struct rnic_cq_priv *cq)
 {
-	if (__atomic_exchange_n(&cq->error, 1, __ATOMIC_ACQ_REL) == 0) {
+	if (__atomic_exchange_n(&cq->hif->error, 1, __ATOMIC_ACQ_REL) == 0) {
 		__atomic_fetch_add(&cq->overflows, 1, __ATOMIC_RELAXED);
 		RNIC_LOG(ERR, "CQ %u overflowed (%u entries): CQ in error", cq->cqn, 1u << cq->log_nent);
 		rnic_async_event_raise(cq->pub.context, RNIC_EVENT_CQ_ERR, &cq->pub);
@@ -372,13 +390,13 @@ rnic_cq_push(struct rnic_cq *pub, const struct rnic_cqe_desc *d)
 	 * CQ) reserve their entry with a compare-and-swap; the consumer takes entries in order, so an entry
 	 * reserved but not yet written holds back the ones after it, never the reverse.
 	 */
-	prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
+	prod = __atomic_load_n(&cq->hif->prod, __ATOMIC_ACQUIRE);
 	do {
-		if (__atomic_load_n(&cq->error, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&cq->hif->error, __ATOMIC_ACQUIRE))
 			return -EIO;
 		if (cq_used(cq, prod) >= nent)
 			return overflow(cq);
-	} while (!__atomic_compare_exchange_n(&cq->prod, &prod, prod + 1, false, __ATOMIC_ACQ_REL,
+	} while (!__atomic_compare_exchange_n(&cq->hif->prod, &prod, prod + 1, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
 	cqe = &cq->cqes[prod & (nent - 1)];
 	encode_cqe(cqe, d);
@@ -386,7 +404,7 @@ rnic_cq_push(struct rnic_cq *pub, const struct rnic_cqe_desc *d)
 	/* The body must be visible before the owner bit hands the entry to the consumer. */
 	__atomic_store_n(&cqe->op_own, op_own, __ATOMIC_RELEASE);
 
-	armed = __atomic_load_n(&cq->arm, __ATOMIC_ACQUIRE);
+	armed = __atomic_load_n(&cq->hif->arm, __ATOMIC_ACQUIRE);
 	if ((armed & RNIC_CQ_ARMED) &&
 	    (!(armed & RNIC_CQ_ARMED_SOLICITED) || d->solicited || d->status != RNIC_WC_SUCCESS))
 		fire(cq, armed);
@@ -500,8 +518,8 @@ rnic_poll_cq(struct rnic_cq *pub, int num_entries, struct rnic_wc *wc)
 	if (n > 0)	/* one doorbell record update per batch */
 		__atomic_store_n(&cq->dbrec[RNIC_CQ_DB_SET_CI], rte_cpu_to_be_32(cq->cons & 0xffffff),
 				 __ATOMIC_RELEASE);
-	if (n == 0 && __atomic_load_n(&cq->error, __ATOMIC_ACQUIRE) &&
-	    cq->cons == __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE))
+	if (n == 0 && __atomic_load_n(&cq->hif->error, __ATOMIC_ACQUIRE) &&
+	    cq->cons == __atomic_load_n(&cq->hif->prod, __ATOMIC_ACQUIRE))
 		return -EIO;	/* everything written was returned; the CQ lost completions after it */
 	return n;
 }
@@ -510,7 +528,7 @@ rnic_poll_cq(struct rnic_cq *pub, int num_entries, struct rnic_wc *wc)
 static int
 pending_match(struct rnic_cq_priv *cq, int solicited_only)
 {
-	uint32_t prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
+	uint32_t prod = __atomic_load_n(&cq->hif->prod, __ATOMIC_ACQUIRE);
 
 	for (uint32_t n = cq->cons; n != prod; n++) {
 		const struct rnic_cqe64 *cqe = sw_cqe(cq, n);
@@ -544,10 +562,10 @@ rnic_req_notify_cq(struct rnic_cq *pub, int solicited_only)
 	__atomic_store_n(&cq->dbrec[RNIC_CQ_DB_ARM], rte_cpu_to_be_32(sn << 28 | cmd | (cq->cons & 0xffffff)),
 			 __ATOMIC_RELEASE);
 	/* An sn whose event already fired arms nothing: the next event needs the next sn. */
-	if (__atomic_load_n(&cq->last_fired_sn, __ATOMIC_ACQUIRE) == sn + 1)
+	if (__atomic_load_n(&cq->hif->last_fired_sn, __ATOMIC_ACQUIRE) == sn + 1)
 		return 0;
 	armed = RNIC_CQ_ARMED | (solicited_only ? RNIC_CQ_ARMED_SOLICITED : 0) | sn;
-	__atomic_store_n(&cq->arm, armed, __ATOMIC_RELEASE);
+	__atomic_store_n(&cq->hif->arm, armed, __ATOMIC_RELEASE);
 	/* CQEs already waiting fire at once (the producer may race us to it: fire() lets one win). */
 	if (pending_match(cq, solicited_only))
 		fire(cq, armed);

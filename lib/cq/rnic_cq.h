@@ -89,22 +89,30 @@ struct rnic_comp_channel_priv {
 	uint32_t nb_cqs;		/* CQs bound to the channel */
 };
 
+/*
+ * What the consumer and the producers of a CQ share besides the CQEs: it follows them in the CQ's
+ * host-interface block (shared memory when the CQ belongs to an rnicd client, so the engine never takes an
+ * address or a size from here).
+ */
+struct rnic_cq_hif {
+	uint32_t dbrec[2];		/* doorbell record: consumer index; arm command */
+	uint32_t prod;			/* CQEs reserved by producers (reserved with a compare-and-swap) */
+	uint32_t arm;			/* 0, or RNIC_CQ_ARMED [| RNIC_CQ_ARMED_SOLICITED] | sn */
+	uint32_t last_fired_sn;		/* sn + 1 of the last arm that fired an event (0: none yet) */
+	uint8_t error;			/* overflowed: no CQE is written any more */
+};
+
 struct rnic_cq_priv {
 	struct rnic_cq pub;
 	uint32_t cqn;
 	uint32_t log_nent;
-	struct rnic_cqe64 *cqes;
-	uint32_t dbrec[2];		/* doorbell record: consumer index; arm command */
+	struct rnic_cqe64 *cqes;	/* the host-interface block: nent CQEs, then struct rnic_cq_hif */
+	struct rnic_cq_hif *hif;
+	uint32_t *dbrec;		/* hif->dbrec */
 
-	/* producer side (the engine lcores whose QPs complete here; entries are reserved atomically) */
-	uint32_t prod;
+	/* producer side (the engine lcores whose QPs complete here) */
 	uint64_t events;		/* completion events delivered */
 	uint64_t overflows;
-
-	/* shared between consumer (arming) and producer (firing) */
-	uint32_t arm;			/* 0, or RNIC_CQ_ARMED [| RNIC_CQ_ARMED_SOLICITED] | sn */
-	uint32_t last_fired_sn;		/* sn + 1 of the last arm that fired an event (0: none yet) */
-	uint8_t error;			/* overflowed: no CQE is written any more */
 
 	/* consumer side (the application) */
 	uint32_t cons;
@@ -112,6 +120,10 @@ struct rnic_cq_priv {
 	uint32_t last_arm;		/* the last arm command written, for the repeated-sn rule */
 	uint32_t attached;		/* QPs using the CQ */
 };
+
+/* Bytes of the host-interface block of a CQ of nent entries; point a CQ's fields into one mapped at base. */
+size_t rnic_cq_hif_size(uint32_t nent);
+void rnic_cq_bind(struct rnic_cq_priv *cq, void *base, uint32_t nent);
 
 static inline struct rnic_cq_priv *
 rnic_cq_priv(struct rnic_cq *cq)

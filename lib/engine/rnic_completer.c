@@ -16,7 +16,7 @@ static struct rnic_inflight *
 unanswered(struct rnic_req_ctx *r)
 {
 	for (uint32_t i = r->infl_head; i != r->cur && i != r->infl_tail; i++) {
-		struct rnic_inflight *e = &r->infl[i % RNIC_MAX_INFLIGHT];
+		struct rnic_inflight *e = rnic_req_infl(r, i);
 
 		if ((e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) && !e->answered)
 			return e;
@@ -63,7 +63,7 @@ static struct rnic_inflight *
 find_inflight(struct rnic_req_ctx *r, uint32_t psn)
 {
 	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
-		struct rnic_inflight *e = &r->infl[i % RNIC_MAX_INFLIGHT];
+		struct rnic_inflight *e = rnic_req_infl(r, i);
 
 		if (e->sent && rnic_psn_diff(psn, e->first_psn) >= 0 && rnic_psn_diff(psn, e->last_psn) <= 0)
 			return e;
@@ -71,9 +71,10 @@ find_inflight(struct rnic_req_ctx *r, uint32_t psn)
 	return NULL;
 }
 
-/* Complete the WQE the NAK names in error, the ones before it successfully, and fail the QP. */
+/* Complete the WQE at psn in error (an error NAK names it, or a response for it cannot be taken), the ones
+ * before it successfully, and fail the QP. */
 static void
-nak(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_status st)
+fail_at(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_status st)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
@@ -83,12 +84,10 @@ nak(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_stat
 		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
 		return;
 	}
-	RNIC_STATS(p, COMPLETER)->error_naks_received++;
-	q->counters.error_naks_received++;
-	/* The NAK acknowledges every packet before the one it names. */
+	/* Every packet before the one named is acknowledged. */
 	ack_upto(p, qp, rnic_psn_add(psn, 0xffffff));
 	rnic_requester_retire(p, qp);
-	if (r->infl_head != r->infl_tail && &r->infl[r->infl_head % RNIC_MAX_INFLIGHT] == e) {
+	if (r->infl_head != r->infl_tail && rnic_req_infl(r, r->infl_head) == e) {
 		rnic_complete(qp, 1, e->index, e->opcode, st, 0);
 		q->sq.done = e->index + 1;
 		r->infl_head++;
@@ -113,7 +112,7 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 		q->counters.rnr_naks_received++;
 		/* rnr_retry 7 means no limit (IBA 9.7.5.2.8). */
 		if (q->attr.rnr_retry != 7 && r->rnr_left == 0) {
-			nak(p, qp, d->psn, RNIC_WC_RNR_RETRY_EXC_ERR);
+			fail_at(p, qp, d->psn, RNIC_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
 		if (q->attr.rnr_retry != 7)
@@ -128,13 +127,14 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 	}
 	switch (s) {
 	case RNIC_AETH_NAK_INVALID_REQUEST:
-		nak(p, qp, d->psn, RNIC_WC_REM_INV_REQ_ERR);
+		RNIC_STATS(p, COMPLETER)->inv_req_naks_received++;
+		rnic_qp_priv(qp)->counters.inv_req_naks_received++;
+		fail_at(p, qp, d->psn, RNIC_WC_REM_INV_REQ_ERR);
 		break;
 	case RNIC_AETH_NAK_REMOTE_ACCESS:
-		nak(p, qp, d->psn, RNIC_WC_REM_ACCESS_ERR);
-		break;
-	case RNIC_AETH_NAK_REMOTE_OP:
-		nak(p, qp, d->psn, RNIC_WC_REM_OP_ERR);
+		RNIC_STATS(p, COMPLETER)->access_naks_received++;
+		rnic_qp_priv(qp)->counters.access_naks_received++;
+		fail_at(p, qp, d->psn, RNIC_WC_REM_ACCESS_ERR);
 		break;
 	case RNIC_AETH_NAK_PSN_SEQ:
 		/* Everything before the PSN arrived; go back to it. */
@@ -143,8 +143,10 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 		ack_upto(p, qp, rnic_psn_add(d->psn, 0xffffff));
 		rnic_requester_rewind(p, qp, d->psn);
 		break;
-	default:
-		nak(p, qp, d->psn, RNIC_WC_REM_OP_ERR);	/* a reserved NAK code */
+	default:	/* remote operational error, or a reserved NAK code */
+		RNIC_STATS(p, COMPLETER)->remote_op_naks_received++;
+		rnic_qp_priv(qp)->counters.remote_op_naks_received++;
+		fail_at(p, qp, d->psn, RNIC_WC_REM_OP_ERR);
 	}
 }
 
@@ -180,13 +182,13 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 		return;
 	}
 	if (off + len > e->length || ((pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) && off + len != e->length)) {
-		nak(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);	/* the responder sent a wrong length */
+		fail_at(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);	/* the responder sent a wrong length */
 		return;
 	}
 	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w);
 	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, pdn, RNIC_MR_NEED_LOCAL_WRITE, off,
 			  (uint8_t *)(uintptr_t)d->payload, len, 1) != RNIC_MR_OK) {
-		nak(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
+		fail_at(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
 		return;
 	}
 	e->received += d->payload_len;
@@ -222,7 +224,7 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 	memcpy(orig, &d->atomic_ack_orig, sizeof(orig));
 	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, rnic_pd_priv(qp->pd)->pdn, RNIC_MR_NEED_LOCAL_WRITE,
 			  0, orig, sizeof(orig), 1) != RNIC_MR_OK) {
-		nak(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
+		fail_at(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
 		return;
 	}
 	e->answered = 1;

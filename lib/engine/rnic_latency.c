@@ -8,6 +8,7 @@
 #include <rte_errno.h>
 
 #include "rnic_latency.h"
+#include "rnic_client.h"
 #include "rnic_pipeline.h"
 
 const char *const rnic_lat_stage_names[RNIC_LAT_MAX] = {
@@ -52,6 +53,8 @@ rnic_query_stage_latency(struct rnic_stage_latency *stages, int n)
 {
 	if (n < 0 || (n > 0 && stages == NULL))
 		return -EINVAL;
+	if (rnic_client_mode())
+		return -ENOTSUP;	/* the stages run in rnicd: its telemetry has them (/rnic/stages) */
 	for (int s = 0; s < RNIC_LAT_MAX && s < n; s++) {
 		memset(&stages[s], 0, sizeof(stages[s]));
 		snprintf(stages[s].stage, sizeof(stages[s].stage), "%s", rnic_lat_stage_names[s]);

@@ -13,6 +13,7 @@
 
 #include "rnic_cq.h"
 #include "rnic_pipeline.h"
+#include "rnic_client.h"
 
 const char *const rnic_stage_names[RNIC_STAGE_MAX] = {
 	[RNIC_STAGE_DOORBELL] = "doorbell",
@@ -317,6 +318,7 @@ void
 rnic_qp_fail(struct rnic_qp *qp)
 {
 	rnic_qp_priv(qp)->attr.qp_state = RNIC_QPS_ERR;
+	__atomic_store_n(rnic_qp_priv(qp)->post_state, RNIC_QPS_ERR, __ATOMIC_RELEASE);
 	__atomic_store_n(&qp->state, RNIC_QPS_ERR, __ATOMIC_RELEASE);
 }
 
@@ -348,8 +350,10 @@ counter_sum(const struct rnic_device *dev, unsigned int index)
 int
 rnic_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counters, int n)
 {
-	if (ctx == NULL)
+	if (ctx == NULL || n < 0 || (n > 0 && counters == NULL))
 		return -EINVAL;
+	if (rnic_ctx_is_client(ctx))
+		return rnic_client_query_device_counters(ctx, counters, n);
 	return rnic_device_counters(rnic_ctx_dev(ctx), counters, n);
 }
 

@@ -90,8 +90,11 @@ struct rnic_tx_buffer {
 	X(no_qp, "frames or doorbells for a QP that does not exist or is not ready") \
 	X(acks_sent, "ACKs sent") \
 	X(acks_coalesced, "ACKs saved by coalescing") \
-	X(naks_sent, "sequence and error NAKs sent") \
+	X(seq_naks_sent, "PSN sequence error NAKs sent") \
 	X(rnr_naks_sent, "RNR NAKs sent") \
+	X(inv_req_naks_sent, "invalid request NAKs sent") \
+	X(access_naks_sent, "remote access error NAKs sent") \
+	X(remote_op_naks_sent, "remote operational error NAKs sent") \
 	X(duplicates, "duplicate requests answered again") \
 	X(out_of_sequence, "requests past a PSN gap") \
 	X(qkey_violations, "UD requests with a wrong Q_Key") \
@@ -103,8 +106,10 @@ struct rnic_tx_buffer {
 	X(timeouts, "loss timer expiries") \
 	X(retransmits, "go-back-N restarts (timeouts, sequence NAKs, RNR, READ gaps)") \
 	X(rnr_naks_received, "RNR NAKs received") \
-	X(seq_naks_received, "sequence NAKs received") \
-	X(error_naks_received, "error NAKs received") \
+	X(seq_naks_received, "PSN sequence error NAKs received") \
+	X(inv_req_naks_received, "invalid request NAKs received") \
+	X(access_naks_received, "remote access error NAKs received") \
+	X(remote_op_naks_received, "remote operational error NAKs received (and reserved codes)") \
 	X(timer_expiries, "QPs the timer wheel handed back") \
 	X(resent_kept, "packets resent from the retransmit buffer") \
 	X(resent_gathered, "packets resent by gathering the WQE again (not kept: buffer full)")

@@ -10,8 +10,33 @@
 
 #include "rnic_pipeline.h"
 #include "rnic_wqe.h"
+#include "rnic_dbq.h"
 
 #define QUANTUM 16u	/* packets one QP may send per visit: round-robin fairness between QPs */
+
+/* Tell the owning shards' requesters about the QPs the doorbells name. owner: who rang them (an rnicd
+ * client may only ring its own QPs; a doorbell naming another's is dropped as if the QP did not exist). */
+static void
+route_doorbells(struct rnic_pipeline *p, const uint64_t *db, unsigned int n, uint32_t owner)
+{
+	struct rnic_device *dev = p->dev;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct rnic_doorbell d;
+		struct rnic_qp *qp;
+
+		rnic_doorbell_parse(db[i], &d);
+		qp = rnic_qp_lookup(dev, d.qpn);
+		if (qp == NULL || (owner != 0 && rnic_qp_priv(qp)->owner != owner)) {
+			RNIC_STATS(p, DOORBELL)->no_qp++;	/* destroyed since it rang, or not the ringer's */
+			continue;
+		}
+		rnic_qp_doorbell_taken(qp);
+		rte_ring_sp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->slot_ring, &rnic_qp_priv(qp)->slot,
+					 sizeof(uint32_t));
+	}
+	RNIC_STATS(p, DOORBELL)->doorbells += n;
+}
 
 unsigned int
 rnic_stage_doorbell(void *arg, unsigned int budget)
@@ -19,27 +44,28 @@ rnic_stage_doorbell(void *arg, unsigned int budget)
 	struct rnic_pipeline *p = arg;
 	struct rnic_device *dev = p->dev;
 	uint64_t db[RNIC_BURST];
-	unsigned int n, room = RNIC_BURST;
+	unsigned int n, total, room = RNIC_BURST;
+	uint32_t nb_dbq = __atomic_load_n(&dev->nb_client_dbq, __ATOMIC_ACQUIRE);
 
 	/* Take no more doorbells than every shard's requester can be told about: none is ever dropped. */
 	for (uint16_t s = 0; s < dev->nb_shards; s++)
 		room = RTE_MIN(room, rte_ring_free_count(dev->pipeline[s]->slot_ring));
-	n = rte_ring_sc_dequeue_burst_elem(dev->doorbell_ring, db, sizeof(db[0]), RTE_MIN(budget, room), NULL);
-	for (unsigned int i = 0; i < n; i++) {
-		struct rnic_doorbell d;
-		struct rnic_qp *qp;
+	room = RTE_MIN(budget, room);
+	n = rte_ring_sc_dequeue_burst_elem(dev->doorbell_ring, db, sizeof(db[0]), room, NULL);
+	route_doorbells(p, db, n, 0);
+	total = n;
+	/* rnicd clients' doorbell queues (none in an application's own engine). */
+	for (uint32_t i = 0; i < nb_dbq && total < room; i++) {
+		struct rnic_dbq_reader *r = &dev->client_dbq[i];
+		struct rnic_dbq *q = __atomic_load_n(&r->q, __ATOMIC_ACQUIRE);
 
-		rnic_doorbell_parse(db[i], &d);
-		qp = rnic_qp_lookup(dev, d.qpn);
-		if (qp == NULL) {
-			RNIC_STATS(p, DOORBELL)->no_qp++;	/* destroyed since it rang */
+		if (q == NULL)
 			continue;
-		}
-		rte_ring_sp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->slot_ring, &rnic_qp_priv(qp)->slot,
-					 sizeof(uint32_t));
+		n = rnic_dbq_pop(r, q, db, room - total);
+		route_doorbells(p, db, n, r->owner);
+		total += n;
 	}
-	RNIC_STATS(p, DOORBELL)->doorbells += n;
-	return n;
+	return total;
 }
 
 /* Copy len bytes at message offset off of the WQE's payload (inline or gather list) into dst. */
@@ -231,7 +257,7 @@ reject_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t index, uint8_t 
 		fail_wqe(p, qp, index, op, st);
 		return;
 	}
-	e = &r->infl[r->infl_tail % RNIC_MAX_INFLIGHT];
+	e = rnic_req_infl(r, r->infl_tail);
 	memset(e, 0, sizeof(*e));
 	e->index = index;
 	e->opcode = op;
@@ -253,7 +279,7 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 	struct rnic_req_ctx *r = &q->req;
 
 	while (r->infl_head != r->infl_tail) {
-		struct rnic_inflight *e = &r->infl[r->infl_head % RNIC_MAX_INFLIGHT];
+		struct rnic_inflight *e = rnic_req_infl(r, r->infl_head);
 		int needs_answer = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
 
 		if (e->status != RNIC_WC_SUCCESS) {
@@ -261,8 +287,11 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 			fail_wqe(p, qp, e->index, e->opcode, (enum rnic_wc_status)e->status);
 			return;
 		}
+		/* A READ or atomic needs its answer, and like every RC request its PSNs acknowledged too: one
+		 * answered before an earlier request went unanswered is sent again by go-back-N, and must stay
+		 * in flight until then, or a loss of that resend would leave una pointing at nothing. */
 		if (!e->sent || (needs_answer && !e->answered) ||
-		    (!needs_answer && qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(e->last_psn, r->una) >= 0))
+		    (qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(e->last_psn, r->una) >= 0))
 			break;
 		if (e->signaled)
 			rnic_complete(qp, 1, e->index, e->opcode, RNIC_WC_SUCCESS, e->length);
@@ -283,8 +312,8 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	uint32_t pmtu;
 	int reads;
 
-	if (r->halted || index == __atomic_load_n(&q->sq.head, __ATOMIC_ACQUIRE) ||
-	    r->infl_tail - r->infl_head == RNIC_MAX_INFLIGHT)
+	if (r->halted || index == __atomic_load_n(&q->sq.idx->head, __ATOMIC_SEQ_CST) ||
+	    r->infl_tail - r->infl_head == r->infl_mask + 1)
 		return 0;
 	if (rnic_send_wqe_parse(rnic_wq_slot(&q->sq, index), 0, qp->qp_type == RNIC_QPT_UD, &w) != 0 ||
 	    !wqe_allowed(qp->qp_type, w.opcode)) {
@@ -304,7 +333,7 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 		reject_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_PROT_ERR);
 		return 0;
 	}
-	e = &r->infl[r->infl_tail % RNIC_MAX_INFLIGHT];
+	e = rnic_req_infl(r, r->infl_tail);
 	memset(e, 0, sizeof(*e));
 	e->index = index;
 	e->opcode = w.opcode;
@@ -403,7 +432,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
-	struct rnic_inflight *e = &r->infl[r->cur % RNIC_MAX_INFLIGHT];
+	struct rnic_inflight *e = rnic_req_infl(r, r->cur);
 	struct rnic_pkt_desc d;
 	struct rnic_send_wqe w;
 	struct rte_mbuf *m;
@@ -425,8 +454,12 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) {
 		/* A READ asked again resumes after the responses it has (IBA 9.7.5.2.6: a new READ request for
 		 * the rest, at the PSN of the first missing response); one already answered whole goes again
-		 * as it was (its PSNs must be sent; its responses only acknowledge). */
-		uint32_t have = e->opcode == RNIC_WQE_OP_RDMA_READ && !e->answered ? e->received : 0;
+		 * as it was (its PSNs must be sent; its responses only acknowledge). A READ's PSNs are fixed
+		 * (first_psn + k carries the data at k x PMTU), so the offset follows from the PSN it is sent
+		 * at: go-back-N from an earlier request sends it from first_psn, asking for all of it, even if
+		 * part has arrived; asking for less would take fewer PSNs and shift every later WQE's. */
+		uint32_t have = e->opcode == RNIC_WQE_OP_RDMA_READ && !e->answered ?
+				(uint32_t)rnic_psn_diff(r->npsn, e->first_psn) * pmtu : 0;
 		uint32_t span = e->opcode == RNIC_WQE_OP_RDMA_READ ?
 				RTE_MAX((e->length - have + pmtu - 1) / pmtu, 1u) : 1;
 
@@ -532,7 +565,7 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 	if (rnic_psn_diff(psn, r->una) < 0 || rnic_psn_diff(psn, r->npsn) >= 0)
 		return -1;	/* not outstanding: a stale NAK */
 	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
-		struct rnic_inflight *e = &r->infl[i % RNIC_MAX_INFLIGHT];
+		struct rnic_inflight *e = rnic_req_infl(r, i);
 		uint32_t last = e->sent ? e->last_psn : rnic_psn_add(r->npsn, 0xffffff);
 		int whole = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
 
@@ -546,7 +579,7 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 			  rnic_psn_add(e->first_psn, e->received / pmtu) :
 			  whole ? e->first_psn : psn;
 		for (uint32_t j = i; j != r->infl_tail; j++)
-			r->infl[j % RNIC_MAX_INFLIGHT].sent = r->infl[j % RNIC_MAX_INFLIGHT].status != 0;
+			rnic_req_infl(r, j)->sent = rnic_req_infl(r, j)->status != 0;
 		rtx_rewind(p, r, r->npsn);
 		arm_timer(p, q);
 		q->counters.retransmits++;
@@ -567,7 +600,7 @@ loss_timeout(struct rnic_pipeline *p, struct rnic_qp *qp)
 	RNIC_STATS(p, REQUESTER)->timeouts++;
 	q->counters.timeouts++;
 	if (r->retry_left == 0) {
-		struct rnic_inflight *e = &r->infl[r->infl_head % RNIC_MAX_INFLIGHT];
+		struct rnic_inflight *e = rnic_req_infl(r, r->infl_head);
 
 		if (r->infl_head != r->infl_tail)
 			fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_RETRY_EXC_ERR);
@@ -593,8 +626,10 @@ on_timer(void *arg, uint32_t slot)
 	    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS)
 		return;		/* gone, or no longer sending: nothing to time */
 	r = &rnic_qp_priv(qp)->req;
-	if (r->rnr_until != 0 && now >= r->rnr_until)
-		rnic_sched_activate(&p->sched, slot);	/* serve() clears the wait and resends */
+	if (r->rnr_until != 0 && now >= r->rnr_until) {
+		r->rnr_until = 0;			/* the wait is over: serve() resends */
+		rnic_sched_activate(&p->sched, slot);
+	}
 	if (r->deadline != 0 && now >= r->deadline)
 		loss_timeout(p, qp);
 	rnic_requester_watch(p, rnic_qp_priv(qp));
@@ -630,7 +665,7 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 	while (sent < quantum && state == RNIC_QPS_RTS) {
 		int busy;
 
-		while (r->cur != r->infl_tail && r->infl[r->cur % RNIC_MAX_INFLIGHT].status != 0)
+		while (r->cur != r->infl_tail && rnic_req_infl(r, r->cur)->status != 0)
 			r->cur++;	/* a rejected WQE: nothing to send, it waits for its turn to complete */
 		busy = r->cur != r->infl_tail;
 

@@ -65,12 +65,18 @@ send_ack_now(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint8_t 
 	} else if (RNIC_AETH_IS_RNR(syndrome)) {
 		st->rnr_naks_sent++;
 		c->rnr_naks_sent++;
+	} else if (syndrome == RNIC_AETH_NAK_PSN_SEQ) {
+		st->seq_naks_sent++;
+		c->seq_naks_sent++;
+	} else if (syndrome == RNIC_AETH_NAK_INVALID_REQUEST) {
+		st->inv_req_naks_sent++;
+		c->inv_req_naks_sent++;
+	} else if (syndrome == RNIC_AETH_NAK_REMOTE_ACCESS) {
+		st->access_naks_sent++;
+		c->access_naks_sent++;
 	} else {
-		st->naks_sent++;
-		if (syndrome == RNIC_AETH_NAK_PSN_SEQ)
-			c->seq_naks_sent++;
-		else
-			c->error_naks_sent++;
+		st->remote_op_naks_sent++;
+		c->remote_op_naks_sent++;
 	}
 }
 
@@ -127,7 +133,7 @@ flush_acks(struct rnic_pipeline *p)
 static const uint8_t *
 current_rq_wqe(struct rnic_qp_priv *q)
 {
-	if (q->rq.done == __atomic_load_n(&q->rq.head, __ATOMIC_ACQUIRE))
+	if (q->rq.done == __atomic_load_n(&q->rq.idx->head, __ATOMIC_ACQUIRE))
 		return NULL;
 	return rnic_wq_slot(&q->rq, q->rq.done);
 }
@@ -140,7 +146,9 @@ rq_wqe_sges(const uint8_t *wqe, const struct rnic_wqe_data **first)
 	uint32_t n = 0;
 
 	*first = sge;
-	while (sge[n].byte_count != 0 || sge[n].lkey != 0 || sge[n].addr != 0)
+	/* Bounded: a WQE without its delimiter (an rnicd client's memory is not trusted) ends where the
+	 * largest WQE would, which the QP's host-interface block always holds (rnic_qp_hif_layout). */
+	while (n < RNIC_WQE_MAX_SIZE16 - 1 && (sge[n].byte_count != 0 || sge[n].lkey != 0 || sge[n].addr != 0))
 		n++;
 	return n;
 }

@@ -23,6 +23,7 @@ rnic_timer_init(struct rnic_timer_wheel *w, uint32_t nb_slots, int socket_id)
 	w->nb_slots = nb_slots;
 	w->tick_cycles = RTE_MAX(rte_get_tsc_hz() >> 16, (uint64_t)1);
 	w->next_tick = rte_get_tsc_cycles() / w->tick_cycles;
+	w->due_tsc = (w->next_tick + 1) * w->tick_cycles;
 	for (unsigned int b = 0; b < RNIC_WHEEL_SIZE; b++)
 		w->bucket[b] = RNIC_WHEEL_NONE;
 	return 0;
@@ -56,14 +57,21 @@ rnic_timer_file(struct rnic_timer_wheel *w, uint32_t slot, uint64_t tsc)
 unsigned int
 rnic_timer_expire(struct rnic_timer_wheel *w, uint64_t now, void (*expire)(void *arg, uint32_t slot), void *arg)
 {
-	/* Only ticks wholly in the past: a slot re-filed for later cannot land in the bucket being emptied. */
-	uint64_t until = now / w->tick_cycles;
+	/* Only ticks wholly in the past. The wheel moves past a bucket before its slots are handed out, so one
+	 * filed again from the callback, even for a tick already gone, lands in a later bucket: in the one being
+	 * emptied it would wait a whole turn of the wheel. */
+	uint64_t until;
 	unsigned int fired = 0, turns = 0;
 
-	for (; w->next_tick < until; w->next_tick++) {
+	/* Called on every requester poll: most calls fall within a tick and cost a comparison, no division. */
+	if (now < w->due_tsc)
+		return 0;
+	until = now / w->tick_cycles;
+	while (w->next_tick < until) {
 		uint32_t b = (uint32_t)(w->next_tick & (RNIC_WHEEL_SIZE - 1)), slot = w->bucket[b];
 
 		w->bucket[b] = RNIC_WHEEL_NONE;
+		w->next_tick++;
 		while (slot != RNIC_WHEEL_NONE) {
 			uint32_t next = w->next[slot];
 
@@ -78,5 +86,6 @@ rnic_timer_expire(struct rnic_timer_wheel *w, uint64_t now, void (*expire)(void 
 			break;
 		}
 	}
+	w->due_tsc = (w->next_tick + 1) * w->tick_cycles;
 	return fired;
 }

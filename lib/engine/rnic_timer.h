@@ -18,6 +18,7 @@
 struct rnic_timer_wheel {
 	uint64_t tick_cycles;		/* TSC cycles per tick (about 16 us) */
 	uint64_t next_tick;		/* the oldest tick not expired yet */
+	uint64_t due_tsc;		/* when next_tick has fully passed: before it, expiring has nothing to do */
 	uint32_t nb_slots;
 	uint32_t *next;			/* per QP slot: the next slot filed in the same bucket */
 	uint8_t *filed;			/* per QP slot: filed in some bucket */

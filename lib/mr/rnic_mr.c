@@ -9,6 +9,7 @@
 #include <rte_malloc.h>
 
 #include "rnic_mr.h"
+#include "rnic_client.h"
 
 #define PAGE_SIZE_BYTES (1ULL << RNIC_MR_PAGE_SHIFT)
 #define PAGE_MASK (PAGE_SIZE_BYTES - 1)
@@ -145,16 +146,32 @@ check_reg_args(const struct rnic_device *dev, void *addr, size_t length, int acc
 struct rnic_mr *
 rnic_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access)
 {
+	if (pd != NULL && rnic_ctx_is_client(pd->context)) {
+		int err = check_reg_args(rnic_ctx_dev(pd->context), addr, length, access);
+
+		if (err != 0) {
+			errno = err;
+			return NULL;
+		}
+		return rnic_client_reg_mr(pd, addr, length, access);
+	}
+	return rnic_mr_reg_host(pd, addr, addr, length, access);
+}
+
+struct rnic_mr *
+rnic_mr_reg_host(struct rnic_pd *pd, void *addr, void *host, size_t length, int access)
+{
 	struct rnic_device *dev;
 	struct rnic_mr_table *t;
 	struct rnic_mr_priv *mr;
 	struct rnic_mpt_entry *e;
-	uint64_t va = (uint64_t)(uintptr_t)addr;
+	uint64_t va = (uint64_t)(uintptr_t)addr, pa = (uint64_t)(uintptr_t)host;
 	uint32_t pages, index;
 	int64_t base;
 	int err;
 
-	if (pd == NULL) {
+	/* The host mapping must start at the same offset in its page as the VA (both are mmaps of one file). */
+	if (pd == NULL || host == NULL || ((va ^ pa) & PAGE_MASK) != 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -184,7 +201,7 @@ rnic_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access)
 	}
 	index = t->free_index[--t->nb_free_index];
 	for (uint32_t i = 0; i < pages; i++)
-		t->mtt[base + i] = (va & ~PAGE_MASK) + ((uint64_t)i << RNIC_MR_PAGE_SHIFT);
+		t->mtt[base + i] = (pa & ~PAGE_MASK) + ((uint64_t)i << RNIC_MR_PAGE_SHIFT);
 	e = &t->mpt[index];
 	e->va = va;
 	e->length = length;
@@ -221,6 +238,8 @@ rnic_dereg_mr(struct rnic_mr *pub)
 
 	if (pub == NULL)
 		return EINVAL;
+	if (rnic_ctx_is_client(pub->context))
+		return rnic_client_dereg_mr(pub);
 	dev = rnic_ctx_dev(pub->context);
 	t = dev->mr_table;
 	e = &t->mpt[mr->index];

@@ -116,4 +116,11 @@ enum rnic_mr_status rnic_mr_translate(struct rnic_mr_table *t, struct rnic_mr_ca
 				      uint32_t pdn, uint32_t need, uint64_t va, uint64_t len,
 				      struct rnic_mr_seg *segs, uint32_t max_segs, uint32_t *nb_segs);
 
+/*
+ * rnic_reg_mr for memory this process reaches at another address than the registrant's: rnicd registers a
+ * client's buffer at the client's VA (addr: what keys and WQEs name) while the MTT maps it to the daemon's
+ * own mapping of the same pages (host). rnic_reg_mr(pd, a, l, x) is rnic_mr_reg_host(pd, a, a, l, x).
+ */
+struct rnic_mr *rnic_mr_reg_host(struct rnic_pd *pd, void *addr, void *host, size_t length, int access);
+
 #endif /* RNIC_MR_H */

@@ -10,6 +10,8 @@
 #include <rte_ring.h>
 
 #include "rnic_cq.h"
+#include "rnic_dbq.h"
+#include "rnic_client.h"
 #include "rnic_qp.h"
 #include "rnic_wqe.h"
 
@@ -33,11 +35,11 @@ rnic_qp_table_create(struct rnic_device *dev)
 		return -ENOMEM;
 	t->nb_slots = rte_align32pow2(dev->lim.max_qp + FIRST_SLOT);
 	t->slot_mask = t->nb_slots - 1;
-	t->slot = rte_zmalloc_socket("rnic_qp_table", sizeof(*t->slot) * t->nb_slots, RTE_CACHE_LINE_SIZE,
-				     dev->socket_id);
+	/* Plain heap, not DPDK memory: an rnicd client (no EAL) keeps the same table for its QPs. */
+	t->slot = calloc(t->nb_slots, sizeof(*t->slot));
 	t->generation = calloc(t->nb_slots, sizeof(*t->generation));
 	if (t->slot == NULL || t->generation == NULL) {
-		rte_free(t->slot);
+		free(t->slot);
 		free(t->generation);
 		free(t);
 		return -ENOMEM;
@@ -53,10 +55,29 @@ rnic_qp_table_free(struct rnic_device *dev)
 
 	if (t == NULL)
 		return;
-	rte_free(t->slot);
+	free(t->slot);
 	free(t->generation);
 	free(t);
 	dev->qp_table = NULL;
+}
+
+void
+rnic_qp_table_publish(struct rnic_device *dev, struct rnic_qp *qp)
+{
+	struct rnic_qp_table *t = dev->qp_table;
+
+	rnic_qp_priv(qp)->slot = qp->qp_num & t->slot_mask;
+	__atomic_store_n(&t->slot[qp->qp_num & t->slot_mask], rnic_qp_priv(qp), __ATOMIC_RELEASE);
+}
+
+void
+rnic_qp_table_unpublish(struct rnic_device *dev, struct rnic_qp *qp)
+{
+	struct rnic_qp_table *t = dev->qp_table;
+	struct rnic_qp_priv *expect = rnic_qp_priv(qp);
+
+	__atomic_compare_exchange_n(&t->slot[qp->qp_num & t->slot_mask], &expect, NULL, 0, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
 }
 
 struct rnic_qp *
@@ -117,9 +138,9 @@ rnic_qp_rq_wrid(struct rnic_qp *qp, uint16_t wqe_counter)
 static void
 wq_retire(struct rnic_wq *wq, uint16_t wqe_counter)
 {
-	uint32_t tail = wq->tail;
+	uint32_t tail = wq->idx->tail;
 
-	__atomic_store_n(&wq->tail, tail + (uint16_t)(wqe_counter + 1 - (uint16_t)tail), __ATOMIC_RELEASE);
+	__atomic_store_n(&wq->idx->tail, tail + (uint16_t)(wqe_counter + 1 - (uint16_t)tail), __ATOMIC_RELEASE);
 }
 
 void
@@ -134,47 +155,97 @@ rnic_qp_rq_retire(struct rnic_qp *qp, uint16_t wqe_counter)
 	wq_retire(&rnic_qp_priv(qp)->rq, wqe_counter);
 }
 
-static int
-wq_alloc(struct rnic_wq *wq, uint32_t count, uint32_t wqe_bytes, int socket_id)
+void
+rnic_qp_hif_layout(uint32_t sq_cnt, uint32_t sq_stride, uint32_t rq_cnt, uint32_t rq_stride,
+		   struct rnic_qp_hif_layout *l)
 {
-	wq->wqe_cnt = rte_align32pow2(count);
-	wq->stride = rte_align32pow2(RTE_MAX(wqe_bytes, 64u));
-	wq->buf = rte_zmalloc_socket("rnic_wq", (size_t)wq->wqe_cnt * wq->stride, RTE_CACHE_LINE_SIZE, socket_id);
-	wq->wrid = rte_zmalloc_socket("rnic_wrid", sizeof(*wq->wrid) * wq->wqe_cnt, RTE_CACHE_LINE_SIZE,
-				      socket_id);
-	wq->posted_tsc = rte_zmalloc_socket("rnic_posted", sizeof(*wq->posted_tsc) * wq->wqe_cnt,
-					    RTE_CACHE_LINE_SIZE, socket_id);
-	rte_spinlock_init(&wq->lock);
-	return wq->buf != NULL && wq->wrid != NULL && wq->posted_tsc != NULL ? 0 : -ENOMEM;
+	size_t off = 0;
+
+	l->sq_buf = off;
+	off += (size_t)sq_cnt * sq_stride;
+	l->rq_buf = off;
+	off += (size_t)rq_cnt * rq_stride;
+	l->sq_wrid = off;
+	off += sizeof(uint64_t) * sq_cnt;
+	l->rq_wrid = off;
+	off += sizeof(uint64_t) * rq_cnt;
+	l->sq_tsc = off;
+	off += sizeof(uint64_t) * sq_cnt;
+	off = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);	/* the indexes are cache-line aligned (rnic_wq_idx) */
+	l->sq_idx = off;
+	off += sizeof(struct rnic_wq_idx);	/* each queue's indexes on lines of their own */
+	l->rq_idx = off;
+	off += sizeof(struct rnic_wq_idx);
+	l->state = off;
+	off += RTE_CACHE_LINE_SIZE;
+	/* A WQE whose size field says more than its slot holds reads into this block, never past it. */
+	off += RNIC_WQE_MAX_SIZE16 * RNIC_WQE_SEG;
+	l->size = RTE_ALIGN_CEIL(off, 4096);
 }
 
-static void
-wq_free(struct rnic_wq *wq)
+/* The requester's in-flight ring: one entry per SQ slot, RNIC_MAX_INFLIGHT at most. */
+static int
+infl_alloc(struct rnic_req_ctx *r, uint32_t sq_slots, int socket_id)
 {
-	rte_free(wq->buf);
-	rte_free(wq->wrid);
-	rte_free(wq->posted_tsc);
-	wq->buf = NULL;
-	wq->wrid = NULL;
-	wq->posted_tsc = NULL;
+	uint32_t n = RTE_MIN(sq_slots, (uint32_t)RNIC_MAX_INFLIGHT);
+
+	r->infl = rte_zmalloc_socket("rnic_infl", sizeof(*r->infl) * n, RTE_CACHE_LINE_SIZE, socket_id);
+	r->infl_mask = n - 1;
+	return r->infl != NULL ? 0 : -ENOMEM;
+}
+
+void
+rnic_wq_bind(struct rnic_wq *wq, uint8_t *base, size_t buf, size_t wrid, size_t tsc, size_t idx, uint32_t cnt,
+	     uint32_t stride)
+{
+	wq->buf = base + buf;
+	wq->wrid = (uint64_t *)(base + wrid);
+	wq->posted_tsc = tsc != 0 ? (uint64_t *)(base + tsc) : NULL;
+	wq->idx = (struct rnic_wq_idx *)(base + idx);
+	wq->wqe_cnt = cnt;
+	wq->stride = stride;
+	rte_spinlock_init(&wq->lock);
+}
+
+/* The SQ and RQ of a new QP in one host-interface block (shared memory for an rnicd client). */
+static int
+qp_hif_alloc(struct rnic_context *ctx, struct rnic_qp_priv *qp, uint32_t sq_count, uint32_t sq_wqe_bytes,
+	     uint32_t rq_count, uint32_t rq_wqe_bytes)
+{
+	uint32_t sq_cnt = rte_align32pow2(sq_count), sq_stride = rte_align32pow2(RTE_MAX(sq_wqe_bytes, 64u));
+	uint32_t rq_cnt = rte_align32pow2(rq_count), rq_stride = rte_align32pow2(RTE_MAX(rq_wqe_bytes, 64u));
+	struct rnic_qp_hif_layout l;
+
+	rnic_qp_hif_layout(sq_cnt, sq_stride, rq_cnt, rq_stride, &l);
+	qp->hif = rnic_hostmem_alloc(ctx, l.size);
+	if (qp->hif == NULL)
+		return -ENOMEM;
+	rnic_wq_bind(&qp->sq, qp->hif, l.sq_buf, l.sq_wrid, l.sq_tsc, l.sq_idx, sq_cnt, sq_stride);
+	rnic_wq_bind(&qp->rq, qp->hif, l.rq_buf, l.rq_wrid, 0, l.rq_idx, rq_cnt, rq_stride);
+	qp->post_state = (enum rnic_qp_state *)((uint8_t *)qp->hif + l.state);
+	return 0;
 }
 
 static void
 wq_reset(struct rnic_wq *wq)
 {
-	wq->head = wq->tail = wq->done = 0;
+	wq->idx->head = wq->idx->tail = wq->done = 0;
 	memset(wq->buf, 0, (size_t)wq->wqe_cnt * wq->stride);
 }
 
 static void
 flush_wq(struct rnic_qp_priv *qp, struct rnic_wq *wq, struct rnic_cq *cq, int is_send)
 {
-	uint32_t head = __atomic_load_n(&wq->head, __ATOMIC_ACQUIRE);
+	uint32_t head = __atomic_load_n(&wq->idx->head, __ATOMIC_ACQUIRE);
 	struct rnic_cqe_desc d = {
 		.qpn = qp->pub.qp_num,
 		.is_send = (uint8_t)is_send,
 		.status = RNIC_WC_WR_FLUSH_ERR,
 	};
+
+	/* An rnicd client's head is not trusted: never more than one queue's worth past what is done. */
+	if (head - wq->done > wq->wqe_cnt)
+		head = wq->done + wq->wqe_cnt;
 
 	for (; wq->done != head; wq->done++) {
 		const struct rnic_wqe_next *next = (const void *)rnic_wq_slot(wq, wq->done);
@@ -206,15 +277,28 @@ rnic_qp_flush(struct rnic_qp *pub)
 	rnic_qp_flush_rq(pub);
 }
 
-void
-rnic_qp_notify_engine(struct rnic_qp *pub)
+static int
+enqueue_doorbell(struct rnic_qp_priv *qp, uint64_t db)
 {
-	struct rnic_device *dev = rnic_ctx_dev(pub->context);
-	uint64_t db = rnic_doorbell_make(0, 0, RNIC_WQE_OP_NOP, pub->qp_num, 0);
+	if (qp->dbq != NULL)
+		return rnic_dbq_push(qp->dbq, db);
+	return rte_ring_mp_enqueue_elem(rnic_ctx_dev(qp->pub.context)->doorbell_ring, &db, sizeof(db));
+}
 
-	for (int tries = 0; rte_ring_mp_enqueue_elem(dev->doorbell_ring, &db, sizeof(db)) != 0; tries++) {
-		if (tries == 1000000) {
-			RNIC_LOG(ERR, "QP %u: doorbell ring full, the engine was not told", pub->qp_num);
+void
+rnic_qp_ring_doorbell(struct rnic_qp *pub, uint64_t db)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	uint32_t *pending = &qp->sq.idx->doorbell_pending;
+
+	if (__atomic_exchange_n(pending, 1, __ATOMIC_SEQ_CST) != 0)
+		return;
+	for (unsigned int tries = 0; enqueue_doorbell(qp, db) != 0; tries++) {
+		if (tries == 10000000) {
+			/* Only a queue smaller than the QPs it serves, or a doorbell stage that never runs
+			 * while it is full, gets here. */
+			RNIC_LOG(ERR, "QP %u: doorbell queue full, the engine was not told", pub->qp_num);
+			__atomic_store_n(pending, 0, __ATOMIC_SEQ_CST);
 			return;
 		}
 		rte_pause();
@@ -222,9 +306,16 @@ rnic_qp_notify_engine(struct rnic_qp *pub)
 }
 
 void
+rnic_qp_notify_engine(struct rnic_qp *pub)
+{
+	rnic_qp_ring_doorbell(pub, rnic_doorbell_make(0, 0, RNIC_WQE_OP_NOP, pub->qp_num, 0));
+}
+
+void
 rnic_qp_error_flush(struct rnic_qp *pub)
 {
-	if (rnic_engine_running())
+	/* A client's QP: the engine runs in rnicd, where the QP's completions are produced. */
+	if (rnic_qp_priv(pub)->dbq != NULL || rnic_engine_running())
 		rnic_qp_notify_engine(pub);
 	else
 		rnic_qp_flush(pub);
@@ -303,6 +394,8 @@ rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 		errno = err;
 		return NULL;
 	}
+	if (rnic_ctx_is_client(pd->context))
+		return rnic_client_create_qp(pd, ia);
 	qp = rte_zmalloc_socket("rnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, dev->socket_id);
 	if (qp == NULL) {
 		errno = ENOMEM;
@@ -311,11 +404,13 @@ rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	/* An RQ WQE: NextSeg, the scatter entries, the all-zero delimiter. */
 	recv_bytes = (uint32_t)sizeof(struct rnic_wqe_next) +
 		     RTE_MAX(ia->cap.max_recv_sge, 1u) * (uint32_t)sizeof(struct rnic_wqe_data) + RNIC_WQE_SEG;
-	if (wq_alloc(&qp->sq, ia->cap.max_send_wr, max_send_wqe_bytes(ia->qp_type, &ia->cap), dev->socket_id) ||
-	    wq_alloc(&qp->rq, RTE_MAX(ia->cap.max_recv_wr, 1u), recv_bytes, dev->socket_id)) {
+	if (qp_hif_alloc(pd->context, qp, ia->cap.max_send_wr, max_send_wqe_bytes(ia->qp_type, &ia->cap),
+			 RTE_MAX(ia->cap.max_recv_wr, 1u), recv_bytes) != 0 ||
+	    infl_alloc(&qp->req, qp->sq.wqe_cnt, dev->socket_id) != 0) {
 		err = ENOMEM;
 		goto fail;
 	}
+	qp->owner = rnic_context_priv(pd->context)->owner;
 	pthread_mutex_lock(&dev->lock);
 	err = -alloc_slot(dev, qp);
 	pthread_mutex_unlock(&dev->lock);
@@ -343,8 +438,8 @@ rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	return &qp->pub;
 
 fail:
-	wq_free(&qp->sq);
-	wq_free(&qp->rq);
+	rnic_hostmem_free(pd->context, qp->hif);
+	rte_free(qp->req.infl);
 	rte_free(qp);
 	errno = err;
 	return NULL;
@@ -359,6 +454,8 @@ rnic_destroy_qp(struct rnic_qp *pub)
 
 	if (pub == NULL)
 		return EINVAL;
+	if (rnic_ctx_is_client(pub->context))
+		return rnic_client_destroy_qp(pub);
 	dev = rnic_ctx_dev(pub->context);
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->qp_table->slot[qp->slot], NULL, __ATOMIC_RELEASE);
@@ -372,8 +469,8 @@ rnic_destroy_qp(struct rnic_qp *pub)
 	rnic_cq_detach(pub->send_cq);
 	rnic_cq_detach(pub->recv_cq);
 	rnic_pd_put(pub->pd);
-	wq_free(&qp->sq);
-	wq_free(&qp->rq);
+	rnic_hostmem_free(pub->context, qp->hif);
+	rte_free(qp->req.infl);
 	rte_free(qp);
 	return 0;
 }
@@ -590,6 +687,8 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 
 	if (pub == NULL || attr == NULL)
 		return EINVAL;
+	if (rnic_ctx_is_client(pub->context))
+		return rnic_client_modify_qp(pub, attr, attr_mask);
 	cur = pub->state;
 	/* CUR_STATE names the state the caller believes the QP is in; it must be right. */
 	if ((mask & M(CUR_STATE)) && attr->cur_qp_state != cur)
@@ -607,7 +706,7 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 			qp->resp.atomic_psn[i] = UINT32_MAX;	/* no PSN: PSNs are 24-bit */
 	}
 	if (cur == RNIC_QPS_RTR && next == RNIC_QPS_RTS) {
-		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl));
+		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl_mask));
 		qp->req.npsn = qp->attr.sq_psn;
 		qp->req.una = qp->attr.sq_psn;
 		qp->req.sent_psn = (qp->attr.sq_psn - 1) & 0xffffff;
@@ -619,6 +718,7 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 	qp->attr.cur_qp_state = next;
 	qp->attr.sq_draining = 0;
 	__atomic_store_n(&pub->state, next, __ATOMIC_RELEASE);
+	__atomic_store_n(qp->post_state, next, __ATOMIC_RELEASE);
 	if (next == RNIC_QPS_ERR)
 		rnic_qp_error_flush(pub);
 	if (next == RNIC_QPS_RESET)
@@ -634,6 +734,8 @@ rnic_query_qp_counters(struct rnic_qp *pub, struct rnic_qp_counters *counters)
 
 	if (pub == NULL || counters == NULL)
 		return EINVAL;
+	if (rnic_ctx_is_client(pub->context))
+		return rnic_client_query_qp_counters(pub, counters);
 	/* Counter by counter: each is a whole 64-bit load of a value one lcore stores. */
 	src = (const uint64_t *)&rnic_qp_priv(pub)->counters;
 	dst = (uint64_t *)counters;
@@ -650,10 +752,17 @@ rnic_query_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask, str
 	(void)attr_mask;	/* as most providers: every attribute is returned */
 	if (pub == NULL || attr == NULL || init == NULL)
 		return EINVAL;
-	*attr = qp->attr;
-	attr->qp_state = pub->state;
-	attr->cur_qp_state = pub->state;
-	attr->cap = qp->cap;
+	if (rnic_ctx_is_client(pub->context)) {
+		int ret = rnic_client_query_qp(pub, attr);
+
+		if (ret != 0)
+			return ret;
+	} else {
+		*attr = qp->attr;
+		attr->qp_state = pub->state;
+		attr->cur_qp_state = pub->state;
+		attr->cap = qp->cap;
+	}
 	memset(init, 0, sizeof(*init));
 	init->qp_context = pub->qp_context;
 	init->send_cq = pub->send_cq;

@@ -10,20 +10,49 @@
 
 #include "rnic_priv.h"
 
-/* One work queue (SQ or RQ): a ring of fixed-stride WQE slots and the wr_ids behind them. */
+struct rnic_dbq;
+
+/* A work queue's producer and consumer indexes, in the host memory the poster and the engine share. */
+struct rnic_wq_idx {
+	uint32_t head;			/* WQEs posted (free-running) */
+	uint32_t tail;			/* WQEs retired by rnic_poll_cq */
+	/* SQ: a doorbell of this QP waits for the doorbell stage, which will see every WQE posted until it
+	 * takes it: posters ring no other. On a line of its own: the engine writes it, and head and tail
+	 * are the posting thread's. */
+	uint32_t doorbell_pending __rte_cache_aligned;
+};
+
+/*
+ * One work queue (SQ or RQ): a ring of fixed-stride WQE slots and the wr_ids behind them. buf, wrid,
+ * posted_tsc and idx point into the QP's host-interface block (rnic_qp_hif_layout), which is shared memory
+ * when the QP belongs to an rnicd client; every process keeps its own pointers and geometry, so nothing in
+ * the shared block is trusted as an address or a size.
+ */
 struct rnic_wq {
 	uint8_t *buf;
 	uint32_t wqe_cnt;		/* slots, a power of two */
 	uint32_t stride;		/* bytes per slot, a power of two >= 64 */
 	uint64_t *wrid;
 	uint64_t *posted_tsc;		/* SQ: when each WQE was posted (the requester's queued latency) */
-	uint32_t head;			/* WQEs posted (free-running) */
-	uint32_t tail;			/* WQEs retired by rnic_poll_cq */
-	uint32_t done;			/* WQEs completed by the engine or flushed */
+	struct rnic_wq_idx *idx;
+	uint32_t done;			/* WQEs completed by the engine or flushed (engine side only) */
 	rte_spinlock_t lock;		/* posters of this queue (the data path never takes it) */
 };
 
-#define RNIC_MAX_INFLIGHT 256		/* send WQEs started and not yet completed, per QP */
+/* Where each part of a QP's host-interface block lies (byte offsets), from the queues' geometry: rnicd and
+ * its client compute the same layout from the four numbers the daemon reports. */
+struct rnic_qp_hif_layout {
+	size_t sq_buf, rq_buf, sq_wrid, rq_wrid, sq_tsc, sq_idx, rq_idx, state;
+	size_t size;
+};
+
+void rnic_qp_hif_layout(uint32_t sq_cnt, uint32_t sq_stride, uint32_t rq_cnt, uint32_t rq_stride,
+			struct rnic_qp_hif_layout *l);
+/* Point a work queue's fields into a host-interface block mapped at base. */
+void rnic_wq_bind(struct rnic_wq *wq, uint8_t *base, size_t buf, size_t wrid, size_t tsc, size_t idx,
+		  uint32_t cnt, uint32_t stride);
+
+#define RNIC_MAX_INFLIGHT 256		/* send WQEs started and not yet completed, per QP, at most */
 
 /* A send WQE the requester has started and not completed (the seed's WQE indicator table entry). */
 struct rnic_inflight {
@@ -63,8 +92,18 @@ struct rnic_req_ctx {
 	uint32_t rtx_head;		/* kept frames (rnic_pipeline.h: the retransmit buffer), oldest PSN first */
 	uint32_t rtx_tail;
 	uint32_t rtx_next;		/* going back: the next kept frame to send again */
-	struct rnic_inflight infl[RNIC_MAX_INFLIGHT];
+	/* Kept across resets (zeroing stops here): a ring as long as the SQ, up to RNIC_MAX_INFLIGHT, since
+	 * no more WQEs can be in flight than the SQ holds; so a QP of a short SQ is a small QP. */
+	uint32_t infl_mask;		/* entries - 1 (a power of two) */
+	struct rnic_inflight *infl;
 };
+
+/* The in-flight entry of WQE counter i (free-running). */
+static inline struct rnic_inflight *
+rnic_req_infl(const struct rnic_req_ctx *r, uint32_t i)
+{
+	return &r->infl[i & r->infl_mask];
+}
 
 #define RNIC_MAX_RD 16			/* READ requests a responder keeps (max_dest_rd_atomic) */
 
@@ -114,6 +153,12 @@ struct rnic_qp_priv {
 	int sq_sig_all;
 	struct rnic_qp_attr attr;	/* the attributes set so far (query_qp returns them) */
 	uint32_t slot;
+	uint32_t owner;			/* rnicd's client id (0: this process): its doorbells may name the QP */
+	struct rnic_dbq *dbq;		/* an rnicd client's QP, client side: the doorbell queue to the engine */
+	void *hif;			/* the host-interface block (WQE buffers, wr_ids, indexes) */
+	/* The QP's state as posters see it, in the block: the control path and the engine (a QP failing)
+	 * write it, rnic_post_send / rnic_post_recv read it, in this process or in an rnicd client. */
+	enum rnic_qp_state *post_state;
 	struct rnic_wq sq;
 	struct rnic_wq rq;
 	/* The engine's share of the context; reset when the QP enters RTR / RTS. */
@@ -167,6 +212,28 @@ void rnic_qp_notify_engine(struct rnic_qp *qp);
 /* The two halves of the flush, for the engine: the requester's lcore flushes the SQ, the responder's the RQ. */
 void rnic_qp_flush_sq(struct rnic_qp *qp);
 void rnic_qp_flush_rq(struct rnic_qp *qp);
+
+/*
+ * Hand a doorbell to the engine (the device's doorbell ring, or an rnicd client's doorbell queue), unless
+ * one of the QP's is still waiting there: the doorbell stage sees every WQE posted before it takes that one
+ * (rnic_qp_doorbell_taken), so one queued doorbell per QP is enough. The ring and the queues have room for
+ * one per QP, so a full one only means the doorbell stage is behind for a moment.
+ */
+void rnic_qp_ring_doorbell(struct rnic_qp *qp, uint64_t db);
+
+/* The doorbell stage took one of the QP's doorbells, before its requester looks at the SQ head: the next
+ * post rings again. Sequentially consistent with the posters' head store and flag exchange, so a post
+ * either finds the flag clear and rings, or published its head before this store and is seen. */
+static inline void
+rnic_qp_doorbell_taken(struct rnic_qp *qp)
+{
+	__atomic_store_n(&rnic_qp_priv(qp)->sq.idx->doorbell_pending, 0, __ATOMIC_SEQ_CST);
+}
+
+/* Insert a QP whose number was given by rnicd into a client-side device's table (rnic_qp_lookup finds it),
+ * or remove it. */
+void rnic_qp_table_publish(struct rnic_device *dev, struct rnic_qp *qp);
+void rnic_qp_table_unpublish(struct rnic_device *dev, struct rnic_qp *qp);
 
 /* Address of WQE slot n of a work queue. */
 static inline uint8_t *

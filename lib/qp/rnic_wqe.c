@@ -7,7 +7,6 @@
 
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
-#include <rte_ring.h>
 
 #include "rnic_qp.h"
 #include "rnic_wqe.h"
@@ -209,7 +208,6 @@ int
 rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr **bad_wr)
 {
 	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
-	struct rnic_device *dev;
 	struct rnic_wq *sq;
 	uint32_t first, n = 0;
 	uint64_t now;
@@ -221,19 +219,18 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 	if (pub == NULL || bad_wr == NULL)
 		return EINVAL;
 	*bad_wr = NULL;
-	dev = rnic_ctx_dev(pub->context);
 	sq = &qp->sq;
-	state = __atomic_load_n(&pub->state, __ATOMIC_ACQUIRE);
+	state = __atomic_load_n(qp->post_state, __ATOMIC_ACQUIRE);
 	if (!post_send_state_ok(state)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
 
 	rte_spinlock_lock(&sq->lock);
-	first = sq->head;
+	first = sq->idx->head;
 	now = rte_rdtsc();
 	for (; wr != NULL; wr = wr->next, n++) {
-		uint32_t tail = __atomic_load_n(&sq->tail, __ATOMIC_ACQUIRE);
+		uint32_t tail = __atomic_load_n(&sq->idx->tail, __ATOMIC_ACQUIRE);
 
 		err = check_send_wr(qp, wr);
 		if (err == 0 && first + n - tail >= sq->wqe_cnt)
@@ -259,20 +256,15 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 		uint64_t db = rnic_doorbell_make((uint32_t)(rnic_wq_slot(sq, first) - sq->buf) / RNIC_WQE_SEG,
 						 first_fence, op, pub->qp_num, first_size);
 
-		/* The WQEs must be in memory before the engine can see the doorbell that names them. */
-		__atomic_store_n(&sq->head, first + n, __ATOMIC_RELEASE);
-		if (state == RNIC_QPS_ERR || state == RNIC_QPS_SQE) {
+		/* The WQEs must be in memory before the engine can see the head that covers them; the head
+		 * before the doorbell flag (rnic_qp_doorbell_taken): sequentially consistent. */
+		__atomic_store_n(&sq->idx->head, first + n, __ATOMIC_SEQ_CST);
+		if (state == RNIC_QPS_ERR || state == RNIC_QPS_SQE)
 			rnic_qp_error_flush(pub);	/* IBA: WRs posted to a QP in error complete as flushed */
-		} else if (rte_ring_mp_enqueue_elem(dev->doorbell_ring, &db, sizeof(db)) != 0) {
-			/* Nothing was handed to the engine: take the WQEs back and say so. */
-			sq->head = first;
-			*bad_wr = NULL;
-			err = ENOMEM;
-		}
+		else
+			rnic_qp_ring_doorbell(pub, db);
 	}
 	rte_spinlock_unlock(&sq->lock);
-	if (err == ENOMEM && *bad_wr == NULL)
-		RNIC_LOG(DEBUG, "QP %u: doorbell ring full", pub->qp_num);
 	return err;
 }
 
@@ -386,15 +378,15 @@ rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr
 		return EINVAL;
 	*bad_wr = NULL;
 	rq = &qp->rq;
-	state = __atomic_load_n(&pub->state, __ATOMIC_ACQUIRE);
+	state = __atomic_load_n(qp->post_state, __ATOMIC_ACQUIRE);
 	if (state == RNIC_QPS_RESET || qp->cap.max_recv_wr == 0) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
 	rte_spinlock_lock(&rq->lock);
-	first = rq->head;
+	first = rq->idx->head;
 	for (; wr != NULL; wr = wr->next, n++) {
-		uint32_t tail = __atomic_load_n(&rq->tail, __ATOMIC_ACQUIRE);
+		uint32_t tail = __atomic_load_n(&rq->idx->tail, __ATOMIC_ACQUIRE);
 
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
 		    (wr->num_sge > 0 && wr->sg_list == NULL))
@@ -409,7 +401,7 @@ rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr
 		write_recv_wqe(wr, rnic_wq_slot(rq, first + n));
 	}
 	/* The engine fetches receive WQEs when a request needs one (no RQ doorbell): publishing head is enough. */
-	__atomic_store_n(&rq->head, first + n, __ATOMIC_RELEASE);
+	__atomic_store_n(&rq->idx->head, first + n, __ATOMIC_RELEASE);
 	if (n > 0 && state == RNIC_QPS_ERR)
 		rnic_qp_error_flush(pub);
 	rte_spinlock_unlock(&rq->lock);

@@ -480,11 +480,24 @@ test_uc(void **state)
 		if (imm)
 			assert_int_equal(wc.imm_data, rte_cpu_to_be_32(0x1234abcd));
 		assert_memory_equal(B.buf, A.buf, len);
-		/* plain WRITE: the data lands, no receive is consumed */
+		/* plain WRITE: the data lands, no receive is consumed. A UC WRITE completes once sent, before
+		 * the responder has placed it, and memory the engine is writing cannot be polled reliably (a
+		 * vectorised memcmp may report equal mid-write); a zero-length SEND behind it is the fence:
+		 * the responder takes a QP's packets in order, so its receive completes after the WRITE
+		 * landed, and it is the only completion: the WRITE took no receive. */
 		fill(A.buf, len, 250 + i);
+		post_recv1(p.b, 7, NULL, 0);
 		post_send1(p.a, RNIC_WR_RDMA_WRITE, 6, &src, 1, (uintptr_t)B.buf + 8192, B.mr->rkey, 0);
+		post_send1(p.a, RNIC_WR_SEND, 8, NULL, 0, 0, 0, 0);
 		wait_wc(A.cq, 1, &wc);
 		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, 6);
+		wait_wc(A.cq, 1, &wc);
+		assert_int_equal(wc.wr_id, 8);
+		wait_wc(B.cq, 1, &wc);
+		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, 7);
+		assert_int_equal(wc.byte_len, 0);
 		expect_no_wc(B.cq);
 		assert_memory_equal(B.buf + 8192, A.buf, len);
 		/* WRITE with immediate: the data lands, and a receive completes with the length */
@@ -610,6 +623,17 @@ expect_remote_error(enum rnic_wr_opcode op, struct rnic_mr *target_mr, uint64_t 
 	assert_int_equal(wc[1].wr_id, 2);
 	assert_int_equal(wc[1].status, RNIC_WC_WR_FLUSH_ERR);
 	assert_int_equal(p.a->state, RNIC_QPS_ERR);
+	/* Both sides counted the NAK under its code. */
+	struct rnic_qp_counters ca, cb;
+
+	assert_int_equal(rnic_query_qp_counters(p.a, &ca), 0);
+	assert_int_equal(rnic_query_qp_counters(p.b, &cb), 0);
+	assert_int_equal(ca.access_naks_received, expect == RNIC_WC_REM_ACCESS_ERR);
+	assert_int_equal(cb.access_naks_sent, expect == RNIC_WC_REM_ACCESS_ERR);
+	assert_int_equal(ca.inv_req_naks_received, expect == RNIC_WC_REM_INV_REQ_ERR);
+	assert_int_equal(cb.inv_req_naks_sent, expect == RNIC_WC_REM_INV_REQ_ERR);
+	assert_int_equal(ca.rnr_naks_received, expect == RNIC_WC_RNR_RETRY_EXC_ERR);
+	assert_int_equal(ca.remote_op_naks_received + ca.seq_naks_received, 0);
 	for (int i = 0; i < 1 << 16; i++)
 		if (B.buf[i] != 0x5a)
 			fail_msg("byte %d of the target was written", i);

@@ -3,6 +3,7 @@
  * asked for, corrupted frames are caught by the parser, and a seed repeats a run exactly.
  * Run as: test_fault <EAL args>  (the engine without worker lcores: the test drives the ports itself)
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -127,7 +128,7 @@ static void
 test_parse(void **state)
 {
 	static const char *const bad[] = { "drop=2", "drop=-0.1", "drop=x", "bogus=0.1", "depth=0", "depth=65",
-					   "seed=", "drop", "reorder=0.1,,seed=abc" };
+					   "seed=", "drop", "reorder=0.1,,seed=abc", "port=x", "port=-1", "port=8" };
 	struct rnic_fault_spec spec;
 
 	(void)state;
@@ -139,6 +140,47 @@ test_parse(void **state)
 	assert_true(spec.drop == 0.01 && spec.reorder == 0.02 && spec.duplicate == 0.03 && spec.corrupt == 0.001);
 	assert_int_equal(spec.depth, 5);
 	assert_int_equal(spec.seed, 9);
+	assert_int_equal(spec.port, -1);
+	assert_int_equal(rnic_fault_parse("port=1,drop=0.5", &spec), 0);
+	assert_int_equal(spec.port, 1);
+}
+
+/* Per port: a spec naming a device overrides the one for every port there; one naming a device that does
+ * not exist is refused. */
+static void
+test_per_port(void **state)
+{
+	static const char *const specs[] = { "port=1,duplicate=0.5", "drop=1", "port=1,duplicate=1" };
+	static const char *const beyond[] = { "drop=0.1", "port=2,drop=0.1" };
+	const uint16_t ports[2] = { port_a, port_b };
+	static struct observed o;
+	struct rnic_fault_counts ca, cb;
+	struct rte_mbuf *m[16];
+	uint16_t got = 0;
+
+	(void)state;
+	rnic_fault_detach_all();
+	assert_int_equal(rnic_fault_attach_specs(beyond, 2, ports, 2, 2), -EINVAL);
+	assert_int_equal(rnic_fault_attach_specs(specs, 3, ports, 2, 2), 0);
+	/* B's port duplicates every frame (its own spec, the last one naming it) and drops none. */
+	run(&o);
+	rnic_fault_get_counts(port_b, &cb);
+	assert_int_equal(cb.frames, FRAMES);
+	assert_int_equal(cb.duplicated, FRAMES);
+	assert_int_equal(cb.dropped, 0);
+	assert_int_equal(o.received, 2 * FRAMES);
+	/* A's port has the spec for every port: it drops everything. */
+	assert_int_equal(rte_pktmbuf_alloc_bulk(pool, m, 16), 0);
+	for (int i = 0; i < 16; i++)
+		rte_pktmbuf_append(m[i], 60);
+	assert_int_equal(rte_eth_tx_burst(port_b, 0, m, 16), 16);
+	for (int i = 0; i < 100; i++)
+		got += rte_eth_rx_burst(port_a, 0, m, 16);
+	assert_int_equal(got, 0);
+	rnic_fault_get_counts(port_a, &ca);
+	assert_int_equal(ca.frames, 16);
+	assert_int_equal(ca.dropped, 16);
+	rnic_fault_detach_all();
 }
 
 /* Drops, duplicates and reordering: every frame accounted for, at the rates asked for. */
@@ -211,6 +253,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_per_port),
 		cmocka_unit_test(test_accounting_and_rates),
 		cmocka_unit_test(test_corruption_is_caught),
 		cmocka_unit_test(test_reproducible),

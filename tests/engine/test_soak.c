@@ -144,16 +144,17 @@ expect_completions(struct rnic_cq *cq, unsigned int n, uint64_t first_id)
 
 static void
 post(struct rnic_qp *qp, enum rnic_wr_opcode op, uint64_t id, uint8_t *local, uint32_t len, uint32_t lkey,
-     uint64_t raddr, uint32_t rkey, uint64_t add)
+     uint64_t raddr, uint32_t rkey, uint64_t compare_add, uint64_t swap)
 {
 	struct rnic_sge sge = { (uintptr_t)local, len, lkey };
 	struct rnic_send_wr wr = { .wr_id = id, .opcode = op, .sg_list = &sge, .num_sge = 1,
 				   .send_flags = RNIC_SEND_SIGNALED }, *bad;
 
-	if (op == RNIC_WR_ATOMIC_FETCH_AND_ADD) {
+	if (op == RNIC_WR_ATOMIC_FETCH_AND_ADD || op == RNIC_WR_ATOMIC_CMP_AND_SWP) {
 		wr.wr.atomic.remote_addr = raddr;
 		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = add;
+		wr.wr.atomic.compare_add = compare_add;
+		wr.wr.atomic.swap = swap;
 	} else {
 		wr.wr.rdma.remote_addr = raddr;
 		wr.wr.rdma.rkey = rkey;
@@ -169,7 +170,9 @@ test_soak(void **state)
 
 	(void)state;
 	for (unsigned int round = 0; round < rounds; round++) {
-		/* Per QP: WRITE a pattern, READ it back, SEND it, FETCH_ADD a counter. */
+		/* Per QP: WRITE a pattern, READ it back, SEND it, FETCH_ADD a shared counter, and CMP_SWAP the QP's
+		 * own word from round to round + 1 (executed twice, the second compare would fail and return
+		 * round + 1). */
 		for (int i = 0; i < NQP; i++) {
 			uint32_t len = 1 + (round * 7919 + (unsigned int)i * 104729) % (64u << 10);
 			uint8_t *src = A.buf + (uint32_t)i * 4 * AREA, *back = src + AREA;
@@ -180,20 +183,32 @@ test_soak(void **state)
 			for (uint32_t k = 0; k < len; k++)
 				src[k] = (uint8_t)(round * 31 + k * 7 + (uint32_t)i);
 			assert_int_equal(rnic_post_recv(B.qp[i], &rwr, &rbad), 0);
-			post(A.qp[i], RNIC_WR_RDMA_WRITE, 0, src, len, A.mr->lkey, (uintptr_t)dst, B.mr->rkey, 0);
-			post(A.qp[i], RNIC_WR_RDMA_READ, 1, back, len, A.mr->lkey, (uintptr_t)dst, B.mr->rkey, 0);
-			post(A.qp[i], RNIC_WR_SEND, 2, src, len, A.mr->lkey, 0, 0, 0);
-			post(A.qp[i], RNIC_WR_ATOMIC_FETCH_AND_ADD, 3, A.buf + BUF - 64 + 8 * (uint32_t)i, 8,
-			     A.mr->lkey, (uintptr_t)(B.buf + BUF - 64), B.mr->rkey, (uint64_t)i + 1);
-			adds += (uint64_t)i + 1;
-			expect_completions(A.scq, 4, 0);
+			uint64_t *fetched = (uint64_t *)(void *)(A.buf + BUF - 64 + 8 * (uint32_t)i);
+			uint64_t *swapped = (uint64_t *)(void *)(A.buf + BUF - 128 + 8 * (uint32_t)i);
+
+			post(A.qp[i], RNIC_WR_RDMA_WRITE, 0, src, len, A.mr->lkey, (uintptr_t)dst, B.mr->rkey, 0, 0);
+			post(A.qp[i], RNIC_WR_RDMA_READ, 1, back, len, A.mr->lkey, (uintptr_t)dst, B.mr->rkey, 0, 0);
+			post(A.qp[i], RNIC_WR_SEND, 2, src, len, A.mr->lkey, 0, 0, 0, 0);
+			post(A.qp[i], RNIC_WR_ATOMIC_FETCH_AND_ADD, 3, (uint8_t *)fetched, 8, A.mr->lkey,
+			     (uintptr_t)(B.buf + BUF - 64), B.mr->rkey, (uint64_t)i + 1, 0);
+			post(A.qp[i], RNIC_WR_ATOMIC_CMP_AND_SWP, 4, (uint8_t *)swapped, 8, A.mr->lkey,
+			     (uintptr_t)(B.buf + BUF - 128 + 8 * (uint32_t)i), B.mr->rkey, round, (uint64_t)round + 1);
+			expect_completions(A.scq, 5, 0);
 			expect_completions(B.rcq, 1, 1);
 			if (memcmp(dst, src, len) != 0 || memcmp(back, src, len) != 0 || memcmp(rcv, src, len) != 0)
 				fail_msg("round %u QP %d: data differs (%u bytes)", round, i, len);
+			/* The atomics' results: the values before this execution, and only this one. */
+			if (*fetched != adds || *swapped != round)
+				fail_msg("round %u QP %d: FETCH_ADD returned %llu (expected %llu), CMP_SWAP %llu (expected %u)",
+					 round, i, (unsigned long long)*fetched, (unsigned long long)adds,
+					 (unsigned long long)*swapped, round);
+			adds += (uint64_t)i + 1;
 		}
 	}
 	/* Atomics executed exactly once each, whatever was duplicated or resent. */
 	assert_int_equal(*(uint64_t *)(void *)(B.buf + BUF - 64), adds);
+	for (int i = 0; i < NQP; i++)
+		assert_int_equal(*(uint64_t *)(void *)(B.buf + BUF - 128 + 8 * (uint32_t)i), rounds);
 	/* The faults really happened, and recovery really ran. */
 	rnic_fault_get_counts(rnic_engine_device(0)->port_id, &fa);
 	rnic_fault_get_counts(rnic_engine_device(1)->port_id, &fb);
@@ -204,7 +219,12 @@ test_soak(void **state)
 	       (unsigned long)fb.frames, (unsigned long)fb.dropped, (unsigned long)fb.reordered,
 	       (unsigned long)fb.duplicated, (unsigned long)fb.corrupted);
 	assert_true(fa.dropped > 0 && fb.dropped > 0 && fa.duplicated + fb.duplicated > 0 &&
-		    fa.reordered + fb.reordered > 0);
+		    fa.reordered + fb.reordered > 0 && fa.corrupted + fb.corrupted > 0);
+	/* Corrupted frames were caught (mostly by the ICRC) and dropped, not delivered. */
+	uint64_t bad_icrc = test_counter(A.ctx, "rx_drop_bad_icrc") + test_counter(B.ctx, "rx_drop_bad_icrc");
+
+	printf("dropped for a bad ICRC: %lu\n", (unsigned long)bad_icrc);
+	assert_true(bad_icrc > 0 && bad_icrc <= fa.corrupted + fb.corrupted);
 	uint64_t retrans = 0, dups = 0, timeouts = 0, naks = 0, gaps = 0, sent = 0, received = 0, acks = 0;
 
 	/* Per QP, both sides: what the requesters resent and the responders saw twice or out of order. */

@@ -64,11 +64,11 @@ veth)
 	veth_setup || exit $?
 	# The server's softrnic has an address of its own (10.99.0.1, not the kernel's 10.98.0.1, which carries
 	# the TCP exchange); the client's takes its interface's address (no --ip: 10.98.0.2).
-	run_pair ip netns exec rnic-test-a "$pp" "${eal[@]}" --file-prefix rnic-a-$$ \
-		--vdev=net_af_packet0,iface=rnic-va,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1 \
+	run_pair ip netns exec "$ns_a" "$pp" "${eal[@]}" --file-prefix rnic-a-$$ \
+		--vdev=net_af_packet0,iface=$veth_a,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1 \
 		--neigh 10.98.0.2,$mac_b --server 18515 --iters $iters --size $size :: \
-		ip netns exec rnic-test-b "$pp" "${eal[@]}" --file-prefix rnic-b-$$ \
-		--vdev=net_af_packet0,iface=rnic-vb,qpairs=2 -- --port net_af_packet0 \
+		ip netns exec "$ns_b" "$pp" "${eal[@]}" --file-prefix rnic-b-$$ \
+		--vdev=net_af_packet0,iface=$veth_b,qpairs=2 -- --port net_af_packet0 \
 		--neigh 10.99.0.1,$mac_a --client 10.98.0.1:18515 --iters $iters --size $size
 	;;
 *)

@@ -16,14 +16,14 @@ for test in "-o write -s 65536 -n 2000" "-o read --lat -s 64 -n 500" "-o send -s
 	# The server's softrnic has an address of its own (10.99.0.1; the kernel's 10.98.0.1 carries the TCP
 	# exchange), the client's is its veth's; the peers' MACs come from --neigh.
 	# shellcheck disable=SC2086
-	ip netns exec rnic-test-a timeout 60 "$perf" --server 18516 --port net_af_packet0 --ip 10.99.0.1 \
+	ip netns exec "$ns_a" timeout 60 "$perf" --server 18516 --port net_af_packet0 --ip 10.99.0.1 \
 		--neigh 10.98.0.2,"$mac_b" \
-		-- "${eal[@]}" --file-prefix rnic-perf-a-$$ --vdev=net_af_packet0,iface=rnic-va,qpairs=2 \
+		-- "${eal[@]}" --file-prefix rnic-perf-a-$$ --vdev=net_af_packet0,iface=$veth_a,qpairs=2 \
 		>"$tmp/server.log" 2>&1 &
 	# shellcheck disable=SC2086
-	ip netns exec rnic-test-b timeout 60 "$perf" --client 10.98.0.1:18516 $test --verify --json \
+	ip netns exec "$ns_b" timeout 60 "$perf" --client 10.98.0.1:18516 $test --verify --json \
 		--port net_af_packet0 --neigh 10.99.0.1,"$mac_a" \
-		-- "${eal[@]}" --file-prefix rnic-perf-b-$$ --vdev=net_af_packet0,iface=rnic-vb,qpairs=2 \
+		-- "${eal[@]}" --file-prefix rnic-perf-b-$$ --vdev=net_af_packet0,iface=$veth_b,qpairs=2 \
 		>"$tmp/client.log" 2>&1
 	client=$?
 	wait %1

@@ -74,12 +74,28 @@ drain_cq(void)
 		;
 }
 
+/* Take a doorbell off the device's ring as the doorbell stage does: its QP may ring again. 0 or -ENOENT. */
+static int
+dequeue_doorbell(uint64_t *db)
+{
+	struct rnic_doorbell d;
+	struct rnic_qp *qp;
+
+	if (rte_ring_dequeue_elem(dev->doorbell_ring, db, sizeof(*db)) != 0)
+		return -ENOENT;
+	rnic_doorbell_parse(*db, &d);
+	qp = rnic_qp_lookup(dev, d.qpn);
+	if (qp != NULL)
+		rnic_qp_doorbell_taken(qp);
+	return 0;
+}
+
 static void
 drain_doorbells(void)
 {
 	uint64_t db;
 
-	while (rte_ring_dequeue_elem(dev->doorbell_ring, &db, sizeof(db)) == 0)
+	while (dequeue_doorbell(&db) == 0)
 		;
 }
 
@@ -427,7 +443,7 @@ take_doorbell(void)
 {
 	uint64_t db = 0;
 
-	assert_int_equal(rte_ring_dequeue_elem(dev->doorbell_ring, &db, sizeof(db)), 0);
+	assert_int_equal(dequeue_doorbell(&db), 0);
 	return db;
 }
 
@@ -754,7 +770,9 @@ test_flush_on_error(void **state)
 	assert_int_equal(wc[0].wr_id, 300);
 	assert_int_equal(wc[0].status, RNIC_WC_WR_FLUSH_ERR);
 	assert_int_equal(wc[1].wr_id, 301);
-	assert_int_equal(rte_ring_count(dev->doorbell_ring), 3);	/* nothing rung in ERR */
+	/* The three posts in RTS rang one doorbell: the engine (the test here) had not taken it yet, so the
+	 * later posts' WQEs were covered by it. Nothing rung in ERR. */
+	assert_int_equal(rte_ring_count(dev->doorbell_ring), 1);
 	drain_doorbells();
 	/* Back through RESET the QP is usable again, with empty queues. */
 	assert_int_equal(go(qp, RNIC_QPS_RESET), 0);

@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * rnicd's client sessions: one per connection. A session owns one context on one device; its objects are
+ * the engine's own (rnic_create_qp, ... on that context), whose host-interface memory comes from memfd
+ * blocks the session shares with the client. Every handle the client sends is looked up in the session's
+ * own table; nothing it sends is used as an address here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+
+#include "rnicd.h"
+#include "rnic_client.h"
+#include "rnic_cq.h"
+#include "rnic_dbq.h"
+#include "rnic_mr.h"
+#include "rnic_qp.h"
+
+#define PAGE 4096ul
+#define HANDLE_SHIFT 16
+#define MAX_OBJ 65535u
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Shared memory                                                                                            */
+
+/* A sealed memfd of len bytes mapped here; the client maps the same fd. */
+static void *
+block_new(struct rnicd_session *s, size_t len)
+{
+	struct rnicd_block *b;
+
+	if (s->bytes + len > rnicd.quota.max_bytes) {
+		s->over_quota = 1;
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (b == NULL || (b->addr = rnic_shm_create("rnicd-hif", len, &b->fd)) == NULL) {
+		RNICD_LOG(ERR, "client %u: shared memory of %zu bytes: %s", s->id, len, strerror(errno));
+		free(b);
+		return NULL;
+	}
+	b->len = len;
+	b->next = s->blocks;
+	s->blocks = b;
+	s->bytes += len;
+	rnicd.stats.shared_bytes += len;
+	return b->addr;
+}
+
+static struct rnicd_block *
+block_find(struct rnicd_session *s, const void *addr)
+{
+	for (struct rnicd_block *b = s->blocks; b != NULL; b = b->next)
+		if (b->addr == addr)
+			return b;
+	return NULL;
+}
+
+static void
+block_free(struct rnicd_session *s, void *addr)
+{
+	struct rnicd_block **pp, *b;
+
+	for (pp = &s->blocks; *pp != NULL; pp = &(*pp)->next) {
+		if ((*pp)->addr != addr)
+			continue;
+		b = *pp;
+		*pp = b->next;
+		munmap(b->addr, b->len);
+		close(b->fd);
+		s->bytes -= b->len;
+		rnicd.stats.shared_bytes -= b->len;
+		free(b);
+		return;
+	}
+}
+
+static void *
+hostmem_alloc(void *arg, size_t size)
+{
+	return block_new(arg, RTE_ALIGN_CEIL(size, PAGE));
+}
+
+static void
+hostmem_free(void *arg, void *ptr)
+{
+	block_free(arg, ptr);
+}
+
+static const struct rnic_hostmem_ops session_hostmem = { .alloc = hostmem_alloc, .free = hostmem_free };
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Handles                                                                                                  */
+
+static uint64_t *
+live_counter(enum rnicd_obj_kind kind)
+{
+	switch (kind) {
+	case OBJ_PD: return &rnicd.stats.pds_live;
+	case OBJ_MR: return &rnicd.stats.mrs_live;
+	case OBJ_CQ: return &rnicd.stats.cqs_live;
+	default: return &rnicd.stats.qps_live;
+	}
+}
+
+static uint64_t *
+freed_counter(enum rnicd_obj_kind kind)
+{
+	switch (kind) {
+	case OBJ_PD: return &rnicd.stats.pds_freed;
+	case OBJ_MR: return &rnicd.stats.mrs_freed;
+	case OBJ_CQ: return &rnicd.stats.cqs_freed;
+	default: return &rnicd.stats.qps_freed;
+	}
+}
+
+static uint32_t
+quota_of(enum rnicd_obj_kind kind)
+{
+	switch (kind) {
+	case OBJ_PD: return rnicd.quota.max_pd;
+	case OBJ_MR: return rnicd.quota.max_mr;
+	case OBJ_CQ: return rnicd.quota.max_cq;
+	default: return rnicd.quota.max_qp;
+	}
+}
+
+static int
+over_quota(const struct rnicd_session *s, enum rnicd_obj_kind kind)
+{
+	return s->count[kind] >= quota_of(kind);
+}
+
+/* Record an object; returns its handle (0 when the table is full). */
+static uint32_t
+obj_add(struct rnicd_session *s, enum rnicd_obj_kind kind, void *ptr, void *map, size_t map_len)
+{
+	for (uint32_t i = 0; i < s->nb_obj; i++) {
+		if (s->obj[i].kind != OBJ_FREE)
+			continue;
+		s->obj[i] = (struct rnicd_obj){ .kind = (uint8_t)kind, .ptr = ptr, .map = map, .map_len = map_len };
+		s->count[kind]++;
+		(*live_counter(kind))++;
+		return (s->id & 0xffff) << HANDLE_SHIFT | (i + 1);
+	}
+	return 0;
+}
+
+/* The session's object of this kind behind a handle, or NULL: a handle of another client (or a forged one)
+ * names nothing here. */
+static struct rnicd_obj *
+obj_get(struct rnicd_session *s, uint32_t handle, enum rnicd_obj_kind kind)
+{
+	uint32_t index = (handle & 0xffff) - 1;
+
+	if (handle >> HANDLE_SHIFT != (s->id & 0xffff) || index >= s->nb_obj || s->obj[index].kind != kind)
+		return NULL;
+	return &s->obj[index];
+}
+
+static void
+obj_del(struct rnicd_session *s, struct rnicd_obj *o)
+{
+	s->count[o->kind]--;
+	(*live_counter(o->kind))--;
+	memset(o, 0, sizeof(*o));
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Requests                                                                                                 */
+
+static int
+do_list(struct rnicd_rep *rep)
+{
+	struct rnic_device **list = rnic_get_device_list(NULL);
+
+	if (list == NULL)
+		return ENOMEM;
+	for (uint32_t i = 0; list[i] != NULL && i < RNIC_MAX_DEVICES; i++) {
+		const struct rnic_device *dev = list[i];
+		struct rnicd_dev_info *info = &rep->u.list.dev[i];
+
+		memcpy(info->name, dev->name, sizeof(info->name));
+		info->guid = dev->guid;
+		info->lim = dev->lim;
+		memcpy(info->gid, dev->gid, sizeof(info->gid));
+		info->gid_count = dev->gid_count;
+		info->active_mtu = dev->active_mtu;
+		rep->u.list.count = i + 1;
+	}
+	rnic_free_device_list(list);
+	return 0;
+}
+
+static int
+do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out)
+{
+	struct rnic_device **list;
+	struct rnic_context_priv *ctx;
+	struct rnicd_block *b;
+	int n = 0, ret = 0;
+
+	if (s->ctx != NULL)
+		return EBUSY;		/* one context per connection */
+	list = rnic_get_device_list(&n);
+	if (list == NULL)
+		return ENOMEM;
+	if (req->u.open.index >= (uint32_t)n) {
+		rnic_free_device_list(list);
+		return ENODEV;
+	}
+	s->ctx = rnic_open_device(list[req->u.open.index]);
+	rnic_free_device_list(list);
+	if (s->ctx == NULL)
+		return errno;
+	s->dev_index = (int)req->u.open.index;
+	ctx = rnic_context_priv(s->ctx);
+	ctx->hostmem = &session_hostmem;
+	ctx->hostmem_arg = s;
+	ctx->owner = s->id;
+	s->dbq = block_new(s, RTE_ALIGN_CEIL(rnic_dbq_memsize(rnicd.quota.dbq_size), PAGE));
+	if (s->dbq != NULL) {
+		s->dbq->size = rnicd.quota.dbq_size;
+		ret = -rnic_device_attach_dbq(ctx->dev, s->dbq, rnicd.quota.dbq_size, s->id);
+	}
+	if (s->dbq == NULL || ret != 0) {
+		if (s->dbq != NULL)
+			block_free(s, s->dbq);
+		s->dbq = NULL;
+		rnic_close_device(s->ctx);
+		s->ctx = NULL;
+		return ret != 0 ? ret : ENOMEM;
+	}
+	b = block_find(s, s->dbq);
+	rep->u.open.client_id = s->id;
+	rep->u.open.dbq_size = rnicd.quota.dbq_size;
+	rep->u.open.dbq_bytes = b->len;
+	*fd_out = b->fd;
+	RNICD_LOG(INFO, "client %u (pid %d) opened %s", s->id, (int)s->pid, ctx->dev->name);
+	return 0;
+}
+
+static int
+do_alloc_pd(struct rnicd_session *s, struct rnicd_rep *rep)
+{
+	struct rnic_pd *pd;
+
+	if (over_quota(s, OBJ_PD))
+		return EDQUOT;
+	pd = rnic_alloc_pd(s->ctx);
+	if (pd == NULL)
+		return errno;
+	rep->u.obj.handle = obj_add(s, OBJ_PD, pd, NULL, 0);
+	if (rep->u.obj.handle == 0) {
+		rnic_dealloc_pd(pd);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+/* The daemon's mapping of the pages of a client's memfd that hold [offset, offset + length). */
+static int
+map_client_buffer(int fd, uint64_t va, uint64_t offset, uint64_t length, void **map, size_t *map_len,
+		  void **host)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+	uint64_t first = offset & ~(PAGE - 1), end;
+
+	/* A file that may shrink could fault the engine mid-access: only sealed memfds are mapped. */
+	if (seals < 0 || !(seals & F_SEAL_SHRINK))
+		return EPERM;
+	if (fstat(fd, &st) != 0 || length == 0 || offset + length < offset || offset + length > (uint64_t)st.st_size)
+		return EINVAL;
+	/* The client's VA and the file offset must agree within the page: both are mappings of the file. */
+	if ((va & (PAGE - 1)) != (offset & (PAGE - 1)))
+		return EINVAL;
+	end = RTE_ALIGN_CEIL(offset + length, PAGE);
+	*map_len = end - first;
+	*map = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)first);
+	if (*map == MAP_FAILED)
+		return errno == EACCES ? EACCES : ENOMEM;
+	*host = (uint8_t *)*map + (offset - first);
+	return 0;
+}
+
+static int
+do_reg_mr(struct rnicd_session *s, const struct rnicd_req *req, int fd, struct rnicd_rep *rep)
+{
+	const struct rnicd_obj *pd = obj_get(s, req->u.reg_mr.pd, OBJ_PD);
+	struct rnic_mr *mr;
+	size_t map_len = 0;
+	uint64_t room;
+	void *map, *host;
+	int ret;
+
+	if (fd < 0)
+		return EBADF;
+	if (pd == NULL)
+		return ENOENT;
+	if (over_quota(s, OBJ_MR))
+		return EDQUOT;
+	/* What the mapping will take: the pages the range touches (checked so that nothing overflows). */
+	room = s->bytes < rnicd.quota.max_bytes ? rnicd.quota.max_bytes - s->bytes : 0;
+	if (req->u.reg_mr.length > room ||
+	    RTE_ALIGN_CEIL(req->u.reg_mr.length + (req->u.reg_mr.offset & (PAGE - 1)), PAGE) > room)
+		return EDQUOT;
+	ret = map_client_buffer(fd, req->u.reg_mr.va, req->u.reg_mr.offset, req->u.reg_mr.length, &map, &map_len,
+				&host);
+	if (ret != 0)
+		return ret;
+	mr = rnic_mr_reg_host(pd->ptr, (void *)(uintptr_t)req->u.reg_mr.va, host, req->u.reg_mr.length,
+			      req->u.reg_mr.access);
+	if (mr == NULL) {
+		ret = errno;
+		munmap(map, map_len);
+		return ret;
+	}
+	rep->u.reg_mr.handle = obj_add(s, OBJ_MR, mr, map, map_len);
+	if (rep->u.reg_mr.handle == 0) {
+		rnic_dereg_mr(mr);
+		munmap(map, map_len);
+		return ENOMEM;
+	}
+	rep->u.reg_mr.lkey = mr->lkey;
+	rep->u.reg_mr.rkey = mr->rkey;
+	s->bytes += map_len;
+	rnicd.stats.shared_bytes += map_len;
+	return 0;
+}
+
+static int
+destroy_obj(struct rnicd_session *s, struct rnicd_obj *o)
+{
+	int ret;
+
+	switch (o->kind) {
+	case OBJ_PD:
+		ret = rnic_dealloc_pd(o->ptr);
+		break;
+	case OBJ_MR:
+		ret = rnic_dereg_mr(o->ptr);	/* quiesces the engine: nothing reads the mapping after */
+		if (ret == 0) {
+			munmap(o->map, o->map_len);
+			s->bytes -= o->map_len;
+			rnicd.stats.shared_bytes -= o->map_len;
+		}
+		break;
+	case OBJ_CQ:
+		ret = rnic_destroy_cq(o->ptr);
+		break;
+	default:
+		ret = rnic_destroy_qp(o->ptr);
+		break;
+	}
+	if (ret == 0)
+		obj_del(s, o);
+	return ret;
+}
+
+static int
+do_destroy(struct rnicd_session *s, const struct rnicd_req *req, enum rnicd_obj_kind kind)
+{
+	struct rnicd_obj *o = obj_get(s, req->u.obj.handle, kind);
+
+	return o == NULL ? ENOENT : destroy_obj(s, o);
+}
+
+/* Reply with the object's host-interface block: its memfd and size. */
+static int
+share_block(struct rnicd_session *s, const void *addr, int *fd_out, uint64_t *bytes)
+{
+	const struct rnicd_block *b = block_find(s, addr);
+
+	if (b == NULL)
+		return EFAULT;	/* cannot happen: the session allocated it */
+	*fd_out = b->fd;
+	*bytes = b->len;
+	return 0;
+}
+
+static int
+do_create_cq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out)
+{
+	struct rnic_cq *cq;
+	struct rnic_cq_priv *p;
+
+	if (over_quota(s, OBJ_CQ))
+		return EDQUOT;
+	s->over_quota = 0;
+	cq = rnic_create_cq(s->ctx, req->u.create_cq.cqe, NULL, NULL, 0);
+	if (cq == NULL)
+		return s->over_quota ? EDQUOT : errno;
+	p = rnic_cq_priv(cq);
+	rep->u.create_cq.handle = obj_add(s, OBJ_CQ, cq, NULL, 0);
+	if (rep->u.create_cq.handle == 0) {
+		rnic_destroy_cq(cq);
+		return ENOMEM;
+	}
+	rep->u.create_cq.cqn = p->cqn;
+	rep->u.create_cq.nent = 1u << p->log_nent;
+	return share_block(s, p->cqes, fd_out, &rep->u.create_cq.bytes);
+}
+
+static int
+do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out)
+{
+	const struct rnicd_obj *pd = obj_get(s, req->u.create_qp.pd, OBJ_PD);
+	const struct rnicd_obj *scq = obj_get(s, req->u.create_qp.send_cq, OBJ_CQ);
+	const struct rnicd_obj *rcq = obj_get(s, req->u.create_qp.recv_cq, OBJ_CQ);
+	struct rnic_qp_init_attr ia = {
+		.qp_type = (enum rnic_qp_type)req->u.create_qp.qp_type,
+		.sq_sig_all = req->u.create_qp.sq_sig_all,
+		.cap = req->u.create_qp.cap,
+	};
+	struct rnic_qp_priv *p;
+	struct rnic_qp *qp;
+
+	if (pd == NULL || scq == NULL || rcq == NULL)
+		return ENOENT;
+	if (over_quota(s, OBJ_QP))
+		return EDQUOT;
+	ia.send_cq = scq->ptr;
+	ia.recv_cq = rcq->ptr;
+	s->over_quota = 0;
+	qp = rnic_create_qp(pd->ptr, &ia);
+	if (qp == NULL)
+		return s->over_quota ? EDQUOT : errno;
+	p = rnic_qp_priv(qp);
+	rep->u.create_qp.handle = obj_add(s, OBJ_QP, qp, NULL, 0);
+	if (rep->u.create_qp.handle == 0) {
+		rnic_destroy_qp(qp);
+		return ENOMEM;
+	}
+	rep->u.create_qp.qpn = qp->qp_num;
+	rep->u.create_qp.cap = ia.cap;
+	rep->u.create_qp.sq_cnt = p->sq.wqe_cnt;
+	rep->u.create_qp.sq_stride = p->sq.stride;
+	rep->u.create_qp.rq_cnt = p->rq.wqe_cnt;
+	rep->u.create_qp.rq_stride = p->rq.stride;
+	return share_block(s, p->hif, fd_out, &rep->u.create_qp.bytes);
+}
+
+static int
+do_modify_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep)
+{
+	const struct rnicd_obj *o = obj_get(s, req->u.modify_qp.handle, OBJ_QP);
+	struct rnic_qp_attr attr = req->u.modify_qp.attr;
+	int ret;
+
+	if (o == NULL)
+		return ENOENT;
+	ret = rnic_modify_qp(o->ptr, &attr, req->u.modify_qp.mask);
+	rep->u.modify_qp.state = ((struct rnic_qp *)o->ptr)->state;
+	return ret;
+}
+
+static int
+do_query_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep)
+{
+	const struct rnicd_obj *o = obj_get(s, req->u.obj.handle, OBJ_QP);
+	struct rnic_qp_init_attr init;
+	int ret;
+
+	if (o == NULL)
+		return ENOENT;
+	ret = rnic_query_qp(o->ptr, &rep->u.query_qp.attr, 0, &init);
+	rep->u.query_qp.sq_sig_all = init.sq_sig_all;
+	return ret;
+}
+
+static int
+do_qp_counters(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep)
+{
+	const struct rnicd_obj *o = obj_get(s, req->u.obj.handle, OBJ_QP);
+
+	return o == NULL ? ENOENT : rnic_query_qp_counters(o->ptr, &rep->u.qp_counters);
+}
+
+static int
+do_device_counters(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep)
+{
+	int n = RTE_MIN(RTE_MAX(req->u.counters.n, 0), RNICD_MAX_COUNTERS);
+	int total = rnic_query_device_counters(s->ctx, rep->u.counters.c, n);
+
+	if (total < 0)
+		return -total;
+	rep->u.counters.total = total;
+	rep->u.counters.count = RTE_MIN(total, n);
+	return 0;
+}
+
+/* Commands that need an open context, the rest. */
+static int
+dispatch(struct rnicd_session *s, const struct rnicd_req *req, int fd_in, struct rnicd_rep *rep, int *fd_out)
+{
+	switch (req->cmd) {
+	case RNICD_LIST:
+		return do_list(rep);
+	case RNICD_STATS:
+		rep->u.stats = rnicd.stats;
+		return 0;
+	case RNICD_OPEN:
+		return do_open(s, req, rep, fd_out);
+	default:
+		break;
+	}
+	if (s->ctx == NULL)
+		return ENXIO;		/* no device opened on this connection yet */
+	switch (req->cmd) {
+	case RNICD_QUERY_PORT:
+		return rnic_query_port(s->ctx, 1, &rep->u.port);
+	case RNICD_ALLOC_PD:
+		return do_alloc_pd(s, rep);
+	case RNICD_DEALLOC_PD:
+		return do_destroy(s, req, OBJ_PD);
+	case RNICD_REG_MR:
+		return do_reg_mr(s, req, fd_in, rep);
+	case RNICD_DEREG_MR:
+		return do_destroy(s, req, OBJ_MR);
+	case RNICD_CREATE_CQ:
+		return do_create_cq(s, req, rep, fd_out);
+	case RNICD_DESTROY_CQ:
+		return do_destroy(s, req, OBJ_CQ);
+	case RNICD_CREATE_QP:
+		return do_create_qp(s, req, rep, fd_out);
+	case RNICD_MODIFY_QP:
+		return do_modify_qp(s, req, rep);
+	case RNICD_QUERY_QP:
+		return do_query_qp(s, req, rep);
+	case RNICD_DESTROY_QP:
+		return do_destroy(s, req, OBJ_QP);
+	case RNICD_QUERY_QP_COUNTERS:
+		return do_qp_counters(s, req, rep);
+	default:
+		return do_device_counters(s, req, rep);
+	}
+}
+
+/* Whether a message is a well-formed request: known command, our version, exactly its size. */
+static int
+check_request(const struct rnicd_req *req, ssize_t n, int truncated)
+{
+	if (truncated || n < (ssize_t)offsetof(struct rnicd_req, u))
+		return EBADMSG;
+	if (req->cmd == 0 || req->cmd >= RNICD_CMD_END)
+		return EOPNOTSUPP;
+	if (req->version != RNICD_PROTO_VERSION)
+		return EPROTONOSUPPORT;
+	return (size_t)n == rnicd_req_size(req->cmd) ? 0 : EBADMSG;
+}
+
+int
+rnicd_session_serve(struct rnicd_session *s)
+{
+	static struct rnicd_rep rep;	/* one control thread; large: not on the stack */
+	struct rnicd_req req;
+	int truncated, fd_in = -1, fd_out = -1, ret;
+	ssize_t n;
+
+	memset(&req, 0, sizeof(req));
+	n = rnicd_recv_msg(s->sock, &req, sizeof(req), &fd_in, &truncated);
+	if (n == -EAGAIN)
+		return 0;	/* woken for nothing */
+	if (n <= 0) {
+		if (fd_in >= 0)
+			close(fd_in);
+		return -1;	/* closed (0) or broken */
+	}
+	memset(&rep, 0, sizeof(rep));
+	pthread_mutex_lock(&rnicd.lock);
+	ret = check_request(&req, n, truncated);
+	if (ret == 0)
+		ret = dispatch(s, &req, fd_in, &rep, &fd_out);
+	if (ret != 0 && ret != EBUSY && ret != EDQUOT) {
+		rnicd.stats.bad_requests++;
+		RNICD_LOG(DEBUG, "client %u: request %u refused: %s", s->id, req.cmd, strerror(ret));
+	}
+	pthread_mutex_unlock(&rnicd.lock);
+	if (fd_in >= 0)
+		close(fd_in);		/* a registered buffer stays mapped without it */
+	rep.status = ret;
+	/* A reply the socket cannot take at once (the client does not read them) ends the session. */
+	return rnicd_send_msg(s->sock, &rep, sizeof(rep), ret == 0 ? fd_out : -1) == 0 ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Sessions                                                                                                 */
+
+struct rnicd_session *
+rnicd_session_new(int sock)
+{
+	struct rnicd_session *s = calloc(1, sizeof(*s));
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (s == NULL)
+		return NULL;
+	s->nb_obj = RTE_MIN(rnicd.quota.max_pd + rnicd.quota.max_cq + rnicd.quota.max_qp + rnicd.quota.max_mr,
+			    MAX_OBJ);
+	s->obj = calloc(s->nb_obj, sizeof(*s->obj));
+	if (s->obj == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->sock = sock;
+	s->pid = getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : -1;
+	pthread_mutex_lock(&rnicd.lock);
+	s->id = ++rnicd.next_id;
+	if ((s->id & 0xffff) == 0)
+		s->id = ++rnicd.next_id;	/* handles carry the id's low 16 bits: never 0 */
+	s->next = rnicd.sessions;
+	rnicd.sessions = s;
+	rnicd.stats.clients_connected++;
+	rnicd.stats.clients_total++;
+	pthread_mutex_unlock(&rnicd.lock);
+	return s;
+}
+
+/* Destroy every object of one kind the session still holds. */
+static void
+destroy_all(struct rnicd_session *s, enum rnicd_obj_kind kind)
+{
+	for (uint32_t i = 0; i < s->nb_obj; i++) {
+		if (s->obj[i].kind != kind)
+			continue;
+		if (destroy_obj(s, &s->obj[i]) != 0) {
+			RNICD_LOG(ERR, "client %u: cannot free a %s", s->id,
+				  kind == OBJ_QP ? "QP" : kind == OBJ_CQ ? "CQ" : kind == OBJ_MR ? "MR" : "PD");
+			continue;
+		}
+		(*freed_counter(kind))++;
+	}
+}
+
+void
+rnicd_session_end(struct rnicd_session *s)
+{
+	struct rnicd_session **pp;
+	uint32_t live = s->count[OBJ_QP] + s->count[OBJ_CQ] + s->count[OBJ_MR] + s->count[OBJ_PD];
+
+	pthread_mutex_lock(&rnicd.lock);
+	if (live != 0) {
+		RNICD_LOG(WARNING, "client %u (pid %d) went with %u QPs, %u CQs, %u MRs, %u PDs: freeing them",
+			  s->id, (int)s->pid, s->count[OBJ_QP], s->count[OBJ_CQ], s->count[OBJ_MR],
+			  s->count[OBJ_PD]);
+		rnicd.stats.clients_gone++;
+	}
+	/* QPs first, to the error state so the engine stops sending for them, then destroyed (which quiesces
+	 * the engine); then what they used. */
+	for (uint32_t i = 0; i < s->nb_obj; i++) {
+		struct rnic_qp_attr attr = { .qp_state = RNIC_QPS_ERR };
+
+		if (s->obj[i].kind == OBJ_QP)
+			rnic_modify_qp(s->obj[i].ptr, &attr, RNIC_QP_STATE);
+	}
+	destroy_all(s, OBJ_QP);
+	destroy_all(s, OBJ_MR);
+	destroy_all(s, OBJ_CQ);
+	destroy_all(s, OBJ_PD);
+	if (s->ctx != NULL) {
+		if (s->dbq != NULL) {
+			rnic_device_detach_dbq(rnic_ctx_dev(s->ctx), s->dbq);
+			block_free(s, s->dbq);
+		}
+		rnic_close_device(s->ctx);
+	}
+	while (s->blocks != NULL)	/* none left unless an object could not be freed */
+		block_free(s, s->blocks->addr);
+	for (pp = &rnicd.sessions; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	}
+	rnicd.stats.clients_connected--;
+	pthread_mutex_unlock(&rnicd.lock);
+	close(s->sock);
+	free(s->obj);
+	free(s);
+}

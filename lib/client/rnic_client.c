@@ -1,0 +1,722 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Client mode (doc/rnicd.md): devices, contexts and objects of a process served by rnicd. Each context is
+ * one connection to the daemon; each QP and CQ is the daemon's object, whose host-interface block (WQE
+ * buffers, indexes, CQEs, doorbell record) the daemon shares as a memfd this process maps. The objects here
+ * are this process's views of them: the same structs as in-process, bound to this process's mappings, so
+ * rnic_post_send / rnic_post_recv / rnic_poll_cq / rnic_req_notify_cq run unchanged and never call the
+ * daemon. Buffers to register come from rnic_alloc_buf (sealed memfds the daemon maps too).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+
+#include "rnic_client.h"
+#include "rnic_cq.h"
+#include "rnic_dbq.h"
+#include "rnic_mr.h"
+#include "rnic_qp.h"
+
+struct rnic_client {
+	int sock;
+	pthread_mutex_t lock;		/* one request at a time on the connection */
+	uint32_t id;
+	size_t dbq_bytes;
+};
+
+static struct {
+	int active;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct rnic_device *dev[RNIC_MAX_DEVICES];
+	int nb_dev;
+} mode;
+
+/* Buffers of rnic_alloc_buf: the memfd behind each, for registration. */
+struct client_buf {
+	struct client_buf *next;
+	uint8_t *base;
+	size_t len;
+	int fd;
+};
+
+static struct client_buf *bufs;
+static pthread_mutex_t bufs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int
+rnic_client_mode(void)
+{
+	return mode.active;
+}
+
+static int
+client_connect(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int s;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (connect(s, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		int err = errno;
+
+		close(s);
+		return -err;
+	}
+	return s;
+}
+
+/* A device as the daemon describes it: what query_device, query_gid and create_ah read, and a QP table
+ * through which rnic_poll_cq finds this process's QPs. */
+static struct rnic_device *
+proxy_device(const struct rnicd_dev_info *info)
+{
+	struct rnic_device *dev = calloc(1, sizeof(*dev));
+
+	if (dev == NULL)
+		return NULL;
+	memcpy(dev->name, info->name, sizeof(dev->name));
+	dev->name[sizeof(dev->name) - 1] = '\0';
+	dev->guid = info->guid;
+	dev->lim = info->lim;
+	memcpy(dev->gid, info->gid, sizeof(dev->gid));
+	dev->gid_count = RTE_MIN(RTE_MAX(info->gid_count, 0), RNIC_GID_TBL_LEN);
+	dev->active_mtu = (enum rnic_mtu)info->active_mtu;
+	dev->port_id = UINT16_MAX;
+	dev->socket_id = SOCKET_ID_ANY;
+	pthread_mutex_init(&dev->lock, NULL);
+	if (rnic_qp_table_create(dev) != 0) {
+		free(dev);
+		return NULL;
+	}
+	return dev;
+}
+
+static void
+free_devices(void)
+{
+	for (int i = 0; i < mode.nb_dev; i++) {
+		rnic_qp_table_free(mode.dev[i]);
+		pthread_mutex_destroy(&mode.dev[i]->lock);
+		free(mode.dev[i]);
+		mode.dev[i] = NULL;
+	}
+	mode.nb_dev = 0;
+}
+
+int
+rnic_client_init(const char *path)
+{
+	struct rnicd_req req = { 0 };
+	struct rnicd_rep *rep;
+	int s, ret;
+
+	if (mode.active)
+		return -EBUSY;
+	s = client_connect(path);
+	if (s < 0) {
+		RNIC_LOG(ERR, "rnicd at %s: %s", path, strerror(-s));
+		return s;
+	}
+	rep = calloc(1, sizeof(*rep));
+	ret = rep == NULL ? ENOMEM : rnicd_call(s, &req, RNICD_LIST, -1, rep, NULL);
+	close(s);
+	if (ret != 0) {
+		RNIC_LOG(ERR, "rnicd at %s: device list: %s", path, strerror(ret));
+		free(rep);
+		return -ret;
+	}
+	for (uint32_t i = 0; i < RTE_MIN(rep->u.list.count, (uint32_t)RNIC_MAX_DEVICES); i++) {
+		mode.dev[i] = proxy_device(&rep->u.list.dev[i]);
+		if (mode.dev[i] == NULL) {
+			free_devices();
+			free(rep);
+			return -ENOMEM;
+		}
+		mode.nb_dev++;
+	}
+	free(rep);
+	snprintf(mode.path, sizeof(mode.path), "%s", path);
+	mode.active = 1;
+	RNIC_LOG(INFO, "client of rnicd at %s: %d devices", path, mode.nb_dev);
+	return 0;
+}
+
+void
+rnic_client_fini(void)
+{
+	free_devices();
+	mode.active = 0;
+}
+
+int
+rnic_client_device_count(void)
+{
+	return mode.nb_dev;
+}
+
+struct rnic_device *
+rnic_client_device(int index)
+{
+	return index >= 0 && index < mode.nb_dev ? mode.dev[index] : NULL;
+}
+
+static struct rnic_client *
+ctx_client(struct rnic_context *ctx)
+{
+	return rnic_context_priv(ctx)->client;
+}
+
+/* A request on the context's connection; the reply buffer is the caller's. */
+static int
+call(struct rnic_context *ctx, struct rnicd_req *req, uint32_t cmd, int fd_out, struct rnicd_rep *rep,
+     int *fd_in)
+{
+	struct rnic_client *cl = ctx_client(ctx);
+	int ret;
+
+	pthread_mutex_lock(&cl->lock);
+	ret = rnicd_call(cl->sock, req, cmd, fd_out, rep, fd_in);
+	pthread_mutex_unlock(&cl->lock);
+	return ret;
+}
+
+/*
+ * The status of a destroy request: when the daemon is gone, the object is gone with it, and the local view
+ * is released all the same (as rdma-core does after a fatal device error), so that an application can
+ * still clean up.
+ */
+static int
+destroyed(int ret)
+{
+	return ret == ECONNRESET || ret == EPIPE || ret == ENOTCONN ? 0 : ret;
+}
+
+/* Requests that name one object and expect nothing back but a status. */
+static int
+call_obj(struct rnic_context *ctx, uint32_t cmd, uint32_t handle, struct rnicd_rep *rep)
+{
+	struct rnicd_req req = { .u.obj.handle = handle };
+
+	return call(ctx, &req, cmd, -1, rep, NULL);
+}
+
+/* Map a block the daemon sent (and close its descriptor); NULL with errno set on failure. */
+static void *
+map_shared(int fd, size_t bytes)
+{
+	void *p;
+
+	if (fd < 0) {
+		errno = EPROTO;
+		return NULL;
+	}
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Zeroed memory with the alignment the library's structs ask for. */
+static void *
+zalloc_aligned(size_t size)
+{
+	size_t bytes = RTE_ALIGN_CEIL(size, RTE_CACHE_LINE_SIZE);
+	void *p = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes);
+
+	if (p != NULL)
+		memset(p, 0, bytes);
+	return p;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Contexts                                                                                                 */
+
+struct rnic_context *
+rnic_client_open(struct rnic_device *dev)
+{
+	struct rnicd_req req = { 0 };
+	struct rnicd_rep rep;
+	struct rnic_context_priv *ctx;
+	struct rnic_client *cl;
+	int index = -1, fd = -1, ret;
+
+	for (int i = 0; i < mode.nb_dev; i++)
+		if (mode.dev[i] == dev)
+			index = i;
+	if (index < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	cl = calloc(1, sizeof(*cl));
+	if (ctx == NULL || cl == NULL) {
+		free(ctx);
+		free(cl);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&cl->lock, NULL);
+	cl->sock = client_connect(mode.path);
+	ret = cl->sock < 0 ? -cl->sock : 0;
+	req.u.open.index = (uint32_t)index;
+	if (ret == 0)
+		ret = rnicd_call(cl->sock, &req, RNICD_OPEN, -1, &rep, &fd);
+	if (ret == 0) {
+		cl->id = rep.u.open.client_id;
+		cl->dbq_bytes = rep.u.open.dbq_bytes;
+		ctx->dbq = map_shared(fd, cl->dbq_bytes);
+		fd = -1;
+		if (ctx->dbq == NULL)
+			ret = errno;
+	}
+	if (ret != 0) {
+		RNIC_LOG(ERR, "rnicd: cannot open %s: %s", dev->name, strerror(ret));
+		if (fd >= 0)
+			close(fd);
+		if (cl->sock >= 0)
+			close(cl->sock);
+		free(cl);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+	ctx->client = cl;
+	ctx->dev = dev;
+	ctx->pub.device = dev;
+	ctx->pub.async_fd = -1;		/* async events are not forwarded to clients (doc/rnicd.md) */
+	ctx->pub.num_comp_vectors = 1;
+	return &ctx->pub;
+}
+
+int
+rnic_client_close(struct rnic_context *context)
+{
+	struct rnic_context_priv *ctx = rnic_context_priv(context);
+	struct rnic_client *cl = ctx->client;
+
+	/* The daemon frees whatever the context still holds when the connection closes. */
+	munmap(ctx->dbq, cl->dbq_bytes);
+	close(cl->sock);
+	pthread_mutex_destroy(&cl->lock);
+	free(cl);
+	free(ctx);
+	return 0;
+}
+
+int
+rnic_client_query_port(struct rnic_context *ctx, struct rnic_port_attr *attr)
+{
+	struct rnicd_req req = { 0 };
+	struct rnicd_rep rep;
+	int ret = call(ctx, &req, RNICD_QUERY_PORT, -1, &rep, NULL);
+
+	if (ret == 0)
+		*attr = rep.u.port;
+	return ret;
+}
+
+int
+rnic_client_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counters, int n)
+{
+	struct rnicd_req req = { .u.counters.n = n };
+	struct rnicd_rep *rep = malloc(sizeof(*rep));
+	int ret;
+
+	if (rep == NULL)
+		return -ENOMEM;
+	ret = call(ctx, &req, RNICD_QUERY_DEVICE_COUNTERS, -1, rep, NULL);
+	if (ret == 0) {
+		int count = RTE_MIN(RTE_MIN(rep->u.counters.count, n), RNICD_MAX_COUNTERS);
+
+		for (int i = 0; i < count; i++)
+			counters[i] = rep->u.counters.c[i];
+	}
+	ret = ret == 0 ? rep->u.counters.total : -ret;
+	free(rep);
+	return ret;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* PDs and MRs                                                                                              */
+
+struct rnic_pd *
+rnic_client_alloc_pd(struct rnic_context *ctx)
+{
+	struct rnicd_req req = { 0 };
+	struct rnicd_rep rep;
+	struct rnic_pd_priv *pd;
+	int ret = call(ctx, &req, RNICD_ALLOC_PD, -1, &rep, NULL);
+
+	if (ret != 0) {
+		errno = ret;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (pd == NULL) {
+		call_obj(ctx, RNICD_DEALLOC_PD, rep.u.obj.handle, &rep);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->pub.context = ctx;
+	pd->pub.handle = rep.u.obj.handle;
+	return &pd->pub;
+}
+
+int
+rnic_client_dealloc_pd(struct rnic_pd *pd)
+{
+	struct rnicd_rep rep;
+	int ret;
+
+	if (__atomic_load_n(&rnic_pd_priv(pd)->refcnt, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;	/* an AH of this process uses it */
+	ret = destroyed(call_obj(pd->context, RNICD_DEALLOC_PD, pd->handle, &rep));
+	if (ret == 0)
+		free(pd);
+	return ret;
+}
+
+/* The buffer of rnic_alloc_buf that holds [addr, addr + length), or NULL. */
+static const struct client_buf *
+find_buf(const uint8_t *addr, size_t length)
+{
+	const struct client_buf *b;
+
+	for (b = bufs; b != NULL; b = b->next)
+		if (addr >= b->base && length <= b->len && (size_t)(addr - b->base) <= b->len - length)
+			return b;
+	return NULL;
+}
+
+struct rnic_mr *
+rnic_client_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access)
+{
+	struct rnicd_req req = { .u.reg_mr = { .pd = pd->handle, .access = access, .va = (uintptr_t)addr,
+					       .length = length } };
+	struct rnicd_rep rep;
+	const struct client_buf *b;
+	struct rnic_mr *mr;
+	int ret, fd;
+
+	pthread_mutex_lock(&bufs_lock);
+	b = find_buf(addr, length);
+	fd = b != NULL ? b->fd : -1;
+	if (b != NULL)
+		req.u.reg_mr.offset = (uint64_t)((uint8_t *)addr - b->base);
+	pthread_mutex_unlock(&bufs_lock);
+	if (fd < 0) {
+		RNIC_LOG(ERR, "rnicd: reg_mr of %p: not memory of rnic_alloc_buf (rnicd cannot map it)", addr);
+		errno = EINVAL;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = call(pd->context, &req, RNICD_REG_MR, fd, &rep, NULL);
+	if (ret != 0) {
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	mr->context = pd->context;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->handle = rep.u.reg_mr.handle;
+	mr->lkey = rep.u.reg_mr.lkey;
+	mr->rkey = rep.u.reg_mr.rkey;
+	return mr;
+}
+
+int
+rnic_client_dereg_mr(struct rnic_mr *mr)
+{
+	struct rnicd_rep rep;
+	int ret = destroyed(call_obj(mr->context, RNICD_DEREG_MR, mr->handle, &rep));
+
+	if (ret == 0)
+		free(mr);
+	return ret;
+}
+
+void *
+rnic_shm_create(const char *name, size_t len, int *fd_out)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING), err;
+	void *p = MAP_FAILED;
+
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)len) == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	*fd_out = fd;
+	return p;
+}
+
+void *
+rnic_alloc_buf(size_t length)
+{
+	struct client_buf *b;
+	size_t len = RTE_ALIGN_CEIL(length, 4096);
+
+	if (length == 0 || len < length) {
+		errno = EINVAL;
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	/* Sealed: the daemon maps it too, and a file that could shrink under it would fault it. */
+	if (b == NULL || (b->base = rnic_shm_create("rnic-buf", len, &b->fd)) == NULL) {
+		free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	b->len = len;
+	pthread_mutex_lock(&bufs_lock);
+	b->next = bufs;
+	bufs = b;
+	pthread_mutex_unlock(&bufs_lock);
+	return b->base;
+}
+
+void
+rnic_free_buf(void *buf)
+{
+	struct client_buf **pp, *b = NULL;
+
+	if (buf == NULL)
+		return;
+	pthread_mutex_lock(&bufs_lock);
+	for (pp = &bufs; *pp != NULL; pp = &(*pp)->next) {
+		if ((*pp)->base == buf) {
+			b = *pp;
+			*pp = b->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&bufs_lock);
+	if (b == NULL)
+		return;
+	munmap(b->base, b->len);
+	close(b->fd);
+	free(b);
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* CQs and QPs                                                                                              */
+
+struct rnic_cq *
+rnic_client_create_cq(struct rnic_context *ctx, int cqe, void *cq_context, struct rnic_comp_channel *channel,
+		      int comp_vector)
+{
+	struct rnicd_req req = { .u.create_cq.cqe = cqe };
+	struct rnicd_rep rep;
+	struct rnic_cq_priv *cq;
+	void *block;
+	int fd = -1, ret;
+
+	if (channel != NULL) {
+		errno = ENOTSUP;	/* completion events are not forwarded to clients (doc/rnicd.md) */
+		return NULL;
+	}
+	if (comp_vector != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = call(ctx, &req, RNICD_CREATE_CQ, -1, &rep, &fd);
+	if (ret == 0 && (rep.u.create_cq.nent == 0 || (rep.u.create_cq.nent & (rep.u.create_cq.nent - 1)) ||
+			 rep.u.create_cq.bytes != rnic_cq_hif_size(rep.u.create_cq.nent)))
+		ret = EPROTO;
+	block = ret == 0 ? map_shared(fd, rep.u.create_cq.bytes) : NULL;
+	cq = block != NULL ? zalloc_aligned(sizeof(*cq)) : NULL;
+	if (cq == NULL) {
+		if (ret == 0) {
+			ret = ENOMEM;
+			if (block != NULL)
+				munmap(block, rep.u.create_cq.bytes);
+			call_obj(ctx, RNICD_DESTROY_CQ, rep.u.create_cq.handle, &rep);
+		} else if (fd >= 0) {
+			close(fd);
+		}
+		errno = ret;
+		return NULL;
+	}
+	rnic_cq_bind(cq, block, rep.u.create_cq.nent);
+	cq->cqn = rep.u.create_cq.cqn;
+	cq->pub.context = ctx;
+	cq->pub.cq_context = cq_context;
+	cq->pub.handle = rep.u.create_cq.handle;
+	cq->pub.cqe = (int)rep.u.create_cq.nent - 1;
+	return &cq->pub;
+}
+
+int
+rnic_client_destroy_cq(struct rnic_cq *pub)
+{
+	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
+	struct rnicd_rep rep;
+	int ret = destroyed(call_obj(pub->context, RNICD_DESTROY_CQ, pub->handle, &rep));
+
+	if (ret != 0)
+		return ret;
+	munmap(cq->cqes, rnic_cq_hif_size(1u << cq->log_nent));
+	free(cq);
+	return 0;
+}
+
+static size_t
+qp_hif_bytes(const struct rnic_qp_priv *qp)
+{
+	struct rnic_qp_hif_layout l;
+
+	rnic_qp_hif_layout(qp->sq.wqe_cnt, qp->sq.stride, qp->rq.wqe_cnt, qp->rq.stride, &l);
+	return l.size;
+}
+
+static int
+pow2(uint32_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+struct rnic_qp *
+rnic_client_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
+{
+	struct rnic_context *ctx = pd->context;
+	struct rnicd_req req = { 0 };
+	struct rnicd_rep rep;
+	struct rnic_qp_hif_layout l;
+	struct rnic_qp_priv *qp = NULL;
+	void *block = NULL;
+	int fd = -1, ret;
+
+	if (ia->send_cq == NULL || ia->recv_cq == NULL || ia->send_cq->context != ctx ||
+	    ia->recv_cq->context != ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	req.u.create_qp.pd = pd->handle;
+	req.u.create_qp.send_cq = ia->send_cq->handle;
+	req.u.create_qp.recv_cq = ia->recv_cq->handle;
+	req.u.create_qp.qp_type = ia->qp_type;
+	req.u.create_qp.sq_sig_all = ia->sq_sig_all;
+	req.u.create_qp.cap = ia->cap;
+	if (ia->srq != NULL) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	ret = call(ctx, &req, RNICD_CREATE_QP, -1, &rep, &fd);
+	if (ret == 0) {
+		rnic_qp_hif_layout(rep.u.create_qp.sq_cnt, rep.u.create_qp.sq_stride, rep.u.create_qp.rq_cnt,
+				   rep.u.create_qp.rq_stride, &l);
+		if (!pow2(rep.u.create_qp.sq_cnt) || !pow2(rep.u.create_qp.rq_cnt) ||
+		    !pow2(rep.u.create_qp.sq_stride) || !pow2(rep.u.create_qp.rq_stride) ||
+		    l.size != rep.u.create_qp.bytes)
+			ret = EPROTO;
+	}
+	if (ret == 0) {
+		block = map_shared(fd, l.size);
+		fd = -1;
+		qp = block != NULL ? zalloc_aligned(sizeof(*qp)) : NULL;
+		if (qp == NULL) {
+			ret = ENOMEM;
+			if (block != NULL)
+				munmap(block, l.size);
+			call_obj(ctx, RNICD_DESTROY_QP, rep.u.create_qp.handle, &rep);
+		}
+	}
+	if (ret != 0) {
+		if (fd >= 0)
+			close(fd);
+		errno = ret;
+		return NULL;
+	}
+	qp->hif = block;
+	rnic_wq_bind(&qp->sq, block, l.sq_buf, l.sq_wrid, l.sq_tsc, l.sq_idx, rep.u.create_qp.sq_cnt,
+		     rep.u.create_qp.sq_stride);
+	rnic_wq_bind(&qp->rq, block, l.rq_buf, l.rq_wrid, 0, l.rq_idx, rep.u.create_qp.rq_cnt,
+		     rep.u.create_qp.rq_stride);
+	qp->post_state = (enum rnic_qp_state *)((uint8_t *)block + l.state);
+	qp->dbq = rnic_context_priv(ctx)->dbq;
+	qp->cap = rep.u.create_qp.cap;
+	qp->sq_sig_all = ia->sq_sig_all;
+	ia->cap = qp->cap;
+	qp->pub.context = ctx;
+	qp->pub.qp_context = ia->qp_context;
+	qp->pub.pd = pd;
+	qp->pub.send_cq = ia->send_cq;
+	qp->pub.recv_cq = ia->recv_cq;
+	qp->pub.handle = rep.u.create_qp.handle;
+	qp->pub.qp_num = rep.u.create_qp.qpn;
+	qp->pub.state = RNIC_QPS_RESET;
+	qp->pub.qp_type = ia->qp_type;
+	rnic_qp_table_publish(rnic_ctx_dev(ctx), &qp->pub);
+	return &qp->pub;
+}
+
+int
+rnic_client_modify_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr, int mask)
+{
+	struct rnicd_req req = { .u.modify_qp = { .handle = qp->handle, .mask = mask, .attr = *attr } };
+	struct rnicd_rep rep;
+	int ret = call(qp->context, &req, RNICD_MODIFY_QP, -1, &rep, NULL);
+
+	if (ret == 0)
+		__atomic_store_n(&qp->state, (enum rnic_qp_state)rep.u.modify_qp.state, __ATOMIC_RELEASE);
+	return ret;
+}
+
+int
+rnic_client_query_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr)
+{
+	struct rnicd_rep rep;
+	int ret = call_obj(pub->context, RNICD_QUERY_QP, pub->handle, &rep);
+
+	if (ret != 0)
+		return ret;
+	*attr = rep.u.query_qp.attr;
+	__atomic_store_n(&pub->state, attr->qp_state, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int
+rnic_client_destroy_qp(struct rnic_qp *pub)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	struct rnicd_rep rep;
+	int ret = destroyed(call_obj(pub->context, RNICD_DESTROY_QP, pub->handle, &rep));
+
+	if (ret != 0)
+		return ret;
+	rnic_qp_table_unpublish(rnic_ctx_dev(pub->context), pub);
+	munmap(qp->hif, qp_hif_bytes(qp));
+	free(qp);
+	return 0;
+}
+
+int
+rnic_client_query_qp_counters(struct rnic_qp *qp, struct rnic_qp_counters *counters)
+{
+	struct rnicd_rep rep;
+	int ret = call_obj(qp->context, RNICD_QUERY_QP_COUNTERS, qp->handle, &rep);
+
+	if (ret == 0)
+		*counters = rep.u.qp_counters;
+	return ret;
+}

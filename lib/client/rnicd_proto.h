@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The control protocol between rnicd and its clients (doc/rnicd.md): one request, one reply, each a single
+ * SOCK_SEQPACKET message of fixed size per command; memory crosses as file descriptors (SCM_RIGHTS). Only
+ * the control verbs travel here: posting, polling and doorbells go through the shared memory.
+ *
+ * Objects are named by handles from the client's own table in the daemon; nothing the client sends is used
+ * as an address in the daemon.
+ */
+#ifndef RNICD_PROTO_H
+#define RNICD_PROTO_H
+
+#include <stdint.h>
+
+#include "rnic.h"
+#include "rnic_priv.h"
+
+#define RNICD_PROTO_VERSION 1
+#define RNICD_MAX_COUNTERS 128	/* device counters one reply carries */
+
+enum rnicd_cmd {
+	RNICD_LIST = 1,		/* the daemon's devices */
+	RNICD_OPEN,		/* bind this connection to a device: it becomes a context (one per connection) */
+	RNICD_QUERY_PORT,
+	RNICD_ALLOC_PD,
+	RNICD_DEALLOC_PD,
+	RNICD_REG_MR,		/* + the memfd of the buffer */
+	RNICD_DEREG_MR,
+	RNICD_CREATE_CQ,	/* reply + the memfd of the CQ's host-interface block */
+	RNICD_DESTROY_CQ,
+	RNICD_CREATE_QP,	/* reply + the memfd of the QP's host-interface block */
+	RNICD_MODIFY_QP,
+	RNICD_QUERY_QP,
+	RNICD_DESTROY_QP,
+	RNICD_QUERY_QP_COUNTERS,
+	RNICD_QUERY_DEVICE_COUNTERS,
+	RNICD_STATS,		/* the daemon's counters (rnicd_stats) */
+	RNICD_CMD_END,
+};
+
+struct rnicd_dev_info {
+	char name[RNIC_DEV_NAME_MAX];
+	uint64_t guid;
+	struct rnic_limits lim;
+	union rnic_gid gid[RNIC_GID_TBL_LEN];
+	int32_t gid_count;
+	uint32_t active_mtu;
+};
+
+/* What rnicd counts (RNICD_STATS, telemetry /rnicd/stats). */
+struct rnicd_stats {
+	uint64_t clients_connected;	/* now */
+	uint64_t clients_total;		/* ever accepted */
+	uint64_t clients_gone;		/* connections closed without a close_device (crash, kill, exit) */
+	uint64_t qps_live, cqs_live, mrs_live, pds_live;
+	uint64_t qps_freed, cqs_freed, mrs_freed, pds_freed;	/* by the daemon after a client went */
+	uint64_t shared_bytes;		/* client memory mapped now (host interface and registered buffers) */
+	uint64_t bad_requests;		/* malformed or refused messages */
+};
+
+struct rnicd_req {
+	uint32_t cmd;
+	uint32_t version;
+	union {
+		struct { uint32_t index; } open;
+		struct { uint32_t handle; } obj;	/* DEALLOC_PD, DEREG_MR, DESTROY_*, QUERY_QP(_COUNTERS) */
+		struct {
+			uint32_t pd;
+			int32_t access;
+			uint64_t va;		/* the client's address of the region */
+			uint64_t offset;	/* where it starts in the memfd sent along */
+			uint64_t length;
+		} reg_mr;
+		struct { int32_t cqe; } create_cq;
+		struct {
+			uint32_t pd, send_cq, recv_cq;
+			int32_t qp_type;
+			int32_t sq_sig_all;
+			struct rnic_qp_cap cap;
+		} create_qp;
+		struct {
+			uint32_t handle;
+			int32_t mask;
+			struct rnic_qp_attr attr;
+		} modify_qp;
+		struct { int32_t n; } counters;
+	} u;
+};
+
+struct rnicd_rep {
+	int32_t status;			/* 0 or a positive errno */
+	uint32_t pad;
+	union {
+		struct {
+			uint32_t count;
+			struct rnicd_dev_info dev[RNIC_MAX_DEVICES];
+		} list;
+		struct {
+			uint32_t client_id;
+			uint32_t dbq_size;	/* doorbells; the memfd sent along holds the queue */
+			uint64_t dbq_bytes;
+		} open;
+		struct rnic_port_attr port;
+		struct { uint32_t handle; } obj;
+		struct { uint32_t handle, lkey, rkey; } reg_mr;
+		struct { uint32_t handle, cqn, nent; uint64_t bytes; } create_cq;
+		struct {
+			uint32_t handle, qpn;
+			struct rnic_qp_cap cap;
+			uint32_t sq_cnt, sq_stride, rq_cnt, rq_stride;
+			uint64_t bytes;
+		} create_qp;
+		struct { int32_t state; } modify_qp;
+		struct {
+			struct rnic_qp_attr attr;
+			int32_t sq_sig_all;
+		} query_qp;
+		struct rnic_qp_counters qp_counters;
+		struct {
+			int32_t total;
+			int32_t count;
+			struct rnic_counter c[RNICD_MAX_COUNTERS];
+		} counters;
+		struct rnicd_stats stats;
+	} u;
+};
+
+/* Bytes of a request's payload for each command (the daemon refuses any other length). */
+static inline size_t
+rnicd_req_size(uint32_t cmd)
+{
+	const struct rnicd_req *r = 0;
+	size_t hdr = sizeof(r->cmd) + sizeof(r->version);
+
+	switch (cmd) {
+	case RNICD_OPEN: return hdr + sizeof(r->u.open);
+	case RNICD_DEALLOC_PD: case RNICD_DEREG_MR: case RNICD_DESTROY_CQ: case RNICD_DESTROY_QP:
+	case RNICD_QUERY_QP: case RNICD_QUERY_QP_COUNTERS: return hdr + sizeof(r->u.obj);
+	case RNICD_REG_MR: return hdr + sizeof(r->u.reg_mr);
+	case RNICD_CREATE_CQ: return hdr + sizeof(r->u.create_cq);
+	case RNICD_CREATE_QP: return hdr + sizeof(r->u.create_qp);
+	case RNICD_MODIFY_QP: return hdr + sizeof(r->u.modify_qp);
+	case RNICD_QUERY_DEVICE_COUNTERS: return hdr + sizeof(r->u.counters);
+	default: return hdr;	/* LIST, QUERY_PORT, ALLOC_PD, STATS */
+	}
+}
+
+#endif /* RNICD_PROTO_H */
