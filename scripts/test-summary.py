@@ -3,7 +3,8 @@
 
 A cmocka executable counts as the number of cmocka test cases it ran; every other test (oracle scripts,
 expected-failure argument checks) counts as one. A test meson saw fail counts at least one failure, even
-when it crashed before cmocka could report.
+when it crashed before cmocka could report. Each failed test's output ends with its last lines, so a
+failure in CI, where the build tree is gone afterwards, can be diagnosed from the log alone.
 """
 import json
 import re
@@ -13,6 +14,7 @@ CMOCKA_PASSED = re.compile(r"^\[  PASSED  \] (\d+) test\(s\)\.", re.M)
 CMOCKA_FAILED = re.compile(r"^\[  FAILED  \] (\d+) test\(s\), listed below:", re.M)
 CASE_COUNT = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
 OK_RESULTS = {"OK", "EXPECTEDFAIL"}
+TAIL_LINES = 40
 
 
 def count(entry):
@@ -48,10 +50,15 @@ def main():
                 passed += p
                 failed += fl
                 if fl:
-                    failures.append(f'{log}: {entry["name"]} ({entry["result"]})')
+                    failures.append((f'{log}: {entry["name"]} ({entry["result"]})', entry))
     for name in skipped:
         print(f"skipped: {name}")
-    for name in failures:
+    for name, entry in failures:
+        out = ((entry.get("stdout") or "") + (entry.get("stderr") or "")).splitlines()
+        print(f"--- the last {min(len(out), TAIL_LINES)} lines of {name}")
+        for line in out[-TAIL_LINES:]:
+            print(f"    {line}")
+    for name, _ in failures:
         print(f"failed: {name}")
     print(f"{passed} passed, {failed} failed" + (f", {len(skipped)} skipped" if skipped else ""))
     return 1 if failed or passed == 0 else 0
