@@ -607,8 +607,17 @@ const char *rnic_event_type_str(enum rnic_event_type event);
 int rnic_engine_init(int argc, char **argv);
 /* Launch the pipeline stages on their lcores; returns 0 or a negative errno. */
 int rnic_engine_start(void);
-/* Stop the stages and wait for their lcores; objects stay valid. */
+/* Stop the stages and wait for their lcores; objects stay valid. Call it from the main lcore. */
 int rnic_engine_stop(void);
+/*
+ * Manual progress (softrnic extension, as libfabric's FI_PROGRESS_MANUAL): a stage map may put stages on the
+ * EAL main lcore, the application's own thread ("--stages devices" does on a machine with fewer worker
+ * lcores than devices). They run only when that thread calls in: once per rnic_poll_cq it makes, or here.
+ * An application that gives its lcore stages keeps calling one of the two while it expects traffic (its
+ * QPs' timers and its ports' receive queues wait otherwise). Returns the work done (packets, doorbells); 0
+ * from any other thread, or when the main lcore has no stage.
+ */
+unsigned int rnic_engine_progress(void);
 /* Release devices, ports and EAL. Every context must be closed first (-EBUSY otherwise). */
 int rnic_engine_fini(void);
 /* Print the engine arguments to the given stream (a FILE *). */

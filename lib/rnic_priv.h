@@ -212,7 +212,11 @@ int rnic_engine_running(void);
 /* The MAC of a neighbour given with --neigh, for a peer that is not a device of this process; 0 or -ENOENT. */
 int rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6]);
 
-/* Map a stage to a worker lcore; only while the engine is stopped. Returns 0 or a negative errno. */
+/* The main lcore has stages: rnic_poll_cq runs them (rnic_engine_progress). */
+extern int rnic_progress_stages;
+
+/* Map a stage to an lcore of the EAL (the main lcore's run in rnic_engine_progress); only while the engine
+ * is stopped. Returns 0 or a negative errno. */
 int rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage);
 
 /*

@@ -140,11 +140,14 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *eargc, char **eargv)
 			eargv[(*eargc)++] = defaults[i];
 	}
 	eargv[(*eargc)++] = "--";
-	for (int i = 1; i < eal_at - (eal_at < argc ? 1 : 0) && *eargc < MAX_ARGS - 2; i++) {
+	int stages_given = 0;
+
+	for (int i = 1; i < eal_at - (eal_at < argc ? 1 : 0) && *eargc < MAX_ARGS - 4; i++) {
 		int eng = strcmp(argv[i], "--no-latency") == 0;
 
 		for (int k = 0; engine_opts[k] != NULL && !eng; k++) {
 			if (strcmp(argv[i], engine_opts[k]) == 0) {
+				stages_given |= strcmp(argv[i], "--stages") == 0;
 				eargv[(*eargc)++] = argv[i];
 				eargv[(*eargc)++] = argv[++i];
 				break;
@@ -152,6 +155,13 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *eargc, char **eargv)
 		}
 		if (eng)
 			eargv[(*eargc)++] = argv[i];
+	}
+	/* rnic-perf polls all the time, so its own lcore can carry engine stages (manual progress): each device
+	 * gets an lcore of its own, the main lcore included when there are fewer workers than devices (the
+	 * loopback pair on -l 0,1 uses both cores). */
+	if (!stages_given) {
+		eargv[(*eargc)++] = "--stages";
+		eargv[(*eargc)++] = "devices";
 	}
 
 	optind = 0;
@@ -591,6 +601,9 @@ check_target(struct perf_end *e, const struct perf_opts *o, uint32_t size, const
 	for (int i = 0; o->conn != RNIC_QPT_RC && i < 1000; i++) {
 		if (check_target_now(e, o, size, count, 1) == 0)
 			return 0;
+		/* The target's stages may be this thread's own (manual progress): run them, then wait. */
+		while (rnic_engine_progress() != 0)
+			;
 		usleep(1000);
 	}
 	return check_target_now(e, o, size, count, 0);
@@ -790,9 +803,11 @@ wait_byte(const volatile uint8_t *p, uint8_t value)
 {
 	double deadline = now_s() + WAIT_S;
 
-	while (*p != value)
+	while (*p != value) {
+		rnic_engine_progress();
 		if (now_s() > deadline)
 			return fail("the peer's WRITE did not arrive");
+	}
 	return 0;
 }
 
@@ -1290,7 +1305,10 @@ main(int argc, char **argv)
 		ret = -1;
 	else
 		ret = o.server_port != NULL ? run_server(&o) : o.client != NULL ? run_client(&o) : run_loopback(&o);
-	usleep(100000);	/* the last ACKs on their way before the ports go */
+	/* The last ACKs on their way before the ports go (this lcore's stages may carry them). */
+	for (double t0 = now_s(); now_s() - t0 < 0.1;)
+		if (rnic_engine_progress() == 0)
+			usleep(1000);
 	rnic_engine_stop();
 	rnic_engine_fini();
 	return ret == 0 ? 0 : 1;

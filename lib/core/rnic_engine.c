@@ -38,12 +38,13 @@ RTE_LOG_REGISTER_DEFAULT(rnic_logtype, INFO);
 #define IDLE_LOOPS_BEFORE_SLEEP 1024	/* --idle-sleep: polling loops without work before the first sleep */
 #define MAX_IDLE_SLEEP_US 10000		/* well below QUIESCE_TIMEOUT_MS: a sleeping lcore still quiesces */
 
+/* One lcore's stages; aligned, as each lcore writes its own cycle counts on every loop. */
 struct rnic_lcore_stages {
 	unsigned int count;
 	struct rnic_stage stage[RNIC_MAX_STAGES_PER_LCORE];
 	uint64_t busy_cycles;		/* loops in which a stage found work */
 	uint64_t idle_cycles;		/* loops in which none did */
-};
+} __rte_cache_aligned;
 
 /* Engine arguments, parsed from what follows "--" in rnic_engine_init's argv. */
 struct rnic_engine_args {
@@ -82,7 +83,8 @@ static struct {
 	struct rnic_device *device[RNIC_MAX_DEVICES];
 	struct rte_mempool *pool[RNIC_MAX_DEVICES];
 	struct rnic_lcore_stages lcore[RTE_MAX_LCORE];
-	/* Worker lcores report a quiescent state after every loop iteration (rnic_engine_quiesce). */
+	/* Worker lcores report a quiescent state after every loop iteration (rnic_engine_quiesce); the main
+	 * lcore is online only while rnic_engine_progress runs its stages. */
 	struct rte_rcu_qsbr *qsbr;
 	unsigned int nb_neighbors;
 	struct rnic_neighbor neighbor[RNIC_MAX_NEIGHBORS];
@@ -153,11 +155,14 @@ rnic_engine_usage(void *stream)
 		"  --mbufs N        mbufs per port pool (default %u)\n"
 		"  --stages MAP     stage -> lcore map: one (every stage on the first worker lcore), two\n"
 		"                   (doorbell, requester, completer | parser, responder), split (doorbell |\n"
-		"                   requester, completer | parser | responder), or doorbell=L,requester=L,\n"
-		"                   completer=L,parser=L,responder=L (lcore ids; requester and completer share\n"
-		"                   one). L+L+... gives a stage several lcores: QPs are sharded by QPN over\n"
-		"                   them (requester, completer and responder, as many each). Default: two\n"
-		"                   with two worker lcores or more, else one\n"
+		"                   requester, completer | parser | responder), devices (every stage of\n"
+		"                   device i on one lcore: the workers in turn, then the main lcore), or\n"
+		"                   doorbell=L,requester=L,completer=L,parser=L,responder=L (lcore ids;\n"
+		"                   requester and completer share one). L+L+... gives a stage several\n"
+		"                   lcores: QPs are sharded by QPN over them (requester, completer and\n"
+		"                   responder, as many each). Stages on the main lcore run when the\n"
+		"                   application calls rnic_poll_cq or rnic_engine_progress (manual\n"
+		"                   progress). Default: two with two worker lcores or more, else one\n"
 		"  --neigh IP,MAC   the MAC of a peer on another host (repeatable)\n"
 		"  --pcap FILE      capture what every port sends and receives to a pcapng file (slow)\n"
 		"  --fault SPEC     faults on what every port receives: drop=P,reorder=P,duplicate=P,\n"
@@ -515,12 +520,27 @@ worker(unsigned int n)
 	return RTE_MAX_LCORE;
 }
 
-/* Where each stage runs: per stage, one lcore per shard (the doorbell and parser stages: one lcore). */
+/* Where each stage runs: per stage, one lcore per shard (the doorbell and parser stages: one lcore); or, for
+ * the "devices" map, every stage of device i on the i-th engine lcore (rnic_engine_lcore_order). */
 struct stage_map {
-	uint16_t nb_shards;		/* 0: no data path (no worker lcore) */
+	uint16_t nb_shards;		/* 0: no data path (no engine lcore) */
+	uint8_t per_device;
 	unsigned int nb[RNIC_STAGE_MAX];
 	unsigned int lcore[RNIC_STAGE_MAX][RNIC_MAX_SHARDS];
 };
+
+/* The engine lcores in the order the "devices" map hands them to devices: the workers, then the main lcore
+ * (whose stages run when the application calls rnic_engine_progress). Returns how many. */
+static unsigned int
+engine_lcore_order(unsigned int order[RTE_MAX_LCORE])
+{
+	unsigned int n = 0, lcore_id;
+
+	RTE_LCORE_FOREACH_WORKER(lcore_id)
+		order[n++] = lcore_id;
+	order[n++] = rte_get_main_lcore();
+	return n;
+}
 
 /* Read a stage map: a preset, or stage=L[+L...] items. */
 static int
@@ -537,6 +557,14 @@ parse_stage_map(const char *map, struct stage_map *m)
 	char buf[256], *save;
 
 	memset(m, 0, sizeof(*m));
+	if (strcmp(map, "devices") == 0) {
+		m->per_device = 1;
+		for (int st = 0; st < RNIC_STAGE_MAX; st++) {
+			m->nb[st] = 1;
+			m->lcore[st][0] = rte_get_main_lcore();	/* checked as a stand-in for every device's */
+		}
+		return 0;
+	}
 	for (unsigned int i = 0; i < RTE_DIM(presets); i++) {
 		if (strcmp(map, presets[i].name) != 0)
 			continue;
@@ -578,8 +606,8 @@ check_stage_map(const char *map, struct stage_map *m)
 		for (unsigned int k = 0; k < m->nb[st]; k++) {
 			unsigned int l = m->lcore[st][k];
 
-			if (l >= RTE_MAX_LCORE || !rte_lcore_is_enabled(l) || l == rte_get_main_lcore()) {
-				RNIC_LOG(ERR, "--stages %s: stage %s needs worker lcores of this EAL (-l)", map,
+			if (l >= RTE_MAX_LCORE || !rte_lcore_is_enabled(l)) {
+				RNIC_LOG(ERR, "--stages %s: stage %s needs lcores of this EAL (-l)", map,
 					 rnic_stage_names[st]);
 				return -EINVAL;
 			}
@@ -600,18 +628,15 @@ check_stage_map(const char *map, struct stage_map *m)
 	return 0;
 }
 
-/* The stage map of the arguments; no data path (nb_shards 0) without worker lcores. */
+/* The stage map of the arguments; no data path (nb_shards 0) without worker lcores, unless a map puts the
+ * stages on the main lcore. */
 static int
 stage_map_of(const struct rnic_engine_args *args, struct stage_map *m)
 {
 	const char *map = args->stages;
 
 	memset(m, 0, sizeof(*m));
-	if (rte_lcore_count() < 2) {
-		if (map != NULL) {
-			RNIC_LOG(ERR, "--stages %s: no worker lcores (EAL -l with two lcores or more)", map);
-			return -EINVAL;
-		}
+	if (rte_lcore_count() < 2 && map == NULL) {
 		RNIC_LOG(INFO, "no worker lcore: control path only, the data path does not run");
 		return 0;
 	}
@@ -636,6 +661,7 @@ static unsigned int (*const stage_poll[RNIC_STAGE_MAX])(void *, unsigned int) = 
 static int
 create_pipelines(const struct stage_map *m)
 {
+	unsigned int order[RTE_MAX_LCORE], nb_order = engine_lcore_order(order);
 	int ret = 0;
 
 	for (int i = 0; i < engine.nb_devices && ret == 0; i++) {
@@ -652,7 +678,8 @@ create_pipelines(const struct stage_map *m)
 					.arg = dev->pipeline[k],
 				};
 
-				ret = rnic_engine_add_stage(m->lcore[st][k], &stage);
+				ret = rnic_engine_add_stage(m->per_device ? order[(unsigned int)i % nb_order] :
+							    m->lcore[st][k], &stage);
 			}
 		}
 	}
@@ -787,16 +814,37 @@ rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage)
 
 	if (!engine.initialized || engine.running)
 		return -EBUSY;
-	if (lcore_id >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore_id) ||
-	    lcore_id == rte_get_main_lcore()) {
-		RNIC_LOG(ERR, "stage %s: lcore %u is not a worker lcore of this EAL", stage->name, lcore_id);
+	if (lcore_id >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore_id)) {
+		RNIC_LOG(ERR, "stage %s: lcore %u is not an lcore of this EAL", stage->name, lcore_id);
 		return -EINVAL;
 	}
 	ls = &engine.lcore[lcore_id];
 	if (ls->count == RNIC_MAX_STAGES_PER_LCORE)
 		return -ENOSPC;
 	ls->stage[ls->count++] = *stage;
+	if (lcore_id == rte_get_main_lcore())
+		rnic_progress_stages = 1;
 	return 0;
+}
+
+int rnic_progress_stages;
+
+/* One pass over an lcore's stages: the work they did; the pass's cycles count as busy or idle. */
+static unsigned int
+poll_stages(struct rnic_lcore_stages *ls, uint64_t *last)
+{
+	unsigned int work = 0;
+	uint64_t now;
+
+	for (unsigned int i = 0; i < ls->count; i++)
+		work += ls->stage[i].poll(ls->stage[i].arg, RNIC_STAGE_BUDGET);
+	now = rte_rdtsc();
+	if (work != 0)
+		ls->busy_cycles += now - *last;
+	else
+		ls->idle_cycles += now - *last;
+	*last = now;
+	return work;
 }
 
 /*
@@ -811,32 +859,44 @@ lcore_loop(void *arg)
 	struct rnic_lcore_stages *ls = arg;
 	unsigned int self = rte_lcore_id();
 	unsigned int idle_loops = 0;
+	uint64_t last;
 
 	rte_rcu_qsbr_thread_register(engine.qsbr, self);
 	rte_rcu_qsbr_thread_online(engine.qsbr, self);
-	uint64_t last = rte_rdtsc();
-
+	last = rte_rdtsc();
 	while (engine.running) {
-		unsigned int work = 0;
-		uint64_t now;
+		unsigned int work = poll_stages(ls, &last);
 
-		for (unsigned int i = 0; i < ls->count; i++)
-			work += ls->stage[i].poll(ls->stage[i].arg, RNIC_STAGE_BUDGET);
 		rte_rcu_qsbr_quiescent(engine.qsbr, self);
 		if (work != 0)
 			idle_loops = 0;
 		else if (engine.idle_sleep_us != 0 && ++idle_loops >= IDLE_LOOPS_BEFORE_SLEEP)
 			rte_delay_us_sleep(engine.idle_sleep_us);
-		now = rte_rdtsc();
-		if (work != 0)
-			ls->busy_cycles += now - last;
-		else
-			ls->idle_cycles += now - last;
-		last = now;
 	}
 	rte_rcu_qsbr_thread_offline(engine.qsbr, self);
 	rte_rcu_qsbr_thread_unregister(engine.qsbr, self);
 	return 0;
+}
+
+/*
+ * The main lcore's stages run here, on the application's thread, each time it calls (manual progress): the
+ * lcore is an RCU reader only while it runs them, so a control call it makes between two passes (dereg_mr,
+ * destroy_qp) does not wait for itself.
+ */
+unsigned int
+rnic_engine_progress(void)
+{
+	unsigned int self = rte_get_main_lcore(), work;
+	struct rnic_lcore_stages *ls = &engine.lcore[self];
+	uint64_t start;
+
+	if (!engine.running || ls->count == 0 || rte_lcore_id() != self)
+		return 0;
+	rte_rcu_qsbr_thread_online(engine.qsbr, self);
+	start = rte_rdtsc();
+	work = poll_stages(ls, &start);
+	rte_rcu_qsbr_thread_offline(engine.qsbr, self);
+	return work;
 }
 
 int
@@ -870,6 +930,9 @@ rnic_engine_start(void)
 		return 0;	/* rnicd's engine runs already */
 	if (!engine.initialized || engine.running)
 		return -EBUSY;
+	/* The main lcore's stages (rnic_engine_progress) read RCU-protected state too. */
+	if (engine.lcore[rte_get_main_lcore()].count != 0)
+		rte_rcu_qsbr_thread_register(engine.qsbr, rte_get_main_lcore());
 	engine.running = 1;
 	rte_smp_wmb();
 	RTE_LCORE_FOREACH_WORKER(lcore_id) {
@@ -900,6 +963,8 @@ rnic_engine_stop(void)
 	RTE_LCORE_FOREACH_WORKER(lcore_id)
 		if (engine.lcore[lcore_id].count != 0)
 			rte_eal_wait_lcore(lcore_id);
+	if (engine.lcore[rte_get_main_lcore()].count != 0)
+		rte_rcu_qsbr_thread_unregister(engine.qsbr, rte_get_main_lcore());
 	return 0;
 }
 
@@ -921,6 +986,7 @@ rnic_engine_fini(void)
 	rnic_engine_stop();
 	release_devices();
 	memset(engine.lcore, 0, sizeof(engine.lcore));
+	rnic_progress_stages = 0;
 	engine.nb_neighbors = 0;
 	engine.initialized = 0;
 	rte_eal_cleanup();

@@ -115,7 +115,7 @@ cmd_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)cmd;
 	(void)params;
 	rte_tel_data_start_dict(d);
-	RTE_LCORE_FOREACH_WORKER(lcore) {
+	RTE_LCORE_FOREACH(lcore) {	/* the main lcore too: its stages run in rnic_engine_progress */
 		const char *names[8];
 		unsigned int nb = RTE_DIM(names);
 		uint64_t busy, idle;

@@ -511,6 +511,8 @@ rnic_poll_cq(struct rnic_cq *pub, int num_entries, struct rnic_wc *wc)
 
 	if (pub == NULL || num_entries < 0 || (wc == NULL && num_entries > 0))
 		return -EINVAL;
+	if (unlikely(rnic_progress_stages))
+		rnic_engine_progress();
 	while (n < num_entries && (cqe = sw_cqe(cq, cq->cons)) != NULL) {
 		decode_cqe(cq, cqe, &wc[n++]);
 		cq->cons++;

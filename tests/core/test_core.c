@@ -223,27 +223,37 @@ count_poll(void *arg, unsigned int budget)
 static void
 test_stages_run_on_workers(void **state)
 {
-	struct counting_stage cs = { 0, 0 };
+	struct counting_stage cs = { 0, 0 }, on_main = { 0, 0 };
 	struct rnic_stage stage = { .name = "count", .poll = count_poll, .arg = &cs };
+	struct rnic_stage main_stage = { .name = "count-main", .poll = count_poll, .arg = &on_main };
 	unsigned int worker = rte_get_next_lcore(rte_get_main_lcore(), 1, 0);
 
 	(void)state;
 	assert_true(worker < RTE_MAX_LCORE);	/* the test runs with two lcores */
-	assert_int_equal(rnic_engine_add_stage(rte_get_main_lcore(), &stage), -EINVAL);
 	assert_int_equal(rnic_engine_add_stage(RTE_MAX_LCORE, &stage), -EINVAL);
 	assert_int_equal(rnic_engine_add_stage(worker, &stage), 0);
+	assert_int_equal(rnic_engine_add_stage(rte_get_main_lcore(), &main_stage), 0);
+	assert_int_equal(rnic_engine_progress(), 0);	/* the engine is not started */
 	assert_int_equal(rnic_engine_start(), 0);
 	assert_int_equal(rnic_engine_start(), -EBUSY);
 	assert_int_equal(rnic_engine_add_stage(worker, &stage), -EBUSY);
 	/* Bounded wait for the worker to poll. */
 	for (int i = 0; i < 2000 && cs.polls < 1000; i++)
 		usleep(1000);
+	/* The main lcore's stage runs only when the application calls in (manual progress). */
+	assert_int_equal(on_main.polls, 0);
+	for (int i = 0; i < 10; i++)
+		rnic_engine_progress();
+	assert_int_equal(on_main.polls, 10);
+	assert_int_equal(on_main.lcore, rte_get_main_lcore());
 	assert_int_equal(rnic_engine_stop(), 0);
 	assert_true(cs.polls >= 1000);
 	assert_int_equal(cs.lcore, worker);
 	uint64_t after_stop = cs.polls;
 	usleep(10000);
 	assert_int_equal(cs.polls, after_stop);
+	rnic_engine_progress();
+	assert_int_equal(on_main.polls, 10);	/* stopped: progress runs nothing */
 }
 
 static void
