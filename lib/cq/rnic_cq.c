@@ -345,7 +345,7 @@ encode_cqe(struct rnic_cqe64 *cqe, const struct rnic_cqe_desc *d)
 	cqe->imm_inval_pkey = d->with_inv ? rte_cpu_to_be_32(d->imm_inval) : d->imm_inval;
 	cqe->flags_rqpn = rte_cpu_to_be_32((uint32_t)(d->grh ? 1 : 0) << RNIC_CQE_GRH_SHIFT |
 					   (d->src_qp & 0xffffff));
-	cqe->timestamp = rte_cpu_to_be_64(rte_rdtsc());
+	/* cqe->timestamp stays 0: no completion timestamps (the verbs API here has none to return). */
 }
 
 /* Entries the consumer has not released yet, from the doorbell record it updates. */
@@ -394,8 +394,15 @@ rnic_cq_push(struct rnic_cq *pub, const struct rnic_cqe_desc *d)
 	do {
 		if (__atomic_load_n(&cq->hif->error, __ATOMIC_ACQUIRE))
 			return -EIO;
-		if (cq_used(cq, prod) >= nent)
-			return overflow(cq);
+		/* The consumer index seen last only lags: a CQ that looks full by it is checked for real. */
+		if (((prod - __atomic_load_n(&cq->ci_seen, __ATOMIC_RELAXED)) & 0xffffff) >= nent) {
+			uint32_t ci = rte_be_to_cpu_32(__atomic_load_n(&cq->dbrec[RNIC_CQ_DB_SET_CI],
+								       __ATOMIC_ACQUIRE));
+
+			__atomic_store_n(&cq->ci_seen, ci, __ATOMIC_RELAXED);
+			if (((prod - ci) & 0xffffff) >= nent)
+				return overflow(cq);
+		}
 	} while (!__atomic_compare_exchange_n(&cq->hif->prod, &prod, prod + 1, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
 	cqe = &cq->cqes[prod & (nent - 1)];

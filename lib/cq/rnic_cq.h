@@ -95,9 +95,14 @@ struct rnic_comp_channel_priv {
  * address or a size from here).
  */
 struct rnic_cq_hif {
+	/* The consumer writes its line on every poll that returns entries: producers read it only when the
+	 * consumer index they saw last says the CQ is full. */
 	uint32_t dbrec[2];		/* doorbell record: consumer index; arm command */
-	uint32_t prod;			/* CQEs reserved by producers (reserved with a compare-and-swap) */
-	uint32_t arm;			/* 0, or RNIC_CQ_ARMED [| RNIC_CQ_ARMED_SOLICITED] | sn */
+	/* The producers' line, written once per CQE. */
+	uint32_t prod __rte_cache_aligned;	/* CQEs reserved by producers (with a compare-and-swap) */
+	/* Read by producers for every CQE and by the consumer on every poll that finds nothing; written
+	 * seldom: the consumer arms, the producer that fires the event clears the arm, overflow sets error. */
+	uint32_t arm __rte_cache_aligned;	/* 0, or RNIC_CQ_ARMED [| RNIC_CQ_ARMED_SOLICITED] | sn */
 	uint32_t last_fired_sn;		/* sn + 1 of the last arm that fired an event (0: none yet) */
 	uint8_t error;			/* overflowed: no CQE is written any more */
 };
@@ -111,6 +116,7 @@ struct rnic_cq_priv {
 	uint32_t *dbrec;		/* hif->dbrec */
 
 	/* producer side (the engine lcores whose QPs complete here) */
+	uint32_t ci_seen;		/* the consumer index producers read last (a lower bound of the real one) */
 	uint64_t events;		/* completion events delivered */
 	uint64_t overflows;
 

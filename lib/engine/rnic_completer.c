@@ -267,15 +267,6 @@ rnic_stage_completer(void *arg, unsigned int budget)
 
 	n = rte_ring_sc_dequeue_burst_elem(p->response_ring, pkts, sizeof(pkts[0]),
 					   RTE_MIN(budget, (unsigned int)RNIC_BURST), NULL);
-	for (unsigned int i = 0; i < n; i++) {
-		uint64_t start = rnic_latency_on ? rte_rdtsc() : 0;
-
-		if (rnic_latency_on)
-			rnic_lat_record(&p->lat[RNIC_LAT_COMPLETER].queued, start - *rnic_mbuf_tsc(pkts[i]), 1);
-		handle_response(p, pkts[i]);
-		rte_pktmbuf_free(pkts[i]);
-		if (rnic_latency_on)
-			rnic_lat_record(&p->lat[RNIC_LAT_COMPLETER].busy, rte_rdtsc() - start, 1);
-	}
+	rnic_stage_frames(p, RNIC_LAT_COMPLETER, pkts, n, handle_response);
 	return n;
 }

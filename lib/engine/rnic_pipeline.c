@@ -166,6 +166,13 @@ rnic_tx_flush(struct rnic_tx_buffer *tx)
 
 	if (tx->count == 0)
 		return;
+	/* The wire's share of latency starts when the port is handed the frame: one stamp per burst. */
+	if (rnic_latency_on) {
+		uint64_t now = rte_rdtsc();
+
+		for (uint16_t i = 0; i < tx->count; i++)
+			*rnic_mbuf_tsc(tx->pkts[i]) = now;
+	}
 	sent = rte_eth_tx_burst(tx->port, tx->queue, tx->pkts, tx->count);
 	for (uint16_t i = 0; i < sent; i++)
 		tx->stats->tx_bytes += tx->pkts[i]->pkt_len;
@@ -186,8 +193,6 @@ rnic_tx_enqueue(struct rnic_tx_buffer *tx, struct rte_mbuf *m)
 			return;
 		}
 	}
-	if (rnic_latency_on)
-		*rnic_mbuf_tsc(m) = rte_rdtsc();
 	tx->pkts[tx->count++] = m;
 	if (tx->count >= RNIC_BURST)
 		rnic_tx_flush(tx);

@@ -141,6 +141,7 @@ struct rnic_pipeline {
 	uint32_t nb_acks;		/* QPs with a coalesced ACK/NAK to send at the end of the burst */
 	uint32_t ack_list[RNIC_BURST];
 	struct rnic_timer_wheel timers;	/* the requester's loss and RNR timers */
+	uint64_t req_clock;		/* latency stamps: when the requester's current WQE started */
 	struct rnic_rtx_elem *rtx;	/* the retransmit buffer's elements, [1..rtx_size] */
 	uint32_t rtx_size;
 	uint32_t rtx_free;		/* first free element (0: none left) */
@@ -220,6 +221,31 @@ int rnic_fill_route(const struct rnic_device *dev, const struct rnic_ah_attr *av
 enum rnic_mr_status rnic_sge_copy(struct rnic_pipeline *p, struct rnic_mr_cache *cache,
 				  const struct rnic_wqe_data *sge, uint32_t nb_sge, uint32_t pdn, uint32_t need,
 				  uint32_t off, uint8_t *buf, uint32_t len, int to_sges);
+
+/*
+ * Handle a burst of frames a stage took from its ring and free them, recording each frame's time queued
+ * before the stage and busy in it (stage lat): one TSC read per frame, a frame's end being the next one's
+ * start.
+ */
+static inline void
+rnic_stage_frames(struct rnic_pipeline *p, enum rnic_lat_stage lat, struct rte_mbuf **pkts, unsigned int n,
+		  void (*handle)(struct rnic_pipeline *, struct rte_mbuf *))
+{
+	uint64_t start = rnic_latency_on && n != 0 ? rte_rdtsc() : 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (rnic_latency_on)
+			rnic_lat_record(&p->lat[lat].queued, start - *rnic_mbuf_tsc(pkts[i]), 1);
+		handle(p, pkts[i]);
+		rte_pktmbuf_free(pkts[i]);
+		if (rnic_latency_on) {
+			uint64_t end = rte_rdtsc();
+
+			rnic_lat_record(&p->lat[lat].busy, end - start, 1);
+			start = end;
+		}
+	}
+}
 
 /* Build a frame with no payload (ACK, NAK, READ request, atomics) and queue it. 0 or -ENOMEM. */
 int rnic_send_control(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rnic_pkt_desc *d);

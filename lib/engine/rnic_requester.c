@@ -312,9 +312,15 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	uint32_t pmtu;
 	int reads;
 
-	if (r->halted || index == __atomic_load_n(&q->sq.idx->head, __ATOMIC_SEQ_CST) ||
-	    r->infl_tail - r->infl_head == r->infl_mask + 1)
+	if (r->halted || r->infl_tail - r->infl_head == r->infl_mask + 1)
 		return 0;
+	/* The poster writes the head's line: read it again only when the WQEs it said were there are all
+	 * started (a QP goes idle only after a fresh read, so a post is never missed). */
+	if ((int32_t)(r->sq_head_seen - index) <= 0) {
+		r->sq_head_seen = __atomic_load_n(&q->sq.idx->head, __ATOMIC_SEQ_CST);
+		if ((int32_t)(r->sq_head_seen - index) <= 0)
+			return 0;
+	}
 	if (rnic_send_wqe_parse(rnic_wq_slot(&q->sq, index), 0, qp->qp_type == RNIC_QPT_UD, &w) != 0 ||
 	    !wqe_allowed(qp->qp_type, w.opcode)) {
 		reject_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_QP_OP_ERR);
@@ -341,7 +347,7 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	e->length = (uint32_t)w.length;
 	e->first_psn = r->npsn;
 	if (rnic_latency_on) {
-		r->cur_start = rte_rdtsc();
+		r->cur_start = p->req_clock;
 		rnic_lat_record(&p->lat[RNIC_LAT_REQUESTER].queued,
 				r->cur_start - q->sq.posted_tsc[index & (q->sq.wqe_cnt - 1)], 1);
 	}
@@ -426,6 +432,16 @@ advance_cursor(struct rnic_req_ctx *r)
 	r->cur_off = 0;
 }
 
+/* The WQE under the cursor is sent: its busy time ends now, and the next WQE's starts. */
+static void
+requester_busy(struct rnic_pipeline *p, struct rnic_req_ctx *r)
+{
+	uint64_t now = rte_rdtsc();
+
+	rnic_lat_record(&p->lat[RNIC_LAT_REQUESTER].busy, now - r->cur_start, 1);
+	p->req_clock = now;
+}
+
 /* Send the next packet of the WQE under the cursor. 1 if a packet went out. */
 static int
 send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
@@ -476,9 +492,11 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 			return 0;
 		q->counters.packets_sent++;
 		if (rnic_latency_on && !e->sent_once)
-			rnic_lat_record(&p->lat[RNIC_LAT_REQUESTER].busy, rte_rdtsc() - r->cur_start, 1);
+			requester_busy(p, r);
 		e->sent_once = 1;
 		e->last_psn = rnic_psn_add(r->npsn, span - 1);
+		if (rnic_psn_diff(e->last_psn, r->sent_psn) > 0)
+			r->sent_psn = e->last_psn;
 		r->npsn = rnic_psn_add(r->npsn, span);
 		e->sent = 1;
 		advance_cursor(r);
@@ -529,7 +547,7 @@ queue:
 		arm_timer(p, q);
 	if (last) {
 		if (rnic_latency_on && !resend)
-			rnic_lat_record(&p->lat[RNIC_LAT_REQUESTER].busy, rte_rdtsc() - r->cur_start, 1);
+			requester_busy(p, r);
 		e->last_psn = d.psn;
 		e->sent = 1;
 		advance_cursor(r);
@@ -650,6 +668,8 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 	unsigned int sent = 0;
 
 	*idle = 0;
+	if (rnic_latency_on)
+		p->req_clock = rte_rdtsc();	/* a WQE started on this visit starts now */
 	if (state == RNIC_QPS_ERR) {
 		rnic_requester_fail(p, qp);	/* moved to error elsewhere: flush here, on the owning lcore */
 		*idle = 1;

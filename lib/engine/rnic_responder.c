@@ -695,16 +695,7 @@ rnic_stage_responder(void *arg, unsigned int budget)
 	n = rte_ring_sc_dequeue_burst_elem(p->request_ring, pkts, sizeof(pkts[0]),
 					   RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST),
 						   rnic_tx_room(&p->resp_tx) / 2), NULL);
-	for (unsigned int i = 0; i < n; i++) {
-		uint64_t start = rnic_latency_on ? rte_rdtsc() : 0;
-
-		if (rnic_latency_on)
-			rnic_lat_record(&p->lat[RNIC_LAT_RESPONDER].queued, start - *rnic_mbuf_tsc(pkts[i]), 1);
-		handle_request(p, pkts[i]);
-		rte_pktmbuf_free(pkts[i]);
-		if (rnic_latency_on)
-			rnic_lat_record(&p->lat[RNIC_LAT_RESPONDER].busy, rte_rdtsc() - start, 1);
-	}
+	rnic_stage_frames(p, RNIC_LAT_RESPONDER, pkts, n, handle_request);
 	flush_acks(p);
 	n += serve_reads(p, budget);
 	rnic_tx_flush(&p->resp_tx);

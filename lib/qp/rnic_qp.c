@@ -291,7 +291,10 @@ rnic_qp_ring_doorbell(struct rnic_qp *pub, uint64_t db)
 	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
 	uint32_t *pending = &qp->sq.idx->doorbell_pending;
 
-	if (__atomic_exchange_n(pending, 1, __ATOMIC_SEQ_CST) != 0)
+	/* The head store before this was sequentially consistent: a flag seen set here was set before the
+	 * doorbell stage clears it and reads the head, which then covers this post. Only a clear flag needs
+	 * the locked exchange (the doorbell stage writes this line). */
+	if (__atomic_load_n(pending, __ATOMIC_SEQ_CST) != 0 || __atomic_exchange_n(pending, 1, __ATOMIC_SEQ_CST) != 0)
 		return;
 	for (unsigned int tries = 0; enqueue_doorbell(qp, db) != 0; tries++) {
 		if (tries == 10000000) {
@@ -712,7 +715,7 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 		qp->req.sent_psn = (qp->attr.sq_psn - 1) & 0xffffff;
 		qp->req.retry_left = qp->attr.retry_cnt;
 		qp->req.rnr_left = qp->attr.rnr_retry;
-		qp->req.sq_next = qp->sq.done;
+		qp->req.sq_next = qp->req.sq_head_seen = qp->sq.done;
 	}
 	qp->attr.qp_state = next;
 	qp->attr.cur_qp_state = next;

@@ -73,8 +73,10 @@ struct rnic_inflight {
 /* Requester fields of the QP context (seed §5: WQE scheduler, transmit control, receive control). */
 struct rnic_req_ctx {
 	uint32_t npsn;			/* PSN of the next request packet */
-	uint32_t sent_psn;		/* the newest SEND/WRITE packet sent: up to it, sending is resending */
+	uint32_t sent_psn;		/* the newest PSN sent: up to it, sending is resending, and an ACK up
+					 * to it acknowledges packets that went out (before a go-back-N too) */
 	uint32_t sq_next;		/* next SQ WQE to start */
+	uint32_t sq_head_seen;		/* the SQ head as last read (WQEs up to it are posted) */
 	uint32_t cur;			/* the in-flight WQE being sent (== infl_tail: start a new one) */
 	uint32_t cur_off;		/* bytes of it sent so far */
 	uint64_t cur_start;		/* TSC at which the newest WQE started (its busy latency) */

@@ -289,7 +289,8 @@ rnic_pkt_build(const struct rnic_pkt_desc *d, uint8_t *buf, uint32_t buflen)
 	p = put_be16(p, 0);	/* RoCEv2 allows a zero UDP checksum; the ICRC protects the packet */
 	p = build_bth(d, p);
 	p = build_ext(d, info->hdrs, p);
-	if (d->payload_len != 0)
+	/* The requester gathers the payload straight into the frame: nothing to copy then. */
+	if (d->payload_len != 0 && d->payload != p)
 		memcpy(p, d->payload, d->payload_len);
 	p += d->payload_len;
 	memset(p, 0, pad);

@@ -200,7 +200,8 @@ struct rnic_pkt_desc {
 uint32_t rnic_pkt_frame_len(const struct rnic_pkt_desc *d);
 
 /*
- * Build the frame into buf: headers in place, payload copied, pad bytes (zero) and the pad count set, IPv4
+ * Build the frame into buf: headers in place, payload copied (unless it already lies where the frame's
+ * payload goes: a gather straight into the frame), pad bytes (zero) and the pad count set, IPv4
  * checksum, UDP length (UDP checksum 0, as RoCEv2 allows), ICRC. Returns the frame length, or a negative
  * errno: -ENOSPC if buflen is too small, -EINVAL for an opcode the table does not know or a payload on an
  * opcode without one.
