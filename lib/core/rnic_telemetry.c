@@ -183,6 +183,17 @@ cmd_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 		RNIC_TEL_QP(access_naks_sent);
 		RNIC_TEL_QP(remote_op_naks_sent);
 #undef RNIC_TEL_QP
+		/* Transport state as the engine's lcores last wrote it: where a stuck QP stands. */
+		const struct rnic_qp_priv *priv = rnic_qp_priv(qp);
+
+		rte_tel_data_add_dict_u64(q, "sq_posted", __atomic_load_n(&priv->sq.idx->head, __ATOMIC_RELAXED));
+		rte_tel_data_add_dict_u64(q, "sq_completed", priv->sq.done);
+		rte_tel_data_add_dict_u64(q, "wqes_in_flight", priv->req.infl_tail - priv->req.infl_head);
+		rte_tel_data_add_dict_u64(q, "next_psn", priv->req.npsn);
+		rte_tel_data_add_dict_u64(q, "sent_psn", priv->req.sent_psn);
+		rte_tel_data_add_dict_u64(q, "unacked_psn", priv->req.una);
+		rte_tel_data_add_dict_u64(q, "loss_timer_armed", priv->req.deadline != 0);
+		rte_tel_data_add_dict_u64(q, "expected_psn", priv->resp.epsn);
 		snprintf(key, sizeof(key), "qp%u", qp->qp_num);
 		rte_tel_data_add_dict_container(d, key, q, 0);
 	}

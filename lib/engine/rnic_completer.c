@@ -11,14 +11,16 @@
 #include "rnic_pipeline.h"
 #include "rnic_wqe.h"
 
-/* The oldest READ or atomic sent and not yet answered (its data is what an ACK cannot stand for). */
+/* The oldest READ or atomic sent (before a go-back-N too) and not yet answered: its data is what an ACK
+ * cannot stand for. */
 static struct rnic_inflight *
 unanswered(struct rnic_req_ctx *r)
 {
-	for (uint32_t i = r->infl_head; i != r->cur && i != r->infl_tail; i++) {
+	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
 		struct rnic_inflight *e = rnic_req_infl(r, i);
 
-		if ((e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) && !e->answered)
+		if ((e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) && !e->answered &&
+		    e->sent_once)
 			return e;
 	}
 	return NULL;
@@ -39,8 +41,11 @@ ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 		next = e->first_psn;
 	}
 
-	if (rnic_psn_diff(next, r->una) > 0 && rnic_psn_diff(next, r->npsn) <= 0) {
+	/* Any PSN sent may be acknowledged, also one past where a go-back-N resends from. */
+	if (rnic_psn_diff(next, r->una) > 0 && rnic_psn_diff(next, rnic_psn_add(r->sent_psn, 1)) <= 0) {
 		r->una = next;
+		if (rnic_psn_diff(next, r->npsn) > 0)
+			rnic_requester_skip_acked(p, qp);
 		rnic_requester_progress(p, qp);
 	}
 }

@@ -270,6 +270,10 @@ void rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp);
  * is not outstanding. */
 int rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn);
 
+/* An ACK covered PSNs past where go-back-N resends from (they went out before it): the responder has
+ * them, so the requester resumes after them. */
+void rnic_requester_skip_acked(struct rnic_pipeline *p, struct rnic_qp *qp);
+
 /* rnic_query_device_counters for a device (telemetry has no context). */
 int rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counters, int n);
 

@@ -607,6 +607,53 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 	return -1;
 }
 
+/* PSNs of an in-flight WQE: its packets (SEND/WRITE, READ responses) or 1 (atomic, or no payload). */
+static uint32_t
+wqe_span(const struct rnic_inflight *e, uint32_t pmtu)
+{
+	if (rnic_wqe_op_is_atomic(e->opcode))
+		return 1;
+	return RTE_MAX((e->length + pmtu - 1) / pmtu, 1u);
+}
+
+void
+rnic_requester_skip_acked(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu);
+
+	for (; r->cur != r->infl_tail; r->cur++) {
+		struct rnic_inflight *e = rnic_req_infl(r, r->cur);
+		uint32_t last = rnic_psn_add(e->first_psn, wqe_span(e, pmtu) - 1);
+		int whole = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
+
+		if (e->status != 0) {
+			e->sent = 1;		/* rejected: nothing of it goes out */
+			continue;
+		}
+		/* Acknowledged whole (a READ or atomic only once answered: ack_upto stops before others). */
+		if (rnic_psn_diff(r->una, last) > 0 && (!whole || e->answered)) {
+			e->sent = 1;
+			e->last_psn = last;
+			continue;
+		}
+		if (whole) {
+			r->cur_off = 0;
+			r->npsn = e->opcode == RNIC_WQE_OP_RDMA_READ && !e->answered ?
+				  rnic_psn_add(e->first_psn, e->received / pmtu) : e->first_psn;
+		} else {
+			r->cur_off = (uint32_t)rnic_psn_diff(r->una, e->first_psn) * pmtu;
+			r->npsn = r->una;
+		}
+		rtx_rewind(p, r, r->npsn);
+		return;
+	}
+	r->cur_off = 0;
+	r->npsn = r->una;
+	rtx_rewind(p, r, r->npsn);
+}
+
 /* The loss timer expired: resend from the oldest unacknowledged PSN, or fail once the retries are spent. */
 static void
 loss_timeout(struct rnic_pipeline *p, struct rnic_qp *qp)

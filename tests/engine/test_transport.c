@@ -542,6 +542,35 @@ test_loss_timer(void **state)
 	done(qp);
 }
 
+/*
+ * After a go-back-N (here: the rewind a timeout or a NAK makes, before anything is sent again) an ACK may
+ * cover packets that went out before it: IBA 9.7.5.2 lets an ACK acknowledge any PSN sent. The requester
+ * takes it, completes what it covers and sends again only what it does not: the first SEND's last packet
+ * and the second SEND, not the two packets the ACK covered.
+ */
+static void
+test_ack_past_go_back_n(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 14, 7);
+	const uint32_t psn[4] = { 10, 11, 12, 13 }, again[2] = { 12, 13 };
+	const uint8_t ops[2] = { RNIC_OP_SEND_LAST, RNIC_OP_SEND_ONLY };
+
+	(void)state;
+	post(qp, RNIC_WR_SEND, 0, 0, 3000);
+	post(qp, RNIC_WR_SEND, 1, 4096, 64);
+	expect_frames(4, psn, NULL);
+	assert_int_equal(rnic_requester_rewind(pipe_a, qp, 10), 0);
+	peer_ack(qp, 11, RNIC_AETH_ACK);	/* covers PSNs 10 and 11, sent before the rewind */
+	expect_frames(2, again, ops);
+	expect_wc(0, NULL, NULL);
+	peer_ack(qp, 13, RNIC_AETH_ACK);
+	expect_ok(2, 0);
+	/* An ACK past everything sent is still refused. */
+	peer_ack(qp, 20, RNIC_AETH_ACK);
+	assert_int_equal(rnic_qp_priv(qp)->req.una, 14);
+	done(qp);
+}
+
 /* Test 26: the loss timer with no retry left: the oldest WQE fails with RETRY_EXC_ERR, the rest are
  * flushed, the QP is in error and sends nothing more. */
 static void
@@ -842,6 +871,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_error_nak),
 		cmocka_unit_test(test_loss_timer),
 		cmocka_unit_test(test_retry_exhausted),
+		cmocka_unit_test(test_ack_past_go_back_n),
 		cmocka_unit_test(test_read_only_response),
 		cmocka_unit_test(test_read_response_gap),
 		cmocka_unit_test(test_second_read_answered_first),
