@@ -270,46 +270,6 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *eargc, char **eargv)
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
-/* Data patterns                                                                                            */
-
-static uint64_t
-pattern_word(uint32_t qp, uint64_t msg, uint64_t i)
-{
-	return (msg * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)qp * 0xd1b54a32d192ed03ull) ^ (i * 0x100000001b3ull);
-}
-
-void
-perf_fill(uint8_t *p, uint32_t len, uint32_t qp, uint64_t msg)
-{
-	uint64_t i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		uint64_t w = pattern_word(qp, msg, i);
-
-		memcpy(p + i, &w, 8);
-	}
-	for (; i < len; i++)
-		p[i] = (uint8_t)(pattern_word(qp, msg, i) >> 8);
-}
-
-int
-perf_check(const uint8_t *p, uint32_t len, uint32_t qp, uint64_t msg)
-{
-	uint64_t i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		uint64_t w = pattern_word(qp, msg, i);
-
-		if (memcmp(p + i, &w, 8) != 0)
-			return -1;
-	}
-	for (; i < len; i++)
-		if (p[i] != (uint8_t)(pattern_word(qp, msg, i) >> 8))
-			return -1;
-	return 0;
-}
-
-/* ------------------------------------------------------------------------------------------------------ */
 /* Setting up                                                                                               */
 
 static int
