@@ -156,12 +156,10 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *eargc, char **eargv)
 		if (eng)
 			eargv[(*eargc)++] = argv[i];
 	}
-	/* rnic-perf polls all the time, so its own lcore can carry engine stages (manual progress): each device
-	 * gets an lcore of its own, the main lcore included when there are fewer workers than devices (the
-	 * loopback pair on -l 0,1 uses both cores). */
 	if (!stages_given) {
 		eargv[(*eargc)++] = "--stages";
-		eargv[(*eargc)++] = "devices";
+		eargv[(*eargc)++] = NULL;	/* chosen from the workload once it is parsed */
+		o->stages_arg = &eargv[*eargc - 1];
 	}
 
 	optind = 0;
@@ -266,6 +264,12 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *eargc, char **eargv)
 		return bad("latency against a server takes -n, not -D", "-D");
 	if (!iters_given)
 		o->iters = o->mode == MODE_BW ? 5000 : 1000;
+	/* rnic-perf polls all the time, so its own lcore can carry engine stages (manual progress). Below
+	 * 4 KB the host interface's stages (doorbell, requester, completer) go beside the posts and polls that
+	 * share their lines, the wire's on a worker; from 4 KB the copies dominate and every stage goes on
+	 * the worker, leaving the application's lcore to --verify (doc/performance.md has the measurements). */
+	if (o->stages_arg != NULL)
+		*o->stages_arg = o->size >= 4096 && !o->sweep ? "one" : "host";
 	return 0;
 }
 
@@ -363,12 +367,27 @@ end_info(const struct perf_end *e, uint32_t q, struct perf_qp_info *info)
 	memcpy(info->gid, gid.raw, 16);
 }
 
+/* READs and atomics a QP keeps outstanding: as many as the device allows for READ and atomic tests
+ * (perftest's default), one otherwise (the responder allocates a resource per outstanding one). */
+static uint8_t
+rd_atomic_depth(struct perf_end *e, const struct perf_opts *o)
+{
+	struct rnic_device_attr attr;
+
+	if (o->op != OP_READ && o->op != OP_FETCH_ADD && o->op != OP_CMP_SWAP)
+		return 1;
+	if (rnic_query_device(e->ctx, &attr) != 0 || attr.max_qp_rd_atom < 1)
+		return 16;
+	return (uint8_t)RTE_MIN(attr.max_qp_rd_atom, UINT8_MAX);
+}
+
 /* Take QP q to RTS towards the peer (its info in e->peer[q]); mine is this QP's own info. */
 static int
 end_connect(struct perf_end *e, uint32_t q, const struct perf_qp_info *mine, const struct perf_opts *o)
 {
 	const struct perf_qp_info *p = &e->peer[q];
 	int rc = o->conn == RNIC_QPT_RC, ud = o->conn == RNIC_QPT_UD;
+	uint8_t outs = rd_atomic_depth(e, o);
 	struct rnic_qp_attr a = {
 		.qp_state = RNIC_QPS_INIT, .port_num = 1, .qkey = QKEY,
 		.qp_access_flags = RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ | RNIC_ACCESS_REMOTE_ATOMIC,
@@ -379,7 +398,7 @@ end_connect(struct perf_end *e, uint32_t q, const struct perf_qp_info *mine, con
 		return fail("cannot move a QP to INIT");
 	a = (struct rnic_qp_attr){
 		.qp_state = RNIC_QPS_RTR, .path_mtu = o->mtu, .dest_qp_num = p->qpn, .rq_psn = p->psn,
-		.max_dest_rd_atomic = 16, .min_rnr_timer = 1,
+		.max_dest_rd_atomic = outs, .min_rnr_timer = 1,
 		.ah_attr = { .is_global = 1, .port_num = 1 },
 	};
 	memcpy(a.ah_attr.grh.dgid.raw, p->gid, 16);
@@ -389,7 +408,7 @@ end_connect(struct perf_end *e, uint32_t q, const struct perf_qp_info *mine, con
 		return fail("cannot move a QP to RTR");
 	a = (struct rnic_qp_attr){
 		.qp_state = RNIC_QPS_RTS, .sq_psn = mine->psn, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-		.max_rd_atomic = 16,
+		.max_rd_atomic = outs,
 	};
 	if (rnic_modify_qp(e->qp[q], &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN |
 			   (rc ? RNIC_QP_TIMEOUT | RNIC_QP_RETRY_CNT | RNIC_QP_RNR_RETRY | RNIC_QP_MAX_QP_RD_ATOMIC :

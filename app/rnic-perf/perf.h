@@ -36,6 +36,7 @@ struct perf_opts {
 	int json;
 	const char *server_port;	/* --server PORT */
 	const char *client;		/* --client HOST:PORT */
+	char **stages_arg;		/* the engine's --stages value, when rnic-perf chooses it */
 };
 
 /* What the peer needs to reach one QP. */

@@ -101,7 +101,7 @@ static const struct rnic_limits default_limits = {
 	.max_qp_wr = 8192,
 	.max_sge = 30,
 	.max_inline_data = 512,
-	.max_qp_rd_atom = 16,
+	.max_qp_rd_atom = RNIC_MAX_RD_ATOMIC,
 	.max_ah = 4096,
 };
 
@@ -155,8 +155,11 @@ rnic_engine_usage(void *stream)
 		"  --mbufs N        mbufs per port pool (default %u)\n"
 		"  --stages MAP     stage -> lcore map: one (every stage on the first worker lcore), two\n"
 		"                   (doorbell, requester, completer | parser, responder), split (doorbell |\n"
-		"                   requester, completer | parser | responder), devices (every stage of\n"
-		"                   device i on one lcore: the workers in turn, then the main lcore), or\n"
+		"                   requester, completer | parser | responder), host (doorbell,\n"
+		"                   requester, completer on the main lcore | parser, responder on the\n"
+		"                   first worker), devices (every stage of device i on one lcore: the\n"
+		"                   workers in turn, then the main lcore; devices=L+L+... names device i's\n"
+		"                   lcore), or\n"
 		"                   doorbell=L,requester=L,completer=L,parser=L,responder=L (lcore ids;\n"
 		"                   requester and completer share one). L+L+... gives a stage several\n"
 		"                   lcores: QPs are sharded by QPN over them (requester, completer and\n"
@@ -469,7 +472,9 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 		int socket_id = rte_eth_dev_socket_id(port_id[i]);
 
 		snprintf(pool_name, sizeof(pool_name), "rnic_pool%u", i);
-		engine.pool[i] = rte_pktmbuf_pool_create(pool_name, args->mbufs, 256, 0,
+		/* The private area keeps the parser's descriptor of a received frame (rnic_mbuf_desc). */
+		engine.pool[i] = rte_pktmbuf_pool_create(pool_name, args->mbufs, 256,
+							 RTE_ALIGN(sizeof(struct rnic_pkt_desc), RTE_MBUF_PRIV_ALIGN),
 							 RNIC_PORT_MBUF_DATA_ROOM,
 							 socket_id < 0 ? (int)rte_socket_id() : socket_id);
 		if (engine.pool[i] == NULL) {
@@ -527,6 +532,8 @@ struct stage_map {
 	uint8_t per_device;
 	unsigned int nb[RNIC_STAGE_MAX];
 	unsigned int lcore[RNIC_STAGE_MAX][RNIC_MAX_SHARDS];
+	unsigned int nb_device_lcores;	/* "devices=L+L...": device i on the i-th (cyclically) */
+	unsigned int device_lcore[RNIC_MAX_DEVICES];
 };
 
 /* The engine lcores in the order the "devices" map hands them to devices: the workers, then the main lcore
@@ -557,13 +564,37 @@ parse_stage_map(const char *map, struct stage_map *m)
 	char buf[256], *save;
 
 	memset(m, 0, sizeof(*m));
-	if (strcmp(map, "devices") == 0) {
+	if (strcmp(map, "host") == 0) {
+		/* The stages that meet the host interface (doorbells and WQEs, CQEs) on the application's
+		 * lcore, where the posts and polls keep those lines; the wire's (parser, responder) on a worker. */
+		const uint8_t host[RNIC_STAGE_MAX] = {
+			[RNIC_STAGE_DOORBELL] = 1, [RNIC_STAGE_REQUESTER] = 1, [RNIC_STAGE_COMPLETER] = 1,
+		};
+
+		for (int st = 0; st < RNIC_STAGE_MAX; st++) {
+			m->nb[st] = 1;
+			m->lcore[st][0] = host[st] ? rte_get_main_lcore() : worker(0);
+		}
+		return 0;
+	}
+	if (strcmp(map, "devices") == 0 || strncmp(map, "devices=", 8) == 0) {
 		m->per_device = 1;
 		for (int st = 0; st < RNIC_STAGE_MAX; st++) {
 			m->nb[st] = 1;
 			m->lcore[st][0] = rte_get_main_lcore();	/* checked as a stand-in for every device's */
 		}
-		return 0;
+		if (map[7] == '\0')
+			return 0;
+		snprintf(buf, sizeof(buf), "%s", map + 8);
+		for (char *l = strtok_r(buf, "+", &save); l != NULL; l = strtok_r(NULL, "+", &save)) {
+			unsigned int *lc = &m->device_lcore[m->nb_device_lcores];
+
+			if (m->nb_device_lcores == RNIC_MAX_DEVICES ||
+			    parse_u32("stages", l, 0, RTE_MAX_LCORE - 1, lc) != 0 || !rte_lcore_is_enabled(*lc))
+				return -EINVAL;
+			m->nb_device_lcores++;
+		}
+		return m->nb_device_lcores != 0 ? 0 : -EINVAL;
 	}
 	for (unsigned int i = 0; i < RTE_DIM(presets); i++) {
 		if (strcmp(map, presets[i].name) != 0)
@@ -663,6 +694,11 @@ create_pipelines(const struct stage_map *m)
 {
 	unsigned int order[RTE_MAX_LCORE], nb_order = engine_lcore_order(order);
 	int ret = 0;
+
+	if (m->nb_device_lcores != 0) {
+		memcpy(order, m->device_lcore, sizeof(m->device_lcore[0]) * m->nb_device_lcores);
+		nb_order = m->nb_device_lcores;
+	}
 
 	for (int i = 0; i < engine.nb_devices && ret == 0; i++) {
 		struct rnic_device *dev = engine.device[i];

@@ -240,24 +240,25 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 static void
 handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 {
-	struct rnic_pkt_desc d;
+	struct rnic_pkt_desc parsed;
+	const struct rnic_pkt_desc *d;
 	struct rnic_qp *qp;
 	uint8_t op;
 
-	rnic_pkt_parse_mbuf(m, &d, 0);
-	qp = rnic_qp_lookup(p->dev, d.dqpn);
+	d = rnic_frame_desc(m, &parsed);
+	qp = rnic_qp_lookup(p->dev, d->dqpn);
 	if (qp == NULL || qp->qp_type != RNIC_QPT_RC ||
-	    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS || d.payload == NULL) {
+	    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS || d->payload == NULL) {
 		RNIC_STATS(p, COMPLETER)->no_qp++;
 		return;
 	}
-	op = d.opcode & 0x1f;
+	op = d->opcode & 0x1f;
 	if (op == RNIC_OP_ACKNOWLEDGE)
-		on_ack(p, qp, &d);
+		on_ack(p, qp, d);
 	else if (op == RNIC_OP_ATOMIC_ACKNOWLEDGE)
-		on_atomic_ack(p, qp, &d);
+		on_atomic_ack(p, qp, d);
 	else
-		on_read_response(p, qp, &d);
+		on_read_response(p, qp, d);
 	rnic_requester_retire(p, qp);
 	/* Room in the window or in the READ depth: the requester may go on with this QP. */
 	rnic_sched_activate(&p->sched, rnic_qp_priv(qp)->slot);

@@ -63,8 +63,8 @@ rnic_stage_parser(void *arg, unsigned int budget)
 		return 0;
 	start = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++) {
-		struct rnic_pkt_desc d;
-		enum rnic_drop_reason why = rnic_pkt_parse_mbuf(pkts[i], &d, 1);
+		struct rnic_pkt_desc scratch, *kept = rnic_mbuf_desc(pkts[i]), *d = kept != NULL ? kept : &scratch;
+		enum rnic_drop_reason why = rnic_pkt_parse_mbuf(pkts[i], d, 1);
 
 		if (rnic_latency_on)
 			stamp_rx(p, pkts[i], start);
@@ -73,15 +73,15 @@ rnic_stage_parser(void *arg, unsigned int budget)
 		if (why != RNIC_DROP_NONE) {
 			RNIC_STATS(p, PARSER)->rx_drops[why]++;
 			rte_pktmbuf_free(pkts[i]);
-		} else if (d.opcode == RNIC_OP_CNP) {
+		} else if (d->opcode == RNIC_OP_CNP) {
 			/* Congestion notifications are counted; rate control does not act on them yet. */
 			RNIC_STATS(p, PARSER)->cnp_received++;
 			rte_pktmbuf_free(pkts[i]);
-		} else if (rnic_opcode_info(d.opcode)->is_request) {
-			req_qpn[nreq] = d.dqpn;
+		} else if (rnic_opcode_info(d->opcode)->is_request) {
+			req_qpn[nreq] = d->dqpn;
 			req[nreq++] = pkts[i];
 		} else {
-			rsp_qpn[nrsp] = d.dqpn;
+			rsp_qpn[nrsp] = d->dqpn;
 			rsp[nrsp++] = pkts[i];
 		}
 	}

@@ -223,6 +223,29 @@ enum rnic_mr_status rnic_sge_copy(struct rnic_pipeline *p, struct rnic_mr_cache 
 				  uint32_t off, uint8_t *buf, uint32_t len, int to_sges);
 
 /*
+ * Where the parser leaves its descriptor of a frame for the responder or completer: the mbuf's private
+ * area (the engine's pools have room for it), so a frame is parsed once. NULL for an mbuf of a pool
+ * without that room (a test's own pool): its frame is parsed again.
+ */
+static inline struct rnic_pkt_desc *
+rnic_mbuf_desc(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_priv_size(m->pool) >= sizeof(struct rnic_pkt_desc) ? rte_mbuf_to_priv(m) : NULL;
+}
+
+/* The parser's descriptor of a frame it passed on, or the frame parsed again into scratch. */
+static inline const struct rnic_pkt_desc *
+rnic_frame_desc(struct rte_mbuf *m, struct rnic_pkt_desc *scratch)
+{
+	const struct rnic_pkt_desc *d = rnic_mbuf_desc(m);
+
+	if (d != NULL)
+		return d;
+	rnic_pkt_parse_mbuf(m, scratch, 0);
+	return scratch;
+}
+
+/*
  * Handle a burst of frames a stage took from its ring and free them, recording each frame's time queued
  * before the stage and busy in it (stage lat): one TSC read per frame, a frame's end being the next one's
  * start.

@@ -403,7 +403,7 @@ serve_reads(struct rnic_pipeline *p, unsigned int budget)
 		}
 		r = &rnic_qp_priv(qp)->resp;
 		while (sent < budget && r->rd_head != r->rd_tail && rnic_tx_room(&p->resp_tx) != 0) {
-			struct rnic_read_job *job = &r->rd[r->rd_head % RNIC_MAX_RD];
+			struct rnic_read_job *job = &r->rd[r->rd_head & r->rd_mask];
 
 			if (job->atomic) {
 				struct rnic_pkt_desc d;
@@ -446,10 +446,10 @@ do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc 
 			      req->reth.va, req->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK)
 		return V_NAK_ACCESS;
 	/* More READs outstanding than the responder resources agreed (max_dest_rd_atomic): invalid. */
-	if (r->rd_tail - r->rd_head == RTE_MIN((uint32_t)RNIC_MAX_RD, RTE_MAX(q->attr.max_dest_rd_atomic, 1u)) ||
+	if (r->rd_tail - r->rd_head == RTE_MAX(q->attr.max_dest_rd_atomic, 1u) ||
 	    (!r->rd_queued && p->read_tail - p->read_head == RNIC_READ_FIFO))
 		return V_NAK_INVALID;
-	r->rd[r->rd_tail % RNIC_MAX_RD] = (struct rnic_read_job){
+	r->rd[r->rd_tail & r->rd_mask] = (struct rnic_read_job){
 		.va = req->reth.va, .rkey = req->reth.rkey, .len = req->reth.dma_len, .psn = req->psn,
 	};
 	r->rd_tail++;
@@ -469,8 +469,8 @@ answer_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint64_
 	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
 	struct rnic_pkt_desc d;
 
-	if (r->rd_head != r->rd_tail && r->rd_tail - r->rd_head < RNIC_MAX_RD) {
-		r->rd[r->rd_tail++ % RNIC_MAX_RD] = (struct rnic_read_job){ .psn = psn, .atomic = 1, .orig = orig };
+	if (r->rd_head != r->rd_tail && r->rd_tail - r->rd_head <= r->rd_mask) {
+		r->rd[r->rd_tail++ & r->rd_mask] = (struct rnic_read_job){ .psn = psn, .atomic = 1, .orig = orig };
 		covered_by_response(r, psn);
 		return;
 	}
@@ -506,8 +506,8 @@ do_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 	}
 	q->resp.msn = rnic_psn_add(q->resp.msn, 1);
 	/* Keep the result: a duplicate of this request is answered with it, not executed again. */
-	q->resp.atomic_psn[q->resp.atomic_next % RNIC_MAX_RD] = req->psn;
-	q->resp.atomic_orig[q->resp.atomic_next % RNIC_MAX_RD] = orig;
+	q->resp.atomic_psn[q->resp.atomic_next & q->resp.rd_mask] = req->psn;
+	q->resp.atomic_orig[q->resp.atomic_next & q->resp.rd_mask] = orig;
 	q->resp.atomic_next++;
 	answer_atomic(p, qp, req->psn, orig);
 	return V_DONE;
@@ -519,7 +519,7 @@ replay_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 {
 	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
 
-	for (int i = 0; i < RNIC_MAX_RD; i++) {
+	for (uint32_t i = 0; i <= r->rd_mask; i++) {
 		if (r->atomic_psn[i] != req->psn)
 			continue;
 		answer_atomic(p, qp, req->psn, r->atomic_orig[i]);
@@ -600,55 +600,56 @@ check_psn(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 static void
 handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 {
-	struct rnic_pkt_desc d;
+	struct rnic_pkt_desc parsed;
+	const struct rnic_pkt_desc *d;
 	struct rnic_qp *qp;
 	struct rnic_qp_priv *q;
 	enum rnic_qp_state state;
 	enum verdict v;
 	uint32_t span;
 
-	rnic_pkt_parse_mbuf(m, &d, 0);
-	if (d.payload == NULL) {	/* chained mbufs: not produced by the ports softrnic sets up */
+	d = rnic_frame_desc(m, &parsed);
+	if (d->payload == NULL) {	/* chained mbufs: not produced by the ports softrnic sets up */
 		RNIC_STATS(p, RESPONDER)->rx_drops[RNIC_DROP_TRUNCATED]++;
 		return;
 	}
-	qp = rnic_qp_lookup(p->dev, d.dqpn);
+	qp = rnic_qp_lookup(p->dev, d->dqpn);
 	state = qp != NULL ? __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) : RNIC_QPS_RESET;
 	if (state != RNIC_QPS_RTR && state != RNIC_QPS_RTS && state != RNIC_QPS_SQD) {
 		RNIC_STATS(p, RESPONDER)->no_qp++;	/* no such QP, or not ready to receive */
 		return;
 	}
 	q = rnic_qp_priv(qp);
-	if (!rnic_opcode_allowed(d.opcode, qp->qp_type)) {
+	if (!rnic_opcode_allowed(d->opcode, qp->qp_type)) {
 		RNIC_STATS(p, RESPONDER)->bad_requests++;
 		return;		/* an opcode of another transport: not this QP's packet (IBA 9.6.1.5) */
 	}
 	if (qp->qp_type == RNIC_QPT_UD) {
-		if (d.deth.qkey != q->attr.qkey) {
+		if (d->deth.qkey != q->attr.qkey) {
 			RNIC_STATS(p, RESPONDER)->qkey_violations++;
 			return;
 		}
-		do_send(p, qp, m, &d);
+		do_send(p, qp, m, d);
 		return;
 	}
-	if (!check_psn(p, qp, &d))
+	if (!check_psn(p, qp, d))
 		return;
-	v = execute(p, qp, m, &d);
+	v = execute(p, qp, m, d);
 	if (qp->qp_type == RNIC_QPT_UC)
 		goto next_psn;
 	switch (v) {
 	case V_DONE:
-		if ((d.opcode & 0x1f) == RNIC_OP_RDMA_READ_REQUEST) {
-			span = RTE_MAX((d.reth.dma_len + rnic_mtu_bytes(q->attr.path_mtu) - 1) /
+		if ((d->opcode & 0x1f) == RNIC_OP_RDMA_READ_REQUEST) {
+			span = RTE_MAX((d->reth.dma_len + rnic_mtu_bytes(q->attr.path_mtu) - 1) /
 				       rnic_mtu_bytes(q->attr.path_mtu), 1u);
-			q->resp.epsn = rnic_psn_add(d.psn, span);
+			q->resp.epsn = rnic_psn_add(d->psn, span);
 			return;
 		}
-		if (d.ack_req && (d.opcode & 0x1f) != RNIC_OP_COMPARE_SWAP && (d.opcode & 0x1f) != RNIC_OP_FETCH_ADD)
-			send_ack(p, qp, d.psn, RNIC_AETH_ACK);
+		if (d->ack_req && (d->opcode & 0x1f) != RNIC_OP_COMPARE_SWAP && (d->opcode & 0x1f) != RNIC_OP_FETCH_ADD)
+			send_ack(p, qp, d->psn, RNIC_AETH_ACK);
 		break;
 	case V_RNR:
-		send_ack(p, qp, d.psn, (uint8_t)RNIC_AETH_RNR(q->attr.min_rnr_timer));
+		send_ack(p, qp, d->psn, (uint8_t)RNIC_AETH_RNR(q->attr.min_rnr_timer));
 		return;		/* not executed: the requester sends it again */
 	case V_NAK_INVALID:
 	case V_NAK_ACCESS:
@@ -657,7 +658,7 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 			RNIC_STATS(p, RESPONDER)->access_errors++;
 		else
 			RNIC_STATS(p, RESPONDER)->bad_requests++;
-		send_ack(p, qp, d.psn, v == V_NAK_ACCESS ? RNIC_AETH_NAK_REMOTE_ACCESS :
+		send_ack(p, qp, d->psn, v == V_NAK_ACCESS ? RNIC_AETH_NAK_REMOTE_ACCESS :
 			 RNIC_AETH_NAK_INVALID_REQUEST);
 		rnic_qp_fail(qp);
 		rnic_qp_flush_rq(qp);
@@ -671,7 +672,7 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 		return;
 	}
 next_psn:
-	q->resp.epsn = rnic_psn_add(d.psn, 1);
+	q->resp.epsn = rnic_psn_add(d->psn, 1);
 }
 
 unsigned int

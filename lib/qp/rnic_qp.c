@@ -474,6 +474,7 @@ rnic_destroy_qp(struct rnic_qp *pub)
 	rnic_pd_put(pub->pd);
 	rnic_hostmem_free(pub->context, qp->hif);
 	rte_free(qp->req.infl);
+	rte_free(qp->resp.rd);
 	rte_free(qp);
 	return 0;
 }
@@ -681,6 +682,30 @@ reset_queues(struct rnic_qp_priv *qp)
 	rnic_pipeline_release_qp(&qp->pub);
 }
 
+/* The responder resources of an RC QP entering RTR: max_dest_rd_atomic READ jobs and atomic results
+ * (rounded up to a power of two, at least one), in one block; the QP's until it is destroyed, or entered
+ * RTR again with another count. The QP is in INIT: no lcore looks at them. */
+static int
+resp_res_alloc(struct rnic_qp_priv *qp, uint8_t max_dest_rd_atomic)
+{
+	uint32_t n = rte_align32pow2(RTE_MAX((uint32_t)max_dest_rd_atomic, 1u));
+	struct rnic_resp_ctx *r = &qp->resp;
+	uint8_t *block;
+
+	if (r->rd != NULL && r->rd_mask + 1 == n)
+		return 0;
+	block = rte_zmalloc_socket("rnic_resp_res", n * (sizeof(*r->rd) + sizeof(*r->atomic_orig) +
+				   sizeof(*r->atomic_psn)), RTE_CACHE_LINE_SIZE, rnic_ctx_dev(qp->pub.context)->socket_id);
+	if (block == NULL)
+		return -ENOMEM;
+	rte_free(r->rd);
+	r->rd = (struct rnic_read_job *)block;
+	r->atomic_orig = (uint64_t *)(r->rd + n);
+	r->atomic_psn = (uint32_t *)(r->atomic_orig + n);
+	r->rd_mask = n - 1;
+	return 0;
+}
+
 int
 rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 {
@@ -700,12 +725,16 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 	if (!transition_ok(cur, next, pub->qp_type, mask) || !attr_values_ok(rnic_ctx_dev(pub->context), attr, mask))
 		return EINVAL;
 
+	if (cur == RNIC_QPS_INIT && next == RNIC_QPS_RTR && pub->qp_type == RNIC_QPT_RC &&
+	    resp_res_alloc(qp, (mask & M(MAX_DEST_RD_ATOMIC)) ? attr->max_dest_rd_atomic :
+			   qp->attr.max_dest_rd_atomic) != 0)
+		return ENOMEM;
 	apply_attrs(&qp->attr, attr, mask);
 	/* The engine starts each direction from the PSN the peer agreed on. */
 	if (cur == RNIC_QPS_INIT && next == RNIC_QPS_RTR) {
-		memset(&qp->resp, 0, sizeof(qp->resp));
+		memset(&qp->resp, 0, offsetof(struct rnic_resp_ctx, rd_mask));
 		qp->resp.epsn = qp->attr.rq_psn;
-		for (int i = 0; i < RNIC_MAX_RD; i++)
+		for (uint32_t i = 0; qp->resp.rd != NULL && i <= qp->resp.rd_mask; i++)
 			qp->resp.atomic_psn[i] = UINT32_MAX;	/* no PSN: PSNs are 24-bit */
 	}
 	if (cur == RNIC_QPS_RTR && next == RNIC_QPS_RTS) {

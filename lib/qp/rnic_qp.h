@@ -107,7 +107,7 @@ rnic_req_infl(const struct rnic_req_ctx *r, uint32_t i)
 	return &r->infl[i & r->infl_mask];
 }
 
-#define RNIC_MAX_RD 16			/* READ requests a responder keeps (max_dest_rd_atomic) */
+#define RNIC_MAX_RD_ATOMIC 128		/* READs and atomics a QP may have outstanding (as rxe) */
 
 /* A READ the responder answers, packet by packet as the port has room (the seed's responder resource);
  * or an atomic's answer queued behind READ responses (responses leave in PSN order). */
@@ -141,12 +141,15 @@ struct rnic_resp_ctx {
 	uint8_t ack_listed;		/* the QP is in the pipeline's list of ACKs to send */
 	uint8_t ack_syndrome;
 	uint32_t ack_psn;
-	struct rnic_read_job rd[RNIC_MAX_RD];
-	uint32_t atomic_next;		/* the last RNIC_MAX_RD atomics' results: a duplicate is answered from */
-	uint32_t atomic_psn[RNIC_MAX_RD];	/* here, never executed twice */
-	uint64_t atomic_orig[RNIC_MAX_RD];
-	uint8_t dmac[6];
+	uint32_t atomic_next;		/* the last atomics' results (rd_mask + 1 of them): a duplicate */
+	uint8_t dmac[6];		/* is answered from them, never executed twice */
 	uint8_t dmac_known;
+	/* Kept across resets (zeroing stops here): the responder resources, as many as max_dest_rd_atomic
+	 * rounded up to a power of two, allocated when an RC QP enters RTR (a WRITE/SEND QP needs one). */
+	uint32_t rd_mask;
+	struct rnic_read_job *rd;	/* READs accepted and atomic answers queued, [rd_head..rd_tail) */
+	uint32_t *atomic_psn;
+	uint64_t *atomic_orig;
 };
 
 struct rnic_qp_priv {

@@ -32,13 +32,14 @@ test_env_close(struct rnic_context *ctx)
 }
 
 /* How a test connects a QP: path MTU, the first PSN both ways, loss timer exponent, timeout and RNR
- * retries. */
+ * retries, READs and atomics outstanding each way (0: 16). */
 struct test_path {
 	enum rnic_mtu mtu;
 	uint32_t psn;
 	uint8_t timeout;
 	uint8_t retry_cnt;
 	uint8_t rnr_retry;
+	uint8_t rd_atomic;
 };
 
 /*
@@ -60,7 +61,7 @@ test_connect(struct rnic_qp *qp, uint32_t peer_qpn, const union rnic_gid *peer_g
 		return ret;
 	a = (struct rnic_qp_attr){
 		.qp_state = RNIC_QPS_RTR, .path_mtu = path->mtu, .dest_qp_num = peer_qpn, .rq_psn = path->psn,
-		.max_dest_rd_atomic = 16, .min_rnr_timer = 1,
+		.max_dest_rd_atomic = path->rd_atomic != 0 ? path->rd_atomic : 16, .min_rnr_timer = 1,
 		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = *peer_gid } },
 	};
 	ret = rnic_modify_qp(qp, &a, RNIC_QP_STATE |
@@ -70,7 +71,7 @@ test_connect(struct rnic_qp *qp, uint32_t peer_qpn, const union rnic_gid *peer_g
 		return ret;
 	a = (struct rnic_qp_attr){
 		.qp_state = RNIC_QPS_RTS, .sq_psn = path->psn, .timeout = path->timeout, .retry_cnt = path->retry_cnt,
-		.rnr_retry = path->rnr_retry, .max_rd_atomic = 16,
+		.rnr_retry = path->rnr_retry, .max_rd_atomic = path->rd_atomic != 0 ? path->rd_atomic : 16,
 	};
 	return rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN |
 			      (rc ? RNIC_QP_TIMEOUT | RNIC_QP_RETRY_CNT | RNIC_QP_RNR_RETRY | RNIC_QP_MAX_QP_RD_ATOMIC : 0));

@@ -310,6 +310,77 @@ test_rc_read(void **state)
 	}
 }
 
+/*
+ * The device's full READ depth (128 outstanding each way; the responder's resources are sized by
+ * max_dest_rd_atomic at RTR): 640 READs, with a fetch-and-add after every ninth, posted as the window
+ * allows, so the responder's ring wraps many times with READ jobs and queued atomic answers mixed. Every
+ * completion in order, every byte and every atomic result right.
+ */
+static void
+test_rc_deep_reads(void **state)
+{
+	const struct test_path path = { .mtu = RNIC_MTU_1024, .psn = 0x200, .timeout = 14, .retry_cnt = 7,
+					.rd_atomic = 128 };
+	struct rnic_device_attr dattr;
+	struct pair p = { make_qp(&A, RNIC_QPT_RC), make_qp(&B, RNIC_QPT_RC) };
+	uint64_t *counter = (uint64_t *)(void *)(B.buf + (1u << 20));
+	const int total = 640;
+	int posted = 0, done = 0, adds = 0;
+	struct rnic_wc wc[64];
+
+	(void)state;
+	assert_int_equal(rnic_query_device(A.ctx, &dattr), 0);
+	assert_int_equal(dattr.max_qp_rd_atom, 128);
+	assert_int_equal(test_connect(p.a, p.b->qp_num, &B.gid, &path), 0);
+	assert_int_equal(test_connect(p.b, p.a->qp_num, &A.gid, &path), 0);
+	fill(B.buf, 64 * 1024, 9);
+	*counter = 0;
+	memset(A.buf, 0, 64 * 1024 + 8 * 128);
+	while (done < total) {
+		while (posted < total && posted - done < 128) {
+			int add = posted % 9 == 8;
+			struct rnic_sge sge = { (uintptr_t)A.buf + (add ? 64 * 1024 + 8 * (uint32_t)(adds % 128) :
+								     100u * (uint32_t)posted % (64 * 1024 - 100)),
+						add ? 8 : 100, A.mr->lkey };
+			struct rnic_send_wr wr = { .wr_id = (uint64_t)posted, .sg_list = &sge, .num_sge = 1,
+						   .opcode = add ? RNIC_WR_ATOMIC_FETCH_AND_ADD : RNIC_WR_RDMA_READ,
+						   .send_flags = RNIC_SEND_SIGNALED }, *bad;
+
+			if (add) {
+				wr.wr.atomic.remote_addr = (uintptr_t)counter;
+				wr.wr.atomic.rkey = B.mr->rkey;
+				wr.wr.atomic.compare_add = 1;
+				adds++;
+			} else {
+				wr.wr.rdma.remote_addr = (uintptr_t)B.buf + 100u * (uint32_t)posted % (64 * 1024 - 100);
+				wr.wr.rdma.rkey = B.mr->rkey;
+			}
+			assert_int_equal(rnic_post_send(p.a, &wr, &bad), 0);
+			posted++;
+		}
+		int n = 0;
+
+		wait_wc(A.cq, 1, wc);
+		n = 1 + rnic_poll_cq(A.cq, 63, wc + 1);
+		for (int i = 0; i < n; i++, done++) {
+			assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+			assert_int_equal(wc[i].wr_id, (uint64_t)done);
+			if (done % 9 == 8) {
+				uint64_t orig;
+
+				memcpy(&orig, A.buf + 64 * 1024 + 8 * (uint32_t)((done / 9) % 128), 8);
+				assert_int_equal(orig, (uint64_t)(done / 9));	/* the n-th add found n */
+			} else {
+				uint32_t off = 100u * (uint32_t)done % (64 * 1024 - 100);
+
+				assert_memory_equal(A.buf + off, B.buf + off, 100);
+			}
+		}
+	}
+	assert_int_equal(*counter, (uint64_t)adds);
+	destroy_pair(p);
+}
+
 static void
 test_rc_atomics(void **state)
 {
@@ -852,6 +923,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_send),
 		cmocka_unit_test(test_rc_read),
 		cmocka_unit_test(test_rc_atomics),
+		cmocka_unit_test(test_rc_deep_reads),
 		cmocka_unit_test(test_sge_lists_inline_chains),
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_ud),
