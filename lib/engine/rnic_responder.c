@@ -317,7 +317,14 @@ do_write(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc
 			return qp->qp_type == RNIC_QPT_RC ? V_NAK_ACCESS : V_DROP;	/* deregistered meanwhile */
 		}
 		for (uint32_t s = 0; s < n; s++) {
-			memcpy(seg[s].addr, src, seg[s].len);
+			/* The message's last byte is stored last, and after everything else: an application
+			 * polling it (perftest's write_lat) then finds the whole message in place. */
+			int final = last && off + seg[s].len == d->payload_len;
+
+			memcpy(seg[s].addr, src, seg[s].len - (uint32_t)final);
+			if (final)
+				__atomic_store_n((uint8_t *)seg[s].addr + seg[s].len - 1, src[seg[s].len - 1],
+						 __ATOMIC_RELEASE);
 			src += seg[s].len;
 			off += seg[s].len;
 		}
