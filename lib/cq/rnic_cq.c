@@ -377,17 +377,16 @@ overflow(struct rnic_cq_priv *cq)
 	return -ENOSPC;
 }
 
-int
-rnic_cq_push(struct rnic_cq *pub, const struct rnic_cqe_desc *d)
+/* Reserve n entries (one compare-and-swap); returns the first, or a negative errno (nothing reserved):
+ * -EAGAIN when more than one entry was asked and they do not all fit. */
+static int64_t
+reserve(struct rnic_cq_priv *cq, uint32_t n)
 {
-	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
-	uint32_t nent = 1u << cq->log_nent, armed, prod;
-	struct rnic_cqe64 *cqe;
-	uint8_t op_own;
+	uint32_t nent = 1u << cq->log_nent, prod;
 
 	/*
 	 * Producers (the requester and responder lcores, when a QP's send and receive completions share the
-	 * CQ) reserve their entry with a compare-and-swap; the consumer takes entries in order, so an entry
+	 * CQ) reserve their entries with a compare-and-swap; the consumer takes entries in order, so an entry
 	 * reserved but not yet written holds back the ones after it, never the reverse.
 	 */
 	prod = __atomic_load_n(&cq->hif->prod, __ATOMIC_ACQUIRE);
@@ -395,27 +394,62 @@ rnic_cq_push(struct rnic_cq *pub, const struct rnic_cqe_desc *d)
 		if (__atomic_load_n(&cq->hif->error, __ATOMIC_ACQUIRE))
 			return -EIO;
 		/* The consumer index seen last only lags: a CQ that looks full by it is checked for real. */
-		if (((prod - __atomic_load_n(&cq->ci_seen, __ATOMIC_RELAXED)) & 0xffffff) >= nent) {
+		if (((prod + n - 1 - __atomic_load_n(&cq->ci_seen, __ATOMIC_RELAXED)) & 0xffffff) >= nent) {
 			uint32_t ci = rte_be_to_cpu_32(__atomic_load_n(&cq->dbrec[RNIC_CQ_DB_SET_CI],
 								       __ATOMIC_ACQUIRE));
 
 			__atomic_store_n(&cq->ci_seen, ci, __ATOMIC_RELAXED);
-			if (((prod - ci) & 0xffffff) >= nent)
-				return overflow(cq);
+			if (((prod + n - 1 - ci) & 0xffffff) >= nent)
+				return n == 1 ? overflow(cq) : -EAGAIN;
 		}
-	} while (!__atomic_compare_exchange_n(&cq->hif->prod, &prod, prod + 1, false, __ATOMIC_ACQ_REL,
+	} while (!__atomic_compare_exchange_n(&cq->hif->prod, &prod, prod + n, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
-	cqe = &cq->cqes[prod & (nent - 1)];
-	encode_cqe(cqe, d);
-	op_own = (uint8_t)(cqe_opcode(d) << 4 | (d->solicited ? RNIC_CQE_SE : 0) | ((prod >> cq->log_nent) & 1));
-	/* The body must be visible before the owner bit hands the entry to the consumer. */
-	__atomic_store_n(&cqe->op_own, op_own, __ATOMIC_RELEASE);
+	return prod;
+}
 
+int
+rnic_cq_push_burst(struct rnic_cq *pub, const struct rnic_cqe_desc *d, unsigned int n)
+{
+	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
+	int64_t first;
+	uint32_t armed;
+	int event = 0;
+
+	if (n == 0)
+		return 0;
+	first = reserve(cq, n);
+	if (first == -EAGAIN) {
+		/* Not room for all: as many as fit, one by one, then the overflow where it happens. */
+		for (unsigned int i = 0; i < n; i++) {
+			int ret = rnic_cq_push_burst(pub, &d[i], 1);
+
+			if (ret != 0)
+				return ret;
+		}
+		return 0;
+	}
+	if (first < 0)
+		return (int)first;
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t prod = (uint32_t)first + i;
+		struct rnic_cqe64 *cqe = &cq->cqes[prod & ((1u << cq->log_nent) - 1)];
+
+		encode_cqe(cqe, &d[i]);
+		/* The body must be visible before the owner bit hands the entry to the consumer. */
+		__atomic_store_n(&cqe->op_own, (uint8_t)(cqe_opcode(&d[i]) << 4 | (d[i].solicited ? RNIC_CQE_SE : 0) |
+						       ((prod >> cq->log_nent) & 1)), __ATOMIC_RELEASE);
+		event |= d[i].solicited || d[i].status != RNIC_WC_SUCCESS;
+	}
 	armed = __atomic_load_n(&cq->hif->arm, __ATOMIC_ACQUIRE);
-	if ((armed & RNIC_CQ_ARMED) &&
-	    (!(armed & RNIC_CQ_ARMED_SOLICITED) || d->solicited || d->status != RNIC_WC_SUCCESS))
+	if ((armed & RNIC_CQ_ARMED) && (!(armed & RNIC_CQ_ARMED_SOLICITED) || event))
 		fire(cq, armed);
 	return 0;
+}
+
+int
+rnic_cq_push(struct rnic_cq *pub, const struct rnic_cqe_desc *d)
+{
+	return rnic_cq_push_burst(pub, d, 1);
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -450,25 +484,50 @@ send_wc_opcode(uint8_t wqe_opcode)
 	}
 }
 
+/*
+ * The work queue slots the CQEs of one poll retire: consecutive CQEs of one queue (the common case) look
+ * the QP up once and move the queue's tail once, after the last of them.
+ */
+struct retiring {
+	struct rnic_qp *qp;
+	uint32_t qpn;
+	int is_send;
+	int pending;			/* counter is a slot not retired yet */
+	uint16_t counter;
+};
+
 static void
-decode_cqe(struct rnic_cq_priv *cq, const struct rnic_cqe64 *cqe, struct rnic_wc *wc)
+retire(struct retiring *rt)
 {
-	struct rnic_device *dev = rnic_ctx_dev(cq->pub.context);
+	if (!rt->pending)
+		return;
+	if (rt->is_send)
+		rnic_qp_sq_retire(rt->qp, rt->counter);
+	else
+		rnic_qp_rq_retire(rt->qp, rt->counter);
+	rt->pending = 0;
+}
+
+static void
+decode_cqe(struct rnic_cq_priv *cq, const struct rnic_cqe64 *cqe, struct rnic_wc *wc, struct retiring *rt)
+{
 	uint32_t sop = rte_be_to_cpu_32(cqe->sop_drop_qpn);
 	uint8_t opcode = cqe->op_own >> 4;
 	uint16_t counter = rte_be_to_cpu_16(cqe->wqe_counter);
 	int is_send = opcode == RNIC_CQE_REQ || opcode == RNIC_CQE_REQ_ERR;
-	struct rnic_qp *qp;
 
 	memset(wc, 0, sizeof(*wc));
 	wc->qp_num = sop & 0xffffff;
-	qp = rnic_qp_lookup(dev, wc->qp_num);
-	if (qp != NULL) {
-		wc->wr_id = is_send ? rnic_qp_sq_wrid(qp, counter) : rnic_qp_rq_wrid(qp, counter);
-		if (is_send)
-			rnic_qp_sq_retire(qp, counter);
-		else
-			rnic_qp_rq_retire(qp, counter);
+	if (rt->qp == NULL || rt->qpn != wc->qp_num || rt->is_send != is_send) {
+		retire(rt);
+		rt->qp = rnic_qp_lookup(rnic_ctx_dev(cq->pub.context), wc->qp_num);
+		rt->qpn = wc->qp_num;
+		rt->is_send = is_send;
+	}
+	if (rt->qp != NULL) {
+		wc->wr_id = is_send ? rnic_qp_sq_wrid(rt->qp, counter) : rnic_qp_rq_wrid(rt->qp, counter);
+		rt->counter = counter;
+		rt->pending = 1;
 	}
 	if (opcode == RNIC_CQE_REQ_ERR || opcode == RNIC_CQE_RESP_ERR) {
 		wc->status = rnic_cqe_status(((const uint8_t *)cqe)[RNIC_ERR_CQE_SYNDROME]);
@@ -513,6 +572,7 @@ int
 rnic_poll_cq(struct rnic_cq *pub, int num_entries, struct rnic_wc *wc)
 {
 	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
+	struct retiring rt = { .qp = NULL };
 	struct rnic_cqe64 *cqe;
 	int n = 0;
 
@@ -521,9 +581,10 @@ rnic_poll_cq(struct rnic_cq *pub, int num_entries, struct rnic_wc *wc)
 	if (unlikely(rnic_progress_stages))
 		rnic_engine_progress();
 	while (n < num_entries && (cqe = sw_cqe(cq, cq->cons)) != NULL) {
-		decode_cqe(cq, cqe, &wc[n++]);
+		decode_cqe(cq, cqe, &wc[n++], &rt);
 		cq->cons++;
 	}
+	retire(&rt);
 	if (n > 0)	/* one doorbell record update per batch */
 		__atomic_store_n(&cq->dbrec[RNIC_CQ_DB_SET_CI], rte_cpu_to_be_32(cq->cons & 0xffffff),
 				 __ATOMIC_RELEASE);

@@ -165,6 +165,8 @@ void rnic_cq_table_free(struct rnic_device *dev);
  * RNIC_EVENT_CQ_ERR is raised once, and nothing is overwritten; -EIO when the CQ is already in error.
  */
 int rnic_cq_push(struct rnic_cq *cq, const struct rnic_cqe_desc *desc);
+/* n CQEs in order with one reservation (the same results as n rnic_cq_push calls). */
+int rnic_cq_push_burst(struct rnic_cq *cq, const struct rnic_cqe_desc *desc, unsigned int n);
 
 /* Entries the producer may still write before the CQ is full (by the consumer's doorbell record). */
 uint32_t rnic_cq_free_slots(struct rnic_cq *cq);

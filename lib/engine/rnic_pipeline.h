@@ -142,6 +142,9 @@ struct rnic_pipeline {
 	uint32_t ack_list[RNIC_BURST];
 	struct rnic_timer_wheel timers;	/* the requester's loss and RNR timers */
 	uint64_t req_clock;		/* latency stamps: when the requester's current WQE started */
+	struct rnic_qp *wqe_qp;		/* the send WQE start_wqe parsed last (this QP's, this index), */
+	uint32_t wqe_index;		/* for send_packet in the same visit of the QP */
+	struct rnic_send_wqe wqe;
 	struct rnic_rtx_elem *rtx;	/* the retransmit buffer's elements, [1..rtx_size] */
 	uint32_t rtx_size;
 	uint32_t rtx_free;		/* first free element (0: none left) */

@@ -8,6 +8,7 @@
 #include <rte_cycles.h>
 #include <rte_ring.h>
 
+#include "rnic_cq.h"
 #include "rnic_pipeline.h"
 #include "rnic_wqe.h"
 #include "rnic_dbq.h"
@@ -277,12 +278,15 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
+	struct rnic_cqe_desc done[RNIC_BURST];	/* successful completions, pushed with one reservation */
+	unsigned int nb_done = 0;
 
 	while (r->infl_head != r->infl_tail) {
 		struct rnic_inflight *e = rnic_req_infl(r, r->infl_head);
 		int needs_answer = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
 
 		if (e->status != RNIC_WC_SUCCESS) {
+			rnic_cq_push_burst(qp->send_cq, done, nb_done);
 			r->infl_head++;		/* every WQE before it has completed: now its error */
 			fail_wqe(p, qp, e->index, e->opcode, (enum rnic_wc_status)e->status);
 			return;
@@ -293,11 +297,20 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 		if (!e->sent || (needs_answer && !e->answered) ||
 		    (qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(e->last_psn, r->una) >= 0))
 			break;
-		if (e->signaled)
-			rnic_complete(qp, 1, e->index, e->opcode, RNIC_WC_SUCCESS, e->length);
+		if (e->signaled) {
+			done[nb_done++] = (struct rnic_cqe_desc){
+				.qpn = qp->qp_num, .wqe_counter = (uint16_t)e->index, .is_send = 1,
+				.wqe_opcode = e->opcode, .status = RNIC_WC_SUCCESS, .byte_cnt = e->length,
+			};
+			if (nb_done == RTE_DIM(done)) {
+				rnic_cq_push_burst(qp->send_cq, done, nb_done);
+				nb_done = 0;
+			}
+		}
 		q->sq.done = e->index + 1;
 		r->infl_head++;
 	}
+	rnic_cq_push_burst(qp->send_cq, done, nb_done);
 }
 
 /* Start the next WQE of the SQ: parse and check it, take its PSNs. 1 if one was started. */
@@ -307,7 +320,7 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
 	uint32_t index = r->sq_next, pdn = rnic_pd_priv(qp->pd)->pdn;
-	struct rnic_send_wqe w;
+	struct rnic_send_wqe *w = &p->wqe;	/* kept for send_packet, which comes next */
 	struct rnic_inflight *e;
 	uint32_t pmtu;
 	int reads;
@@ -321,30 +334,32 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 		if ((int32_t)(r->sq_head_seen - index) <= 0)
 			return 0;
 	}
-	if (rnic_send_wqe_parse(rnic_wq_slot(&q->sq, index), 0, qp->qp_type == RNIC_QPT_UD, &w) != 0 ||
-	    !wqe_allowed(qp->qp_type, w.opcode)) {
-		reject_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_QP_OP_ERR);
+	p->wqe_qp = qp;
+	p->wqe_index = index;
+	if (rnic_send_wqe_parse(rnic_wq_slot(&q->sq, index), 0, qp->qp_type == RNIC_QPT_UD, w) != 0 ||
+	    !wqe_allowed(qp->qp_type, w->opcode)) {
+		reject_wqe(p, qp, index, w->opcode, RNIC_WC_LOC_QP_OP_ERR);
 		return 0;
 	}
-	reads = w.opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(w.opcode);
+	reads = w->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(w->opcode);
 	/* A fenced WQE waits for the READs and atomics before it; the READ/atomic depth is max_rd_atomic. */
-	if ((w.fence && r->rd_atomic != 0) || (reads && r->rd_atomic >= RTE_MAX(q->attr.max_rd_atomic, (uint8_t)1)))
+	if ((w->fence && r->rd_atomic != 0) || (reads && r->rd_atomic >= RTE_MAX(q->attr.max_rd_atomic, (uint8_t)1)))
 		return 0;
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
-	if (qp->qp_type == RNIC_QPT_UD && w.length > pmtu) {
-		reject_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_LEN_ERR);
+	if (qp->qp_type == RNIC_QPT_UD && w->length > pmtu) {
+		reject_wqe(p, qp, index, w->opcode, RNIC_WC_LOC_LEN_ERR);
 		return 0;
 	}
-	if (check_sges(p, &w, pdn, reads ? RNIC_MR_NEED_LOCAL_WRITE : RNIC_MR_NEED_LOCAL_READ) != RNIC_MR_OK) {
-		reject_wqe(p, qp, index, w.opcode, RNIC_WC_LOC_PROT_ERR);
+	if (check_sges(p, w, pdn, reads ? RNIC_MR_NEED_LOCAL_WRITE : RNIC_MR_NEED_LOCAL_READ) != RNIC_MR_OK) {
+		reject_wqe(p, qp, index, w->opcode, RNIC_WC_LOC_PROT_ERR);
 		return 0;
 	}
 	e = rnic_req_infl(r, r->infl_tail);
 	memset(e, 0, sizeof(*e));
 	e->index = index;
-	e->opcode = w.opcode;
-	e->signaled = w.signaled;
-	e->length = (uint32_t)w.length;
+	e->opcode = w->opcode;
+	e->signaled = w->signaled;
+	e->length = (uint32_t)w->length;
 	e->first_psn = r->npsn;
 	if (rnic_latency_on) {
 		r->cur_start = p->req_clock;
@@ -450,15 +465,22 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	struct rnic_req_ctx *r = &q->req;
 	struct rnic_inflight *e = rnic_req_infl(r, r->cur);
 	struct rnic_pkt_desc d;
-	struct rnic_send_wqe w;
+	struct rnic_send_wqe parsed;
+	const struct rnic_send_wqe *w;
 	struct rte_mbuf *m;
 	uint32_t pmtu, chunk, frame_len;
 	int first, last, ret, resend;
 	uint8_t *frame;
 
-	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, qp->qp_type == RNIC_QPT_UD, &w);
+	/* The WQE start_wqe has just parsed, or this one parsed again (a later packet of it, a resend). */
+	if (p->wqe_qp == qp && p->wqe_index == e->index) {
+		w = &p->wqe;
+	} else {
+		rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, qp->qp_type == RNIC_QPT_UD, &parsed);
+		w = &parsed;
+	}
 	memset(&d, 0, sizeof(d));
-	ret = qp->qp_type == RNIC_QPT_UD ? ud_route(p, qp, &w, &d) :
+	ret = qp->qp_type == RNIC_QPT_UD ? ud_route(p, qp, w, &d) :
 	      rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, r->dmac, &r->dmac_known, &d);
 	if (ret != 0) {
 		RNIC_LOG(ERR, "QP %u: no route to the destination GID", qp->qp_num);
@@ -479,15 +501,15 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		uint32_t span = e->opcode == RNIC_WQE_OP_RDMA_READ ?
 				RTE_MAX((e->length - have + pmtu - 1) / pmtu, 1u) : 1;
 
-		fill_request(qp, &w, &d, (uint8_t)(RNIC_TRANSPORT_RC | (e->opcode == RNIC_WQE_OP_RDMA_READ ?
+		fill_request(qp, w, &d, (uint8_t)(RNIC_TRANSPORT_RC | (e->opcode == RNIC_WQE_OP_RDMA_READ ?
 				RNIC_OP_RDMA_READ_REQUEST : e->opcode == RNIC_WQE_OP_ATOMIC_CS ?
 				RNIC_OP_COMPARE_SWAP : RNIC_OP_FETCH_ADD)), r->npsn, 1);
-		d.reth.va = w.raddr + have;
-		d.reth.dma_len = (uint32_t)w.length - have;
-		d.atomiceth.va = w.raddr;
-		d.atomiceth.rkey = w.rkey;
-		d.atomiceth.swap_add = w.swap_add;
-		d.atomiceth.compare = w.compare;
+		d.reth.va = w->raddr + have;
+		d.reth.dma_len = (uint32_t)w->length - have;
+		d.atomiceth.va = w->raddr;
+		d.atomiceth.rkey = w->rkey;
+		d.atomiceth.swap_add = w->swap_add;
+		d.atomiceth.compare = w->compare;
 		if (rnic_send_control(p, &p->req_tx, &d) != 0)
 			return 0;
 		q->counters.packets_sent++;
@@ -508,7 +530,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	first = r->cur_off == 0;
 	chunk = RTE_MIN(pmtu, e->length - r->cur_off);
 	last = r->cur_off + chunk == e->length;
-	fill_request(qp, &w, &d, message_opcode(qp->qp_type, e->opcode, first, last), r->npsn, last);
+	fill_request(qp, w, &d, message_opcode(qp->qp_type, e->opcode, first, last), r->npsn, last);
 	d.payload_len = chunk;
 	resend = rnic_psn_diff(r->npsn, r->sent_psn) <= 0;
 	m = resend ? rtx_resend(p, r) : NULL;
@@ -525,7 +547,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	frame_len = rnic_pkt_frame_len(&d);
 	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame_len);
 	d.payload = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
-	if (frame == NULL || gather(p, &w, rnic_pd_priv(qp->pd)->pdn, r->cur_off, chunk,
+	if (frame == NULL || gather(p, w, rnic_pd_priv(qp->pd)->pdn, r->cur_off, chunk,
 				    (uint8_t *)(uintptr_t)d.payload) != RNIC_MR_OK ||
 	    rnic_pkt_build(&d, frame, frame_len) < 0) {
 		rte_pktmbuf_free(m);
@@ -715,6 +737,7 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 	unsigned int sent = 0;
 
 	*idle = 0;
+	p->wqe_qp = NULL;	/* what start_wqe parsed on another visit may be stale (a reset QP) */
 	if (rnic_latency_on)
 		p->req_clock = rte_rdtsc();	/* a WQE started on this visit starts now */
 	if (state == RNIC_QPS_ERR) {

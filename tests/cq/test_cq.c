@@ -214,6 +214,46 @@ test_overflow(void **state)
 	assert_int_equal(rnic_destroy_cq(cq), 0);
 }
 
+/* A burst of CQEs (one reservation, as the requester retires a run of WQEs): in order across the wrap,
+ * one event for an armed CQ; a burst larger than the room left fills it and then overflows, as one CQE
+ * after another would. */
+static void
+test_push_burst(void **state)
+{
+	struct rnic_comp_channel *ch = nonblocking_channel();
+	struct rnic_cq *cq = rnic_create_cq(ctx, 8, NULL, ch, 0);
+	uint32_t nent = 1u << rnic_cq_priv(cq)->log_nent;
+	struct rnic_cqe_desc d[64];
+	struct rnic_wc wc[64];
+	struct rnic_cq *got;
+	void *got_ctx;
+
+	(void)state;
+	assert_true(nent + 2 <= 64);
+	for (uint16_t i = 0; i < 64; i++)
+		d[i] = send_desc(9, i, 100u + i);
+	assert_int_equal(rnic_cq_push_burst(cq, d, 5), 0);
+	assert_int_equal(rnic_poll_cq(cq, 16, wc), 5);
+	assert_int_equal(rnic_req_notify_cq(cq, 0), 0);
+	assert_int_equal(rnic_cq_push_burst(cq, d + 5, nent - 2), 0);	/* wraps the ring */
+	assert_int_equal(rnic_get_cq_event(ch, &got, &got_ctx), 0);
+	assert_ptr_equal(got, cq);
+	rnic_ack_cq_events(cq, 1);
+	assert_int_equal(rnic_get_cq_event(ch, &got, &got_ctx), -1);	/* one event for the burst */
+	assert_int_equal(rnic_poll_cq(cq, 64, wc), (int)nent - 2);
+	for (uint32_t i = 0; i < nent - 2; i++)
+		assert_int_equal(wc[i].byte_len, 105u + i);
+	assert_int_equal(rnic_cq_push_burst(cq, d, 0), 0);
+	/* Two more than fit: the CQ filled, then the overflow error; nothing overwritten. */
+	assert_int_equal(rnic_cq_push_burst(cq, d, nent + 2), -ENOSPC);
+	assert_int_equal(rnic_poll_cq(cq, 64, wc), (int)nent);
+	for (uint32_t i = 0; i < nent; i++)
+		assert_int_equal(wc[i].byte_len, 100u + i);
+	assert_int_equal(rnic_poll_cq(cq, 64, wc), -EIO);
+	assert_int_equal(rnic_destroy_cq(cq), 0);
+	assert_int_equal(rnic_destroy_comp_channel(ch), 0);
+}
+
 /* Cases 7 and 8: ARM_NEXT fires once on the next CQE, or at once when CQEs are waiting; no arm, no event */
 static void
 test_arm_next(void **state)
@@ -500,6 +540,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_owner_bit_wraps),
 		cmocka_unit_test(test_batch_doorbell_record),
 		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_push_burst),
 		cmocka_unit_test(test_arm_next),
 		cmocka_unit_test(test_arm_solicited),
 		cmocka_unit_test(test_arm_sequence),
