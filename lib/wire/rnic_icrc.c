@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <isa-l/crc.h>
+#include <rte_vect.h>
 #include <rte_byteorder.h>
 #include <rte_ip.h>
 #include <rte_udp.h>
@@ -22,10 +23,56 @@
 /* CRC-32 state after the 8 bytes of 0xff that replace the LRH (zlib.crc32(b"\xff" * 8)). */
 #define ICRC_SEED 0x2144df1cu
 
-/* Frames whose bytes after the masked headers are at most this many are checksummed in one call, copied
- * behind the masked headers: a CRC call costs about as much as copying 100 bytes, and a 64-byte message's
- * frames (ACKs, requests) have fewer than that. */
-#define ICRC_ONE_CALL_MAX 192
+/*
+ * Frames of common headers (IPv4 without options, IPv6) with at most this many bytes from the IP header to
+ * the ICRC are checksummed in one call over a copy made 16 bytes at a time, the masked fields set by OR
+ * (each masked field becomes all ones, whatever it held). Copying with full-width stores matters: the CRC
+ * reads the copy right away, and a copy patched byte by byte makes most of those reads miss store
+ * forwarding (a 138-byte frame: 91 -> 76 cycles, most frames of small messages).
+ */
+#define ICRC_VEC_MAX 256
+
+typedef uint8_t icrc_vec __attribute__((vector_size(16)));
+
+/* The variant fields of IP + UDP + BTH as ones, by offset from the IP header (IBA A17.8.3). */
+static const uint8_t mask_ipv4[ICRC_VEC_MAX] = {
+	[1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff,	/* TOS, TTL, header checksum */
+	[26] = 0xff, [27] = 0xff,				/* UDP checksum */
+	[32] = 0xff,						/* BTH resv8a */
+};
+static const uint8_t mask_ipv6[ICRC_VEC_MAX] = {
+	[0] = 0x0f, [1] = 0xff, [2] = 0xff, [3] = 0xff, [7] = 0xff,	/* traffic class, flow label, hops */
+	[46] = 0xff, [47] = 0xff,				/* UDP checksum */
+	[52] = 0xff,						/* BTH resv8a */
+};
+
+/* The ICRC of n (16 .. ICRC_VEC_MAX) bytes from the IP header, with these masks. */
+static uint32_t
+icrc_vec_compute(const uint8_t *hdr, uint32_t n, const uint8_t *mask)
+{
+	icrc_vec buf[ICRC_VEC_MAX / 16], x, m;
+	uint32_t i;
+
+	for (i = 0; i < n / 16; i++) {
+		memcpy(&x, hdr + 16 * i, sizeof(x));
+		memcpy(&m, mask + 16 * i, sizeof(m));
+		buf[i] = x | m;
+	}
+	if (n % 16 != 0) {
+		/* The last 16 bytes (n >= 16: never a byte past the frame), shifted down into place: byte k
+		 * of the shuffle takes byte k + shift, and an index with the top bit set gives zero. */
+		static const int8_t shift_down[32] = {
+			0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+			-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+		};
+		__m128i sel = _mm_loadu_si128((const __m128i *)(const void *)(shift_down + 16 - n % 16));
+
+		memcpy(&x, hdr + n - 16, sizeof(x));
+		memcpy(&m, mask + 16 * i, sizeof(m));
+		buf[i] = (icrc_vec)_mm_shuffle_epi8((__m128i)x, sel) | m;
+	}
+	return crc32_gzip_refl(ICRC_SEED, (const uint8_t *)buf, n);
+}
 
 /*
  * Copy IP + UDP + BTH (hdr points at the IP header) with the variant fields set to ones, and return the
@@ -63,17 +110,16 @@ mask_headers(const uint8_t *hdr, uint8_t *out)
 uint32_t
 rnic_icrc_compute(const uint8_t *frame, uint32_t l3_off, uint32_t len)
 {
-	/* IPv4 options may lengthen the IP header by 40 bytes */
-	uint8_t masked[MASKED_HDR_MAX + 40 + ICRC_ONE_CALL_MAX];
-	uint32_t hdr_len, rest;
+	uint8_t masked[MASKED_HDR_MAX + 40];	/* IPv4 options may lengthen the IP header by 40 bytes */
+	const uint8_t *hdr = frame + l3_off;
+	uint32_t hdr_len, n = len - RNIC_ICRC_LEN - l3_off;
 
-	hdr_len = mask_headers(frame + l3_off, masked);
-	rest = len - RNIC_ICRC_LEN - l3_off - hdr_len;
-	if (rest <= ICRC_ONE_CALL_MAX) {
-		memcpy(masked + hdr_len, frame + l3_off + hdr_len, rest);
-		return crc32_gzip_refl(ICRC_SEED, masked, hdr_len + rest);
-	}
-	return crc32_gzip_refl(crc32_gzip_refl(ICRC_SEED, masked, hdr_len), frame + l3_off + hdr_len, rest);
+	if (n <= ICRC_VEC_MAX && hdr[0] == 0x45)
+		return icrc_vec_compute(hdr, n, mask_ipv4);
+	if (n <= ICRC_VEC_MAX && (hdr[0] >> 4) == 6)
+		return icrc_vec_compute(hdr, n, mask_ipv6);
+	hdr_len = mask_headers(hdr, masked);
+	return crc32_gzip_refl(crc32_gzip_refl(ICRC_SEED, masked, hdr_len), hdr + hdr_len, n - hdr_len);
 }
 
 uint32_t
