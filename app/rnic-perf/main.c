@@ -676,6 +676,27 @@ now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* Post on QP q while it has fewer than tx-depth messages outstanding (and the run wants more). */
+static int
+fill_qp(struct perf_end *e, const struct perf_opts *o, uint32_t q, uint32_t size, uint64_t *posted, uint64_t target)
+{
+	while (e->posted[q] - e->done[q] < e->slots_per_qp && *posted < target) {
+		uint64_t msg = e->posted[q];
+
+		if (o->verify && o->op == OP_WRITE)
+			perf_fill(perf_tx_slot(e, q, msg), size, q, msg);
+		if (o->verify && o->op == OP_SEND)
+			fill_send(perf_tx_slot(e, q, msg), size, q, msg);
+		/* The SQ holds tx-depth WQEs and at most that many are outstanding: a post cannot find it
+		 * full, and the doorbell needs no room (one per QP is ever queued). */
+		if (post_msg(e, o, q, msg, size) != 0)
+			return fail("post_send failed");
+		e->posted[q]++;
+		(*posted)++;
+	}
+	return 0;
+}
+
 static int
 run_bw(struct perf_end *e, struct peer_side *peer, const struct perf_opts *o, uint32_t size, struct perf_result *r)
 {
@@ -685,39 +706,29 @@ run_bw(struct perf_end *e, struct peer_side *peer, const struct perf_opts *o, ui
 
 	for (uint32_t q = 0; q < e->nb_qp; q++)
 		e->posted[q] = e->done[q] = 0;
+	/* Every QP starts with tx-depth messages; afterwards a QP posts again when one of its own completes,
+	 * so the work per completion does not grow with the number of QPs. */
+	for (uint32_t q = 0; q < e->nb_qp; q++)
+		if (fill_qp(e, o, q, size, &posted, target) != 0)
+			return -1;
 	while (done < posted || !stop_posting) {
 		struct rnic_wc wc[64];
 		double t = now_s();
 		int n;
 
-		if (o->duration > 0 && t >= end_by)
-			stop_posting = 1;
-		for (uint32_t q = 0; q < e->nb_qp && !stop_posting; q++) {
-			while (e->posted[q] - e->done[q] < e->slots_per_qp && posted < target) {
-				uint64_t msg = e->posted[q];
-
-				if (o->verify && o->op == OP_WRITE)
-					perf_fill(perf_tx_slot(e, q, msg), size, q, msg);
-				if (o->verify && o->op == OP_SEND)
-					fill_send(perf_tx_slot(e, q, msg), size, q, msg);
-				/* ENOMEM: the doorbell ring is full (it holds one doorbell per QP of --max-qp, at
-				 * least 16383): fewer QPs x tx-depth. Not retried: post_send's rollback of a WQE
-				 * the engine may already see is not safe (doc/performance.md). */
-				if (post_msg(e, o, q, msg, size) != 0)
-					return fail("post_send failed");
-				e->posted[q]++;
-				posted++;
-			}
-		}
-		if (posted >= target)
+		if ((o->duration > 0 && t >= end_by) || posted >= target)
 			stop_posting = 1;
 		n = rnic_poll_cq(e->cq, 64, wc);
 		if (n < 0)
 			return fail("poll_cq failed");
 		for (int i = 0; i < n; i++) {
+			uint32_t q = (uint32_t)(wc[i].wr_id >> 40);
+
 			if (check_completion(e, o, &wc[i], size, peer->end) != 0)
 				return -1;
-			e->done[wc[i].wr_id >> 40]++;
+			e->done[q]++;
+			if (!stop_posting && fill_qp(e, o, q, size, &posted, target) != 0)
+				return -1;
 		}
 		done += (uint64_t)n;
 		if (peer->end != NULL && o->op == OP_SEND &&
