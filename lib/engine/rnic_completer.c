@@ -273,6 +273,7 @@ rnic_stage_completer(void *arg, unsigned int budget)
 
 	n = rte_ring_sc_dequeue_burst_elem(p->response_ring, pkts, sizeof(pkts[0]),
 					   RTE_MIN(budget, (unsigned int)RNIC_BURST), NULL);
+	rnic_prefetch_qps(p->dev, pkts, n);
 	rnic_stage_frames(p, RNIC_LAT_COMPLETER, pkts, n, handle_response);
 	return n;
 }

@@ -135,10 +135,10 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 		return;
 	drain_ring(p->request_ring);
 	drain_ring(p->response_ring);
-	for (uint16_t i = 0; i < p->req_tx.count; i++)
-		rte_pktmbuf_free(p->req_tx.pkts[i]);
-	for (uint16_t i = 0; i < p->resp_tx.count; i++)
-		rte_pktmbuf_free(p->resp_tx.pkts[i]);
+	rte_pktmbuf_free_bulk(p->req_tx.pkts, p->req_tx.count);
+	rte_pktmbuf_free_bulk(p->req_tx.spare, p->req_tx.nb_spare);
+	rte_pktmbuf_free_bulk(p->resp_tx.pkts, p->resp_tx.count);
+	rte_pktmbuf_free_bulk(p->resp_tx.spare, p->resp_tx.nb_spare);
 	rte_ring_free(p->slot_ring);
 	rte_ring_free(p->request_ring);
 	rte_ring_free(p->response_ring);
@@ -180,6 +180,19 @@ rnic_tx_flush(struct rnic_tx_buffer *tx)
 	/* A busy port keeps the rest for the next flush: back-pressure, not loss. */
 	memmove(tx->pkts, tx->pkts + sent, (size_t)(tx->count - sent) * sizeof(tx->pkts[0]));
 	tx->count = (uint16_t)(tx->count - sent);
+}
+
+struct rte_mbuf *
+rnic_tx_alloc(struct rnic_tx_buffer *tx, struct rte_mempool *pool)
+{
+	if (tx->nb_spare == 0) {
+		if (rte_pktmbuf_alloc_bulk(pool, tx->spare, RNIC_BURST) != 0)
+			return rte_pktmbuf_alloc(pool);	/* the pool is nearly empty: one will do */
+		tx->nb_spare = RNIC_BURST;
+		for (unsigned int i = 0; i < RNIC_BURST; i++)
+			rte_prefetch0_write(rte_pktmbuf_mtod(tx->spare[i], void *));
+	}
+	return tx->spare[--tx->nb_spare];
 }
 
 void
@@ -252,7 +265,7 @@ rnic_fill_route(const struct rnic_device *dev, const struct rnic_ah_attr *av, ui
 int
 rnic_send_control(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rnic_pkt_desc *d)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	struct rte_mbuf *m = rnic_tx_alloc(tx, p->pool);
 
 	if (m == NULL) {
 		tx->stats->no_mbuf++;

@@ -69,12 +69,16 @@ struct rnic_rtx_elem {
 	uint32_t next;
 };
 
-/* Frames waiting to go out on one TX queue of the port; what the port does not take now stays here. */
+/* Frames waiting to go out on one TX queue of the port; what the port does not take now stays here. It
+ * also keeps its stage's spare mbufs: taken from the pool a burst at a time (one bulk get, the headers and
+ * first data lines prefetched), since one allocated at a time is cold when the builder writes it. */
 struct rnic_tx_buffer {
 	struct rnic_pipeline_stats *stats;	/* of the stage that sends on it */
 	uint16_t port;
 	uint16_t queue;
 	uint16_t count;
+	uint16_t nb_spare;
+	struct rte_mbuf *spare[RNIC_BURST];
 	struct rte_mbuf *pkts[RNIC_TX_BUF];
 };
 
@@ -206,6 +210,9 @@ void rnic_tx_enqueue(struct rnic_tx_buffer *tx, struct rte_mbuf *m);
 /* Hand what is buffered to the port; what it does not take stays buffered. */
 void rnic_tx_flush(struct rnic_tx_buffer *tx);
 
+/* An mbuf for a frame the stage of tx builds (from its spares), or NULL when the pool is empty. */
+struct rte_mbuf *rnic_tx_alloc(struct rnic_tx_buffer *tx, struct rte_mempool *pool);
+
 static inline unsigned int
 rnic_tx_room(const struct rnic_tx_buffer *tx)
 {
@@ -246,6 +253,19 @@ rnic_frame_desc(struct rte_mbuf *m, struct rnic_pkt_desc *scratch)
 		return d;
 	rnic_pkt_parse_mbuf(m, scratch, 0);
 	return scratch;
+}
+
+/* Prefetch the contexts of the QPs a burst of parsed frames is for, before the first is handled. */
+static inline void
+rnic_prefetch_qps(struct rnic_device *dev, struct rte_mbuf **pkts, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		const struct rnic_pkt_desc *d = rnic_mbuf_desc(pkts[i]);
+		struct rnic_qp *qp = d != NULL ? rnic_qp_lookup(dev, d->dqpn) : NULL;
+
+		if (qp != NULL)
+			rnic_qp_prefetch(qp);
+	}
 }
 
 /*

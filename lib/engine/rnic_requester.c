@@ -538,7 +538,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		RNIC_STATS(p, REQUESTER)->resent_kept++;
 		goto queue;
 	}
-	m = rte_pktmbuf_alloc(p->pool);
+	m = rnic_tx_alloc(&p->req_tx, p->pool);
 	if (m == NULL) {
 		RNIC_STATS(p, REQUESTER)->no_mbuf++;
 		return 0;
@@ -791,8 +791,12 @@ rnic_stage_requester(void *arg, unsigned int budget)
 	for (unsigned int i = 0; i < n; i++)
 		rnic_sched_activate(&p->sched, slots[i]);
 	while (work < budget && rnic_sched_next(&p->sched, &slot)) {
-		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot);
+		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot), *next;
+		uint32_t next_slot;
 		int idle = 1;
+
+		if (rnic_sched_peek(&p->sched, &next_slot) && (next = rnic_qp_by_slot(p->dev, next_slot)) != NULL)
+			rnic_qp_prefetch(next);
 
 		if (qp != NULL)
 			work += serve(p, qp, RTE_MIN(QUANTUM, budget - work), &idle);

@@ -350,7 +350,7 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_read
 	uint32_t chunk = RTE_MIN(pmtu, job->len - job->off), frame_len;
 	uint8_t op = npkts == 1 ? RNIC_OP_RDMA_READ_RESPONSE_ONLY : i == 0 ? RNIC_OP_RDMA_READ_RESPONSE_FIRST :
 		     i + 1 == npkts ? RNIC_OP_RDMA_READ_RESPONSE_LAST : RNIC_OP_RDMA_READ_RESPONSE_MIDDLE;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	struct rte_mbuf *m = rnic_tx_alloc(&p->resp_tx, p->pool);
 	struct rnic_mr_seg seg[3];
 	struct rnic_pkt_desc d;
 	uint8_t *frame, *dst;
@@ -703,6 +703,7 @@ rnic_stage_responder(void *arg, unsigned int budget)
 	n = rte_ring_sc_dequeue_burst_elem(p->request_ring, pkts, sizeof(pkts[0]),
 					   RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST),
 						   rnic_tx_room(&p->resp_tx) / 2), NULL);
+	rnic_prefetch_qps(p->dev, pkts, n);
 	rnic_stage_frames(p, RNIC_LAT_RESPONDER, pkts, n, handle_request);
 	flush_acks(p);
 	n += serve_reads(p, budget);

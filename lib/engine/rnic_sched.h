@@ -51,4 +51,15 @@ rnic_sched_next(struct rnic_sched *s, uint32_t *slot)
 	return 1;
 }
 
+/* The slot rnic_sched_next will most likely return next (one of the slab being served), without taking it:
+ * its QP's context can be prefetched while the current one is served. 0 when the slab is done. */
+static inline int
+rnic_sched_peek(const struct rnic_sched *s, uint32_t *slot)
+{
+	if (s->slab == 0)
+		return 0;
+	*slot = s->slab_pos + (uint32_t)__builtin_ctzll(s->slab);
+	return 1;
+}
+
 #endif /* RNIC_SCHED_H */

@@ -18,14 +18,6 @@
 #define QPN_MASK 0xffffffu
 #define FIRST_SLOT 2		/* QPNs 0 and 1 are IBA's special QPs */
 
-struct rnic_qp_table {
-	struct rnic_qp_priv **slot;	/* by QPN & slot_mask; a slot holds at most one QP */
-	uint32_t nb_slots;		/* power of two */
-	uint32_t slot_mask;
-	uint32_t nb_qp;
-	uint32_t *generation;		/* bumped when a slot is reused: QPNs are not reused at once */
-};
-
 int
 rnic_qp_table_create(struct rnic_device *dev)
 {
@@ -80,27 +72,10 @@ rnic_qp_table_unpublish(struct rnic_device *dev, struct rnic_qp *qp)
 				    __ATOMIC_RELAXED);
 }
 
-struct rnic_qp *
-rnic_qp_lookup(struct rnic_device *dev, uint32_t qpn)
-{
-	const struct rnic_qp_table *t = dev->qp_table;
-	struct rnic_qp_priv *qp = __atomic_load_n(&t->slot[qpn & t->slot_mask], __ATOMIC_ACQUIRE);
-
-	return qp != NULL && qp->pub.qp_num == qpn ? &qp->pub : NULL;
-}
-
 uint32_t
 rnic_qp_table_slots(const struct rnic_device *dev)
 {
 	return dev->qp_table->nb_slots;
-}
-
-struct rnic_qp *
-rnic_qp_by_slot(struct rnic_device *dev, uint32_t slot)
-{
-	struct rnic_qp_priv *qp = __atomic_load_n(&dev->qp_table->slot[slot], __ATOMIC_ACQUIRE);
-
-	return qp != NULL ? &qp->pub : NULL;
 }
 
 const char *

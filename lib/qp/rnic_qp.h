@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include <rte_prefetch.h>
 #include <rte_spinlock.h>
 
 #include "rnic_priv.h"
@@ -183,12 +184,47 @@ rnic_qp_priv(struct rnic_qp *qp)
 int rnic_qp_table_create(struct rnic_device *dev);
 void rnic_qp_table_free(struct rnic_device *dev);
 
+/* The device's QP table: a QP's slot is its QPN's low bits (the scheduler's slot). */
+struct rnic_qp_table {
+	struct rnic_qp_priv **slot;	/* by QPN & slot_mask; a slot holds at most one QP */
+	uint32_t nb_slots;		/* power of two */
+	uint32_t slot_mask;
+	uint32_t nb_qp;
+	uint32_t *generation;		/* bumped when a slot is reused: QPNs are not reused at once */
+};
+
 /* The QP with this number, or NULL. Lock-free read: safe from the data path. */
-struct rnic_qp *rnic_qp_lookup(struct rnic_device *dev, uint32_t qpn);
+static inline struct rnic_qp *
+rnic_qp_lookup(struct rnic_device *dev, uint32_t qpn)
+{
+	const struct rnic_qp_table *t = dev->qp_table;
+	struct rnic_qp_priv *qp = __atomic_load_n(&t->slot[qpn & t->slot_mask], __ATOMIC_ACQUIRE);
+
+	return qp != NULL && qp->pub.qp_num == qpn ? &qp->pub : NULL;
+}
 
 /* Slots of the QP table (the scheduler's range) and the QP in a slot (NULL if none). */
 uint32_t rnic_qp_table_slots(const struct rnic_device *dev);
-struct rnic_qp *rnic_qp_by_slot(struct rnic_device *dev, uint32_t slot);
+
+static inline struct rnic_qp *
+rnic_qp_by_slot(struct rnic_device *dev, uint32_t slot)
+{
+	struct rnic_qp_priv *qp = __atomic_load_n(&dev->qp_table->slot[slot], __ATOMIC_ACQUIRE);
+
+	return qp != NULL ? &qp->pub : NULL;
+}
+
+/*
+ * Bring a QP's context into the cache ahead of its turn: with thousands of QPs served round-robin each
+ * one's context has gone cold since its last visit, and the stages that are about to use it would wait for
+ * it line by line.
+ */
+static inline void
+rnic_qp_prefetch(const struct rnic_qp *qp)
+{
+	for (size_t off = 0; off < sizeof(struct rnic_qp_priv); off += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0((const uint8_t *)qp + off);
+}
 
 /* wr_id of the WQE at this index of the QP's SQ / RQ (the CQ poll maps CQE wqe_counter to wr_id). */
 uint64_t rnic_qp_sq_wrid(struct rnic_qp *qp, uint16_t wqe_counter);

@@ -296,7 +296,8 @@ post_sends(struct rnic_qp *qp, int n)
 		post(qp, RNIC_WR_SEND, (uint64_t)i, 64u * (uint32_t)i, 64);
 }
 
-/* Destroy the test's QP: every mbuf comes back (frames kept for resending included), nothing is left. */
+/* Destroy the test's QP: every mbuf comes back (frames kept for resending included), nothing is left but
+ * the spares A's stages keep for the frames they build. */
 static void
 done(struct rnic_qp *qp)
 {
@@ -304,7 +305,7 @@ done(struct rnic_qp *qp)
 
 	assert_int_equal(rnic_destroy_qp(qp), 0);
 	peer_take(f, MAX_FRAMES);
-	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+	assert_int_equal(rte_mempool_in_use_count(pool), pipe_a->req_tx.nb_spare + pipe_a->resp_tx.nb_spare);
 	memset(buf, 0, BUF);
 }
 
