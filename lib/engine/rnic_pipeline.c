@@ -182,17 +182,30 @@ rnic_tx_flush(struct rnic_tx_buffer *tx)
 	tx->count = (uint16_t)(tx->count - sent);
 }
 
+/*
+ * Spares are taken from the pool a burst at a time and reset one at a time when used: the mbufs come back
+ * cold from the lcore that freed them, and their lines (the mbuf's two and the first of the data) load while
+ * the frames before them are built.
+ */
 struct rte_mbuf *
 rnic_tx_alloc(struct rnic_tx_buffer *tx, struct rte_mempool *pool)
 {
+	struct rte_mbuf *m;
+
 	if (tx->nb_spare == 0) {
-		if (rte_pktmbuf_alloc_bulk(pool, tx->spare, RNIC_BURST) != 0)
+		if (rte_mempool_get_bulk(pool, (void **)tx->spare, RNIC_BURST) != 0)
 			return rte_pktmbuf_alloc(pool);	/* the pool is nearly empty: one will do */
 		tx->nb_spare = RNIC_BURST;
-		for (unsigned int i = 0; i < RNIC_BURST; i++)
-			rte_prefetch0_write(rte_pktmbuf_mtod(tx->spare[i], void *));
+		for (unsigned int i = 0; i < RNIC_BURST; i++) {
+			m = tx->spare[i];
+			rte_prefetch0_write(m);
+			rte_prefetch0_write(&m->cacheline1);
+			rte_prefetch0_write((uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM);
+		}
 	}
-	return tx->spare[--tx->nb_spare];
+	m = tx->spare[--tx->nb_spare];
+	rte_pktmbuf_reset(m);
+	return m;
 }
 
 void

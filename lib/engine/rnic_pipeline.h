@@ -70,8 +70,9 @@ struct rnic_rtx_elem {
 };
 
 /* Frames waiting to go out on one TX queue of the port; what the port does not take now stays here. It
- * also keeps its stage's spare mbufs: taken from the pool a burst at a time (one bulk get, the headers and
- * first data lines prefetched), since one allocated at a time is cold when the builder writes it. */
+ * also keeps its stage's spare mbufs: taken from the pool a burst at a time (one bulk get, the mbuf and first
+ * data lines prefetched, each reset when it is used), since one allocated at a time is cold when the builder
+ * writes it. */
 struct rnic_tx_buffer {
 	struct rnic_pipeline_stats *stats;	/* of the stage that sends on it */
 	uint16_t port;

@@ -393,39 +393,40 @@ parse_l2(const uint8_t *f, uint32_t len, struct rnic_pkt_desc *d, enum rnic_drop
 	return off;
 }
 
+/* The IP headers are read in place (DPDK's header structs are packed): a copy to the stack read back a field
+ * at a time costs a failed store-to-load forward per field, a quarter of the parse. */
 static enum rnic_drop_reason
 parse_ipv4(const uint8_t *ip, uint32_t avail, struct rnic_pkt_desc *d, uint32_t *hdr_len, uint32_t *ip_end)
 {
-	struct rte_ipv4_hdr h;
+	const struct rte_ipv4_hdr *h = (const struct rte_ipv4_hdr *)ip;
 	uint32_t ihl, total;
 
-	if (avail < sizeof(h))
+	if (avail < sizeof(*h))
 		return RNIC_DROP_TRUNCATED;
-	memcpy(&h, ip, sizeof(h));
-	if ((h.version_ihl >> 4) != 4)
+	if ((h->version_ihl >> 4) != 4)
 		return RNIC_DROP_BAD_IP_VERSION;
-	ihl = (uint32_t)(h.version_ihl & 0xf) * 4;
-	total = rte_be_to_cpu_16(h.total_length);
-	if (ihl < sizeof(h) || total < ihl)
+	ihl = (uint32_t)(h->version_ihl & 0xf) * 4;
+	total = rte_be_to_cpu_16(h->total_length);
+	if (ihl < sizeof(*h) || total < ihl)
 		return RNIC_DROP_BAD_IP_HEADER;
 	if (total > avail || avail < ihl)
 		return RNIC_DROP_TRUNCATED;
 	/* A correct header, checksum included, sums to all ones. */
 	if (rte_raw_cksum(ip, ihl) != 0xffff)
 		return RNIC_DROP_BAD_IP_CSUM;
-	if (rte_be_to_cpu_16(h.fragment_offset) & (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
+	if (rte_be_to_cpu_16(h->fragment_offset) & (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
 		return RNIC_DROP_IP_FRAGMENT;
-	if (h.next_proto_id != IPPROTO_UDP)
+	if (h->next_proto_id != IPPROTO_UDP)
 		return RNIC_DROP_NOT_UDP;
 	memset(&d->sgid, 0, sizeof(d->sgid));
 	memset(&d->dgid, 0, sizeof(d->dgid));
 	d->sgid.raw[10] = d->sgid.raw[11] = 0xff;
 	d->dgid.raw[10] = d->dgid.raw[11] = 0xff;
-	memcpy(&d->sgid.raw[12], &h.src_addr, 4);
-	memcpy(&d->dgid.raw[12], &h.dst_addr, 4);
-	d->traffic_class = h.type_of_service;
-	d->hop_limit = h.time_to_live;
-	d->ip_id = rte_be_to_cpu_16(h.packet_id);
+	memcpy(&d->sgid.raw[12], &h->src_addr, 4);
+	memcpy(&d->dgid.raw[12], &h->dst_addr, 4);
+	d->traffic_class = h->type_of_service;
+	d->hop_limit = h->time_to_live;
+	d->ip_id = rte_be_to_cpu_16(h->packet_id);
 	d->flow_label = 0;
 	*hdr_len = ihl;
 	*ip_end = total;
@@ -435,28 +436,27 @@ parse_ipv4(const uint8_t *ip, uint32_t avail, struct rnic_pkt_desc *d, uint32_t 
 static enum rnic_drop_reason
 parse_ipv6(const uint8_t *ip, uint32_t avail, struct rnic_pkt_desc *d, uint32_t *hdr_len, uint32_t *ip_end)
 {
-	struct rte_ipv6_hdr h;
+	const struct rte_ipv6_hdr *h = (const struct rte_ipv6_hdr *)ip;
 	uint32_t vtc;
 
-	if (avail < sizeof(h))
+	if (avail < sizeof(*h))
 		return RNIC_DROP_TRUNCATED;
-	memcpy(&h, ip, sizeof(h));
-	vtc = rte_be_to_cpu_32(h.vtc_flow);
+	vtc = rte_be_to_cpu_32(h->vtc_flow);
 	if ((vtc >> 28) != 6)
 		return RNIC_DROP_BAD_IP_VERSION;
-	if (sizeof(h) + rte_be_to_cpu_16(h.payload_len) > avail)
+	if (sizeof(*h) + rte_be_to_cpu_16(h->payload_len) > avail)
 		return RNIC_DROP_TRUNCATED;
 	/* Extension headers (fragments included) never precede a RoCEv2 UDP header. */
-	if (h.proto != IPPROTO_UDP)
-		return h.proto == IPPROTO_FRAGMENT ? RNIC_DROP_IP_FRAGMENT : RNIC_DROP_NOT_UDP;
-	memcpy(d->sgid.raw, h.src_addr, 16);
-	memcpy(d->dgid.raw, h.dst_addr, 16);
+	if (h->proto != IPPROTO_UDP)
+		return h->proto == IPPROTO_FRAGMENT ? RNIC_DROP_IP_FRAGMENT : RNIC_DROP_NOT_UDP;
+	memcpy(d->sgid.raw, h->src_addr, 16);
+	memcpy(d->dgid.raw, h->dst_addr, 16);
 	d->traffic_class = (uint8_t)(vtc >> 20);
 	d->flow_label = vtc & 0xfffff;
-	d->hop_limit = h.hop_limits;
+	d->hop_limit = h->hop_limits;
 	d->ip_id = 0;
-	*hdr_len = sizeof(h);
-	*ip_end = sizeof(h) + rte_be_to_cpu_16(h.payload_len);
+	*hdr_len = sizeof(*h);
+	*ip_end = sizeof(*h) + rte_be_to_cpu_16(h->payload_len);
 	return RNIC_DROP_NONE;
 }
 
