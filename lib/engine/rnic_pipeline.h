@@ -146,6 +146,7 @@ struct rnic_pipeline {
 	uint32_t nb_acks;		/* QPs with a coalesced ACK/NAK to send at the end of the burst */
 	uint32_t ack_list[RNIC_BURST];
 	struct rnic_timer_wheel timers;	/* the requester's loss and RNR timers */
+	uint64_t loss_timeout_cycles[32];	/* TSC cycles of the loss timer per QP timeout attribute */
 	uint64_t req_clock;		/* latency stamps: when the requester's current WQE started */
 	struct rnic_qp *wqe_qp;		/* the send WQE start_wqe parsed last (this QP's, this index), */
 	uint32_t wqe_index;		/* for send_packet in the same visit of the QP */
@@ -256,10 +257,19 @@ rnic_frame_desc(struct rte_mbuf *m, struct rnic_pkt_desc *scratch)
 	return scratch;
 }
 
-/* Prefetch the contexts of the QPs a burst of parsed frames is for, before the first is handled. */
+/*
+ * Prefetch the contexts of the QPs a burst of parsed frames is for, before the first is handled. The mbufs
+ * and descriptors come from the parser's lcore: their lines are asked for all at once first (their addresses
+ * need no load; a prefetch of a test pool's mbuf without a descriptor area touches its headroom, harmlessly).
+ */
 static inline void
 rnic_prefetch_qps(struct rnic_device *dev, struct rte_mbuf **pkts, unsigned int n)
 {
+	for (unsigned int i = 0; i < n; i++) {
+		rte_prefetch0(pkts[i]);
+		rte_prefetch0(rte_mbuf_to_priv(pkts[i]));
+		rte_prefetch0((uint8_t *)rte_mbuf_to_priv(pkts[i]) + RTE_CACHE_LINE_SIZE);
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		const struct rnic_pkt_desc *d = rnic_mbuf_desc(pkts[i]);
 		struct rnic_qp *qp = d != NULL ? rnic_qp_lookup(dev, d->dqpn) : NULL;

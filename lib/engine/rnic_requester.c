@@ -434,8 +434,7 @@ arm_timer(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
 	if (q->attr.timeout == 0 || q->pub.qp_type != RNIC_QPT_RC)
 		return;
-	q->req.deadline = rte_get_tsc_cycles() +
-			  (uint64_t)((4.096e-6 * (double)(1ull << q->attr.timeout)) * (double)rte_get_tsc_hz());
+	q->req.deadline = rte_get_tsc_cycles() + p->loss_timeout_cycles[q->attr.timeout & 31];
 	rnic_requester_watch(p, q);
 }
 
