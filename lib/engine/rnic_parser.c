@@ -52,8 +52,8 @@ prefetch_mbuf(struct rte_mbuf *m)
 {
 	rte_prefetch0(m);
 	rte_prefetch0(&m->cacheline1);
-	rte_prefetch0_write(rte_mbuf_to_priv(m));
-	rte_prefetch0_write((uint8_t *)rte_mbuf_to_priv(m) + RTE_CACHE_LINE_SIZE);
+	for (size_t off = 0; off < sizeof(struct rnic_pkt_desc); off += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0_write((uint8_t *)rte_mbuf_to_priv(m) + off);
 }
 
 static inline void
