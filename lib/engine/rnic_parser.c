@@ -42,19 +42,10 @@ stamp_rx(struct rnic_pipeline *p, struct rte_mbuf *m, uint64_t now)
 /*
  * Frames come in cold: the sending lcore wrote the mbuf, the headers and (the last time the mbuf went round)
  * the descriptor, and a ring PMD hands over pointers without touching any of them. Every line a frame's parse
- * needs is fetched ahead: the mbufs and descriptors of the whole burst at once (no load needed to find them),
+ * needs is fetched ahead: the mbufs and descriptors of the whole burst at once (rnic_prefetch_mbuf_desc),
  * the headers a few frames ahead (their address is in the mbuf).
  */
 #define PARSER_PREFETCH_AHEAD 4
-
-static inline void
-prefetch_mbuf(struct rte_mbuf *m)
-{
-	rte_prefetch0(m);
-	rte_prefetch0(&m->cacheline1);
-	for (size_t off = 0; off < sizeof(struct rnic_pkt_desc); off += RTE_CACHE_LINE_SIZE)
-		rte_prefetch0_write((uint8_t *)rte_mbuf_to_priv(m) + off);
-}
 
 static inline void
 prefetch_headers(struct rte_mbuf *m)
@@ -89,7 +80,7 @@ rnic_stage_parser(void *arg, unsigned int budget)
 		return 0;
 	start = rte_rdtsc();
 	for (uint16_t i = 0; i < n; i++)
-		prefetch_mbuf(pkts[i]);
+		rnic_prefetch_mbuf_desc(pkts[i]);
 	for (uint16_t i = 0; i < RTE_MIN(n, (uint16_t)PARSER_PREFETCH_AHEAD); i++)
 		prefetch_headers(pkts[i]);
 	for (uint16_t i = 0; i < n; i++) {

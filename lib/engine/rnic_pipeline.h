@@ -258,18 +258,26 @@ rnic_frame_desc(struct rte_mbuf *m, struct rnic_pkt_desc *scratch)
 }
 
 /*
- * Prefetch the contexts of the QPs a burst of parsed frames is for, before the first is handled. The mbufs
- * and descriptors come from the parser's lcore: their lines are asked for all at once first (their addresses
- * need no load; a prefetch of a test pool's mbuf without a descriptor area touches its headroom, harmlessly).
+ * Ask for the lines of a received frame's mbuf and of its descriptor: the lcore before wrote them (the
+ * sender the mbuf, the parser the descriptor), and their addresses need no load, so a burst's can all be
+ * asked for at once. For writing, as the parser fills the descriptor. A test pool's mbuf without a
+ * descriptor area has its headroom prefetched instead, harmlessly.
  */
+static inline void
+rnic_prefetch_mbuf_desc(struct rte_mbuf *m)
+{
+	rte_prefetch0(m);
+	rte_prefetch0(&m->cacheline1);
+	for (size_t off = 0; off < sizeof(struct rnic_pkt_desc); off += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0_write((uint8_t *)rte_mbuf_to_priv(m) + off);
+}
+
+/* Prefetch the contexts of the QPs a burst of parsed frames is for, before the first is handled. */
 static inline void
 rnic_prefetch_qps(struct rnic_device *dev, struct rte_mbuf **pkts, unsigned int n)
 {
-	for (unsigned int i = 0; i < n; i++) {
-		rte_prefetch0(pkts[i]);
-		rte_prefetch0(rte_mbuf_to_priv(pkts[i]));
-		rte_prefetch0((uint8_t *)rte_mbuf_to_priv(pkts[i]) + RTE_CACHE_LINE_SIZE);
-	}
+	for (unsigned int i = 0; i < n; i++)
+		rnic_prefetch_mbuf_desc(pkts[i]);
 	for (unsigned int i = 0; i < n; i++) {
 		const struct rnic_pkt_desc *d = rnic_mbuf_desc(pkts[i]);
 		struct rnic_qp *qp = d != NULL ? rnic_qp_lookup(dev, d->dqpn) : NULL;

@@ -200,6 +200,17 @@ peer_answer_read3000(struct rnic_qp *qp, uint32_t psn, uint8_t first, uint8_t mi
 	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, psn + 2, last, 952);
 }
 
+/* The 3000 bytes of peer_answer_read3000 landed at buf + 4096, each response's byte where it belongs, and
+ * nothing past them. */
+static void
+expect_read3000_at_4096(uint8_t first, uint8_t middle, uint8_t last)
+{
+	assert_int_equal(buf[4096], first);
+	assert_int_equal(buf[4096 + 1024], middle);
+	assert_int_equal(buf[4096 + 2999], last);
+	assert_int_equal(buf[4096 + 3000], 0);
+}
+
 /* An RC QP of A in RTS towards the peer, its PSNs starting at psn. */
 static struct rnic_qp *
 new_qp_rnr(uint32_t psn, enum rnic_mtu mtu, uint8_t timeout, uint8_t retry_cnt, uint8_t rnr_retry)
@@ -360,10 +371,7 @@ test_ack_past_read(void **state)
 	expect_ok(1, 1);
 	peer_ack(qp, 14, RNIC_AETH_ACK);
 	expect_ok(1, 2);
-	assert_int_equal(buf[4096], 'a');
-	assert_int_equal(buf[4096 + 1024], 'b');
-	assert_int_equal(buf[4096 + 2999], 'c');
-	assert_int_equal(buf[4096 + 3000], 0);
+	expect_read3000_at_4096('a', 'b', 'c');
 	done(qp);
 }
 
@@ -678,10 +686,7 @@ test_second_read_partly_answered_first(void **state)
 	expect_ok(1, 1);
 	peer_ack(qp, 15, RNIC_AETH_ACK);
 	expect_ok(1, 2);
-	assert_int_equal(buf[4096], 'b');
-	assert_int_equal(buf[4096 + 1024], 'c');
-	assert_int_equal(buf[4096 + 2999], 'd');
-	assert_int_equal(buf[4096 + 3000], 0);
+	expect_read3000_at_4096('b', 'c', 'd');
 	done(qp);
 }
 
