@@ -348,7 +348,7 @@ void rnic_rtx_free_list(struct rnic_pipeline *p, uint32_t head);
 /* Expired loss and RNR timers of the pipeline's QPs (requester lcore). */
 void rnic_requester_timers(struct rnic_pipeline *p);
 
-/* The QP's loss deadline or RNR wait was set: make sure the timer wheel looks at it in time. */
+/* The QP's loss deadline or RNR wait was set or cleared: give the timer wheel the earliest of them. */
 void rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q);
 
 /* Complete, in order, the in-flight send WQEs that are done (requester lcore). */

@@ -424,8 +424,7 @@ rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 
 	if (d == 0 || (rnr != 0 && rnr < d))
 		d = rnr;
-	if (d != 0)
-		rnic_timer_file(&p->timers, q->slot, d);
+	rnic_timer_set(&p->timers, q->slot, d);
 }
 
 /* The loss timer: 4.096 us x 2^timeout (IBA 9.7.6.1.3); timeout 0 means none. */
@@ -588,10 +587,12 @@ rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp)
 	r->retry_left = q->attr.retry_cnt;
 	r->rnr_left = q->attr.rnr_retry;
 	rtx_release(p, r);
-	if (r->una == r->npsn)
+	if (r->una == r->npsn) {
 		r->deadline = 0;
-	else
+		rnic_requester_watch(p, q);
+	} else {
 		arm_timer(p, q);
+	}
 }
 
 int

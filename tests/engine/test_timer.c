@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The requester's timer wheel (rnic_timer.h): a slot fires once its tick has wholly passed and not before,
- * filing an already filed slot is a no-op, far deadlines wait at the horizon, and a slot filed again from its
- * own callback, even for a tick already gone, fires on the next tick, not a turn of the wheel later.
+ * The requester's timer wheel (rnic_timer.h): a slot fires once its deadline's tick has wholly passed and not
+ * before, an earlier deadline moves it earlier, a later one or a cancelled one never calls back early (the
+ * wheel re-files or drops the slot by itself), far deadlines wait at the horizon, and a slot filed again from
+ * its own callback, even for a tick already gone, fires on the next tick, not a turn of the wheel later.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,7 +35,7 @@ on_expire(void *arg, uint32_t slot)
 		uint64_t at = f->refile_at[slot];
 
 		f->refile_at[slot] = 0;
-		rnic_timer_file(f->w, slot, at);
+		rnic_timer_set(f->w, slot, at);
 	}
 }
 
@@ -61,13 +62,57 @@ test_fires_when_tick_passed(void **state)
 
 	(void)state;
 	new_wheel(&w, &f);
-	rnic_timer_file(&w, 3, tick_tsc(&w, 10) + 1);
-	rnic_timer_file(&w, 3, tick_tsc(&w, 5));	/* already filed: no-op */
+	rnic_timer_set(&w, 3, tick_tsc(&w, 10) + 1);
 	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 10), on_expire, &f), 0);
 	assert_int_equal(f.count[3], 0);
 	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 1), on_expire, &f), 1);	/* tick 10 is over */
 	assert_int_equal(f.count[3], 1);
 	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 100), on_expire, &f), 0);	/* once */
+	rnic_timer_free(&w);
+}
+
+/* An RNR wait shorter than the loss timer already filed: the slot fires at the earlier deadline, once. */
+static void
+test_earlier_deadline(void **state)
+{
+	struct rnic_timer_wheel w;
+	struct fired f;
+
+	(void)state;
+	new_wheel(&w, &f);
+	rnic_timer_set(&w, 3, tick_tsc(&w, 10));
+	rnic_timer_set(&w, 9, tick_tsc(&w, 10));
+	rnic_timer_set(&w, 3, tick_tsc(&w, 5));	/* taken out of the middle of tick 10's list */
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 5), on_expire, &f), 0);
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 1), on_expire, &f), 1);
+	assert_int_equal(f.count[3], 1);
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 100), on_expire, &f), 1);
+	assert_int_equal(f.count[3], 1);
+	assert_int_equal(f.count[9], 1);
+	rnic_timer_free(&w);
+}
+
+/* A deadline moved later (an ACK) is re-filed by the wheel without a call; a cancelled one is dropped. */
+static void
+test_later_and_cancelled(void **state)
+{
+	struct rnic_timer_wheel w;
+	struct fired f;
+
+	(void)state;
+	new_wheel(&w, &f);
+	rnic_timer_set(&w, 3, tick_tsc(&w, 5));
+	rnic_timer_set(&w, 3, tick_tsc(&w, 50));
+	rnic_timer_set(&w, 4, tick_tsc(&w, 5));
+	rnic_timer_set(&w, 4, 0);
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 6), on_expire, &f), 0);
+	assert_int_not_equal(w.bucket_of[3], RNIC_WHEEL_NONE);	/* filed again, under tick 50 */
+	assert_int_equal(w.bucket_of[4], RNIC_WHEEL_NONE);
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 44), on_expire, &f), 0);
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 1), on_expire, &f), 1);
+	assert_int_equal(f.count[3], 1);
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 3 * RNIC_WHEEL_SIZE), on_expire, &f), 0);
+	assert_int_equal(f.count[4], 0);
 	rnic_timer_free(&w);
 }
 
@@ -79,8 +124,11 @@ test_horizon(void **state)
 
 	(void)state;
 	new_wheel(&w, &f);
-	rnic_timer_file(&w, 7, tick_tsc(&w, 10 * RNIC_WHEEL_SIZE));
-	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, RNIC_WHEEL_SIZE - 1), on_expire, &f), 0);
+	rnic_timer_set(&w, 7, tick_tsc(&w, 10 * RNIC_WHEEL_SIZE));
+	/* Filed at the horizon, then again, a turn at a time, without a call until the deadline's tick. */
+	for (int turn = 0; turn < 10; turn++)
+		assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, RNIC_WHEEL_SIZE - 1), on_expire, &f), 0);
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 10), on_expire, &f), 0);
 	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 1), on_expire, &f), 1);
 	assert_int_equal(f.count[7], 1);
 	rnic_timer_free(&w);
@@ -97,7 +145,7 @@ test_refile_from_callback(void **state)
 	(void)state;
 	new_wheel(&w, &f);
 	start = tick_tsc(&w, 0);
-	rnic_timer_file(&w, 5, start);
+	rnic_timer_set(&w, 5, start);
 	f.refile_at[5] = start;		/* in the past by the time it fires */
 	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 1), on_expire, &f), 1);
 	assert_int_equal(f.count[5], 1);
@@ -105,7 +153,7 @@ test_refile_from_callback(void **state)
 	assert_int_equal(f.count[5], 2);
 	/* A later deadline filed from the callback waits for its own tick. */
 	f.refile_at[5] = tick_tsc(&w, 20);
-	rnic_timer_file(&w, 5, tick_tsc(&w, 0));
+	rnic_timer_set(&w, 5, tick_tsc(&w, 0));
 	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 1), on_expire, &f), 1);
 	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 19), on_expire, &f), 0);
 	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 1), on_expire, &f), 1);
@@ -113,7 +161,7 @@ test_refile_from_callback(void **state)
 	rnic_timer_free(&w);
 }
 
-/* An lcore that was away for longer than a turn: every filed slot fires, once. */
+/* An lcore that was away for longer than a turn: every slot due by then fires, once; a later one waits. */
 static void
 test_far_behind(void **state)
 {
@@ -122,11 +170,15 @@ test_far_behind(void **state)
 
 	(void)state;
 	new_wheel(&w, &f);
-	for (uint32_t s = 0; s < SLOTS; s++)
-		rnic_timer_file(&w, s, tick_tsc(&w, s * 61));
-	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 3 * RNIC_WHEEL_SIZE), on_expire, &f), SLOTS);
-	for (uint32_t s = 0; s < SLOTS; s++)
+	for (uint32_t s = 0; s < SLOTS - 1; s++)
+		rnic_timer_set(&w, s, tick_tsc(&w, s * 61));
+	rnic_timer_set(&w, SLOTS - 1, tick_tsc(&w, 3 * RNIC_WHEEL_SIZE + 10));	/* at the horizon first */
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 3 * RNIC_WHEEL_SIZE), on_expire, &f), SLOTS - 1);
+	for (uint32_t s = 0; s < SLOTS - 1; s++)
 		assert_int_equal(f.count[s], 1);
+	assert_int_equal(f.count[SLOTS - 1], 0);
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 10), on_expire, &f), 0);
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 1), on_expire, &f), 1);
 	rnic_timer_free(&w);
 }
 
@@ -135,6 +187,8 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fires_when_tick_passed),
+		cmocka_unit_test(test_earlier_deadline),
+		cmocka_unit_test(test_later_and_cancelled),
 		cmocka_unit_test(test_horizon),
 		cmocka_unit_test(test_refile_from_callback),
 		cmocka_unit_test(test_far_behind),
