@@ -133,8 +133,13 @@ flush_acks(struct rnic_pipeline *p)
 static const uint8_t *
 current_rq_wqe(struct rnic_qp_priv *q)
 {
-	if (q->rq.done == __atomic_load_n(&q->rq.idx->head, __ATOMIC_ACQUIRE))
-		return NULL;
+	struct rnic_resp_ctx *r = &q->resp;
+
+	if ((int32_t)(r->rq_head_seen - q->rq.done) <= 0) {
+		r->rq_head_seen = __atomic_load_n(&q->rq.idx->head, __ATOMIC_ACQUIRE);
+		if ((int32_t)(r->rq_head_seen - q->rq.done) <= 0)
+			return NULL;
+	}
 	return rnic_wq_slot(&q->rq, q->rq.done);
 }
 
@@ -213,6 +218,9 @@ complete_recv(struct rnic_qp *qp, const struct rnic_pkt_desc *d, uint32_t byte_l
 
 	rnic_cq_push(qp->recv_cq, &c);
 	q->rq.done++;
+	/* The next SEND's receive WQE, written by the poster's lcore: on its way before that SEND comes. */
+	if ((int32_t)(q->resp.rq_head_seen - q->rq.done) > 0)
+		rte_prefetch0(rnic_wq_slot(&q->rq, q->rq.done));
 }
 
 static enum verdict

@@ -145,6 +145,8 @@ struct rnic_resp_ctx {
 	uint32_t atomic_next;		/* the last atomics' results (rd_mask + 1 of them): a duplicate */
 	uint8_t dmac[6];		/* is answered from them, never executed twice */
 	uint8_t dmac_known;
+	uint32_t rq_head_seen;		/* the RQ head last read: the poster's line is read again only when
+					 * every receive WQE up to it is used */
 	/* Kept across resets (zeroing stops here): the responder resources, as many as max_dest_rd_atomic
 	 * rounded up to a power of two, allocated when an RC QP enters RTR (a WRITE/SEND QP needs one). */
 	uint32_t rd_mask;
