@@ -198,6 +198,17 @@ chain(struct rnic_wq *sq, uint32_t from, uint32_t to, uint8_t to_size16, uint8_t
 	next->ee_nds = rte_cpu_to_be_32((to_fence ? RNIC_WQE_NDS_FENCE : 0) | to_size16);
 }
 
+/*
+ * Release a queue's poster lock with a release store. rte_spinlock_unlock's XCHG is a full barrier: it waits
+ * for the WQE and head stores before it to reach the cache, and those lines are the engine lcore's (it read
+ * them last), so every post would wait for two cross-lcore transfers. A release store is a whole unlock.
+ */
+static inline void
+wq_unlock(struct rnic_wq *wq)
+{
+	__atomic_store_n(&wq->lock.locked, 0, __ATOMIC_RELEASE);
+}
+
 static int
 post_send_state_ok(enum rnic_qp_state state)
 {
@@ -264,7 +275,7 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 		else
 			rnic_qp_ring_doorbell(pub, db);
 	}
-	rte_spinlock_unlock(&sq->lock);
+	wq_unlock(sq);
 	return err;
 }
 
@@ -404,6 +415,6 @@ rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr
 	__atomic_store_n(&rq->idx->head, first + n, __ATOMIC_RELEASE);
 	if (n > 0 && state == RNIC_QPS_ERR)
 		rnic_qp_error_flush(pub);
-	rte_spinlock_unlock(&rq->lock);
+	wq_unlock(rq);
 	return err;
 }
