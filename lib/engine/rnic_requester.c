@@ -790,6 +790,21 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 	return sent;
 }
 
+/*
+ * The lines a QP's visit starts with, which the poster wrote long ago with thousands of QPs in turn: the SQ
+ * head, the next WQE to start and its post time, and the in-flight entry it will take.
+ */
+static void
+prefetch_next_wqe(const struct rnic_qp_priv *q)
+{
+	uint32_t next = q->req.sq_next;
+
+	rte_prefetch0(q->sq.idx);
+	rte_prefetch0(rnic_wq_slot(&q->sq, next));
+	rte_prefetch0(&q->sq.posted_tsc[next & (q->sq.wqe_cnt - 1)]);
+	rte_prefetch0_write(rnic_req_infl(&q->req, q->req.infl_tail));
+}
+
 unsigned int
 rnic_stage_requester(void *arg, unsigned int budget)
 {
@@ -807,8 +822,12 @@ rnic_stage_requester(void *arg, unsigned int budget)
 		uint32_t next_slot;
 		int idle = 1;
 
-		if (rnic_sched_peek(&p->sched, &next_slot) && (next = rnic_qp_by_slot(p->dev, next_slot)) != NULL)
+		/* Two turns ahead the QP's context (its address needs no load); one turn ahead, that context
+		 * now at hand, the host-interface lines it points to. */
+		if (rnic_sched_peek2(&p->sched, &next_slot) && (next = rnic_qp_by_slot(p->dev, next_slot)) != NULL)
 			rnic_qp_prefetch(next);
+		if (rnic_sched_peek(&p->sched, &next_slot) && (next = rnic_qp_by_slot(p->dev, next_slot)) != NULL)
+			prefetch_next_wqe(rnic_qp_priv(next));
 
 		if (qp != NULL)
 			work += serve(p, qp, RTE_MIN(QUANTUM, budget - work), &idle);
