@@ -237,6 +237,25 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 	ack_upto(p, qp, d->psn);
 }
 
+/*
+ * After a response: the requester visits the QP again if the response may let it go on (it waited for room
+ * in the window, the READ depth, a fence, the in-flight ring), rewound it (a NAK), or failed it. A QP that
+ * went idle with every posted WQE sent is left to its next doorbell: with thousands of QPs, a visit that
+ * finds nothing costs its context and host-interface lines for nothing.
+ */
+static void
+wake_requester(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+
+	if (r->blocked || r->cur != r->infl_tail ||
+	    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS) {
+		r->blocked = 0;
+		rnic_sched_activate(&p->sched, q->slot);
+	}
+}
+
 static void
 handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 {
@@ -260,8 +279,7 @@ handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 	else
 		on_read_response(p, qp, d);
 	rnic_requester_retire(p, qp);
-	/* Room in the window or in the READ depth: the requester may go on with this QP. */
-	rnic_sched_activate(&p->sched, rnic_qp_priv(qp)->slot);
+	wake_requester(p, qp);
 }
 
 unsigned int

@@ -116,6 +116,8 @@ struct rnic_tx_buffer {
 	X(access_naks_received, "remote access error NAKs received") \
 	X(remote_op_naks_received, "remote operational error NAKs received (and reserved codes)") \
 	X(timer_expiries, "QPs the timer wheel handed back") \
+	X(qp_visits, "QPs the requester's scheduler served") \
+	X(qp_idle_visits, "QPs served that had nothing to send") \
 	X(resent_kept, "packets resent from the retransmit buffer") \
 	X(resent_gathered, "packets resent by gathering the WQE again (not kept: buffer full)")
 

@@ -337,17 +337,23 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	uint32_t pmtu;
 	int reads;
 
-	if (r->halted || r->infl_tail - r->infl_head == r->infl_mask + 1)
+	if (r->halted || r->infl_tail - r->infl_head == r->infl_mask + 1) {
+		r->blocked = 1;
 		return 0;
+	}
 	/* The poster writes the head's line: read it again only when the WQEs it said were there are all
 	 * started (a QP goes idle only after a fresh read, so a post is never missed). */
 	if ((int32_t)(r->sq_head_seen - index) <= 0) {
 		r->sq_head_seen = __atomic_load_n(&q->sq.idx->head, __ATOMIC_SEQ_CST);
-		if ((int32_t)(r->sq_head_seen - index) <= 0)
+		if ((int32_t)(r->sq_head_seen - index) <= 0) {
+			r->blocked = 0;		/* nothing posted: the next doorbell wakes the QP */
 			return 0;
+		}
 	}
 	p->wqe_qp = qp;
 	p->wqe_index = index;
+	/* Past here, a WQE that does not start waits for a response (or is rejected and halts the QP). */
+	r->blocked = 1;
 	if (rnic_send_wqe_parse(rnic_wq_slot(&q->sq, index), 0, qp->qp_type == RNIC_QPT_UD, w) != 0 ||
 	    !wqe_allowed(qp->qp_type, w->opcode)) {
 		reject_wqe(p, qp, index, w->opcode, RNIC_WC_LOC_QP_OP_ERR);
@@ -382,6 +388,7 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	r->infl_tail++;
 	r->sq_next++;
 	r->cur_off = 0;
+	r->blocked = 0;
 	if (reads)
 		r->rd_atomic++;
 	return 1;
@@ -740,6 +747,22 @@ rnic_requester_timers(struct rnic_pipeline *p)
 	rnic_timer_expire(&p->timers, rte_get_tsc_cycles(), on_timer, p);
 }
 
+/*
+ * After a full quantum: whether the QP has more to send, the SQ head read again (its line is still at hand
+ * from this visit), so that a QP whose posts were all sent goes idle now rather than after one more visit,
+ * which with thousands of QPs would bring its context and host-interface lines back for nothing.
+ */
+static int
+has_more(struct rnic_qp_priv *q)
+{
+	struct rnic_req_ctx *r = &q->req;
+
+	if (r->cur != r->infl_tail || (int32_t)(r->sq_head_seen - r->sq_next) > 0)
+		return 1;
+	r->sq_head_seen = __atomic_load_n(&q->sq.idx->head, __ATOMIC_SEQ_CST);
+	return (int32_t)(r->sq_head_seen - r->sq_next) > 0;
+}
+
 /* Serve one QP: up to quantum packets. Returns the packets sent; *idle when it has nothing to send. */
 static unsigned int
 serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *idle)
@@ -777,8 +800,12 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 				break;	/* the port is full: come back to this QP on the next round */
 		}
 		/* The outstanding window of RC: PSNs sent and not acknowledged (UC and UD get no ACKs). */
-		if ((qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(r->npsn, r->una) >= RNIC_MAX_OUTSTANDING) ||
-		    (!busy && !start_wqe(p, qp))) {
+		if (qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(r->npsn, r->una) >= RNIC_MAX_OUTSTANDING) {
+			r->blocked = 1;
+			*idle = 1;
+			break;
+		}
+		if (!busy && !start_wqe(p, qp)) {
 			*idle = 1;	/* nothing to start, or blocked until a response frees room */
 			break;
 		}
@@ -787,6 +814,8 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 		sent++;
 		state = __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
 	}
+	if (sent == quantum && !has_more(rnic_qp_priv(qp)))
+		*idle = 1;
 	return sent;
 }
 
@@ -829,8 +858,13 @@ rnic_stage_requester(void *arg, unsigned int budget)
 		if (rnic_sched_peek(&p->sched, &next_slot) && (next = rnic_qp_by_slot(p->dev, next_slot)) != NULL)
 			prefetch_next_wqe(rnic_qp_priv(next));
 
-		if (qp != NULL)
-			work += serve(p, qp, RTE_MIN(QUANTUM, budget - work), &idle);
+		RNIC_STATS(p, REQUESTER)->qp_visits++;
+		if (qp != NULL) {
+			unsigned int sent = serve(p, qp, RTE_MIN(QUANTUM, budget - work), &idle);
+
+			RNIC_STATS(p, REQUESTER)->qp_idle_visits += sent == 0;
+			work += sent;
+		}
 		if (idle)
 			rnic_sched_deactivate(&p->sched, slot);
 		if (qp == NULL || idle)

@@ -88,6 +88,8 @@ struct rnic_req_ctx {
 	uint8_t retry_left;		/* timeouts left (retry_cnt), refilled on progress */
 	uint8_t rnr_left;		/* RNR NAKs left (rnr_retry; 7 means no limit) */
 	uint8_t halted;			/* a rejected WQE waits in flight: start no more */
+	uint8_t blocked;		/* stopped for want of room (window, READ depth, fence, in-flight
+					 * ring): a response wakes the QP, which else waits for a doorbell */
 	uint32_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
 	uint32_t una;			/* oldest PSN not acknowledged */
 	uint8_t dmac[6];
