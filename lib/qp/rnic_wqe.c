@@ -413,6 +413,9 @@ rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr
 	}
 	/* The engine fetches receive WQEs when a request needs one (no RQ doorbell): publishing head is enough. */
 	__atomic_store_n(&rq->idx->head, first + n, __ATOMIC_RELEASE);
+	/* The next post's slot, which the engine's lcore read last: owned again by the time that post writes
+	 * it, so the barrier of its lock does not wait for the transfer. */
+	rte_prefetch0_write(rnic_wq_slot(rq, first + n));
 	if (n > 0 && state == RNIC_QPS_ERR)
 		rnic_qp_error_flush(pub);
 	wq_unlock(rq);
