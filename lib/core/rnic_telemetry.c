@@ -187,7 +187,7 @@ cmd_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 		const struct rnic_qp_priv *priv = rnic_qp_priv(qp);
 
 		rte_tel_data_add_dict_u64(q, "sq_posted", __atomic_load_n(&priv->sq.idx->head, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_u64(q, "sq_completed", priv->sq.done);
+		rte_tel_data_add_dict_u64(q, "sq_completed", priv->req.sq_done);
 		rte_tel_data_add_dict_u64(q, "wqes_in_flight", priv->req.infl_tail - priv->req.infl_head);
 		rte_tel_data_add_dict_u64(q, "next_psn", priv->req.npsn);
 		rte_tel_data_add_dict_u64(q, "sent_psn", priv->req.sent_psn);

@@ -94,7 +94,7 @@ fail_at(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_
 	rnic_requester_retire(p, qp);
 	if (r->infl_head != r->infl_tail && rnic_req_infl(r, r->infl_head) == e) {
 		rnic_complete(qp, 1, e->index, e->opcode, st, 0);
-		q->sq.done = e->index + 1;
+		q->req.sq_done = e->index + 1;
 		r->infl_head++;
 	}
 	rnic_requester_fail(p, qp);

@@ -238,7 +238,7 @@ rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
 	q->req.rtx_head = q->req.rtx_tail = q->req.rtx_next = 0;
 	q->req.infl_head = q->req.infl_tail;
 	rnic_qp_flush_sq(qp);
-	q->req.sq_next = q->sq.done;
+	q->req.sq_next = q->req.sq_done;
 	/* The receive queue completes on the responder's lcore: hand it over. */
 	if (rte_ring_sp_enqueue_elem(p->flush_ring, &q->slot, sizeof(q->slot)) != 0)
 		RNIC_LOG(ERR, "QP %u: flush ring full: its receive queue is not flushed", qp->qp_num);
@@ -251,7 +251,7 @@ fail_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t index, uint8_t op
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 
 	rnic_complete(qp, 1, index, op, st, 0);
-	q->sq.done = index + 1;
+	q->req.sq_done = index + 1;
 	rnic_requester_fail(p, qp);
 }
 
@@ -319,7 +319,7 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 				nb_done = 0;
 			}
 		}
-		q->sq.done = e->index + 1;
+		q->req.sq_done = e->index + 1;
 		r->infl_head++;
 	}
 	rnic_cq_push_burst(qp->send_cq, done, nb_done);

@@ -135,12 +135,12 @@ current_rq_wqe(struct rnic_qp_priv *q)
 {
 	struct rnic_resp_ctx *r = &q->resp;
 
-	if ((int32_t)(r->rq_head_seen - q->rq.done) <= 0) {
+	if ((int32_t)(r->rq_head_seen - q->resp.rq_done) <= 0) {
 		r->rq_head_seen = __atomic_load_n(&q->rq.idx->head, __ATOMIC_ACQUIRE);
-		if ((int32_t)(r->rq_head_seen - q->rq.done) <= 0)
+		if ((int32_t)(r->rq_head_seen - q->resp.rq_done) <= 0)
 			return NULL;
 	}
-	return rnic_wq_slot(&q->rq, q->rq.done);
+	return rnic_wq_slot(&q->rq, q->resp.rq_done);
 }
 
 /* The scatter list of a receive WQE: the DataSegs up to the all-zero delimiter; returns their number. */
@@ -204,7 +204,7 @@ complete_recv(struct rnic_qp *qp, const struct rnic_pkt_desc *d, uint32_t byte_l
 	uint16_t hdrs = rnic_opcode_info(d->opcode)->hdrs;
 	struct rnic_cqe_desc c = {
 		.qpn = qp->qp_num,
-		.wqe_counter = (uint16_t)q->rq.done,
+		.wqe_counter = (uint16_t)q->resp.rq_done,
 		.status = RNIC_WC_SUCCESS,
 		.solicited = d->se,
 		.with_imm = !!(hdrs & RNIC_HDR_IMMDT),
@@ -217,10 +217,10 @@ complete_recv(struct rnic_qp *qp, const struct rnic_pkt_desc *d, uint32_t byte_l
 	};
 
 	rnic_cq_push(qp->recv_cq, &c);
-	q->rq.done++;
+	q->resp.rq_done++;
 	/* The next SEND's receive WQE, written by the poster's lcore: on its way before that SEND comes. */
-	if ((int32_t)(q->resp.rq_head_seen - q->rq.done) > 0)
-		rte_prefetch0(rnic_wq_slot(&q->rq, q->rq.done));
+	if ((int32_t)(q->resp.rq_head_seen - q->resp.rq_done) > 0)
+		rte_prefetch0(rnic_wq_slot(&q->rq, q->resp.rq_done));
 }
 
 static enum verdict
@@ -259,17 +259,17 @@ do_send(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rte_mbuf *m, c
 	}
 	if (st != RNIC_MR_OK) {
 		/* Too long for the buffer, or a bad local key: the receive WQE completes in error. */
-		struct rnic_cqe_desc c = { .qpn = qp->qp_num, .wqe_counter = (uint16_t)q->rq.done,
+		struct rnic_cqe_desc c = { .qpn = qp->qp_num, .wqe_counter = (uint16_t)q->resp.rq_done,
 					   .status = st == RNIC_MR_OUT_OF_BOUNDS ? RNIC_WC_LOC_LEN_ERR :
 					   RNIC_WC_LOC_PROT_ERR };
 
 		if (ud) {		/* UD: this message is lost, the QP goes on */
 			rnic_cq_push(qp->recv_cq, &c);
-			q->rq.done++;
+			q->resp.rq_done++;
 			return V_DROP;
 		}
 		rnic_cq_push(qp->recv_cq, &c);
-		q->rq.done++;
+		q->resp.rq_done++;
 		r->in_send = 0;
 		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
 	}

@@ -179,7 +179,6 @@ rnic_wq_bind(struct rnic_wq *wq, uint8_t *base, size_t buf, size_t wrid, size_t 
 	wq->idx = (struct rnic_wq_idx *)(base + idx);
 	wq->wqe_cnt = cnt;
 	wq->stride = stride;
-	rte_spinlock_init(&wq->lock);
 }
 
 /* The SQ and RQ of a new QP in one host-interface block (shared memory for an rnicd client). */
@@ -202,14 +201,15 @@ qp_hif_alloc(struct rnic_context *ctx, struct rnic_qp_priv *qp, uint32_t sq_coun
 }
 
 static void
-wq_reset(struct rnic_wq *wq)
+wq_reset(struct rnic_wq *wq, uint32_t *done)
 {
-	wq->idx->head = wq->idx->tail = wq->done = 0;
+	wq->idx->head = wq->idx->tail = *done = 0;
 	memset(wq->buf, 0, (size_t)wq->wqe_cnt * wq->stride);
 }
 
+/* Complete every WQE posted and not done (*done counts them) with a flush error. */
 static void
-flush_wq(struct rnic_qp_priv *qp, struct rnic_wq *wq, struct rnic_cq *cq, int is_send)
+flush_wq(struct rnic_qp_priv *qp, struct rnic_wq *wq, uint32_t *done, struct rnic_cq *cq, int is_send)
 {
 	uint32_t head = __atomic_load_n(&wq->idx->head, __ATOMIC_ACQUIRE);
 	struct rnic_cqe_desc d = {
@@ -219,13 +219,13 @@ flush_wq(struct rnic_qp_priv *qp, struct rnic_wq *wq, struct rnic_cq *cq, int is
 	};
 
 	/* An rnicd client's head is not trusted: never more than one queue's worth past what is done. */
-	if (head - wq->done > wq->wqe_cnt)
-		head = wq->done + wq->wqe_cnt;
+	if (head - *done > wq->wqe_cnt)
+		head = *done + wq->wqe_cnt;
 
-	for (; wq->done != head; wq->done++) {
-		const struct rnic_wqe_next *next = (const void *)rnic_wq_slot(wq, wq->done);
+	for (; *done != head; (*done)++) {
+		const struct rnic_wqe_next *next = (const void *)rnic_wq_slot(wq, *done);
 
-		d.wqe_counter = (uint16_t)wq->done;
+		d.wqe_counter = (uint16_t)*done;
 		d.wqe_opcode = is_send ? (uint8_t)(rte_be_to_cpu_32(next->flags) >> RNIC_WQE_F_OPCODE_SHIFT) : 0;
 		if (rnic_cq_push(cq, &d) != 0)
 			RNIC_LOG(ERR, "QP %u: flush completion lost (CQ %u full or in error)", qp->pub.qp_num,
@@ -236,13 +236,17 @@ flush_wq(struct rnic_qp_priv *qp, struct rnic_wq *wq, struct rnic_cq *cq, int is
 void
 rnic_qp_flush_sq(struct rnic_qp *pub)
 {
-	flush_wq(rnic_qp_priv(pub), &rnic_qp_priv(pub)->sq, pub->send_cq, 1);
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+
+	flush_wq(qp, &qp->sq, &qp->req.sq_done, pub->send_cq, 1);
 }
 
 void
 rnic_qp_flush_rq(struct rnic_qp *pub)
 {
-	flush_wq(rnic_qp_priv(pub), &rnic_qp_priv(pub)->rq, pub->recv_cq, 0);
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+
+	flush_wq(qp, &qp->rq, &qp->resp.rq_done, pub->recv_cq, 0);
 }
 
 void
@@ -652,8 +656,8 @@ reset_queues(struct rnic_qp_priv *qp)
 {
 	if (rnic_engine_quiesce() < 0)
 		RNIC_LOG(WARNING, "QP %u: engine did not quiesce; reset anyway", qp->pub.qp_num);
-	wq_reset(&qp->sq);
-	wq_reset(&qp->rq);
+	wq_reset(&qp->sq, &qp->req.sq_done);
+	wq_reset(&qp->rq, &qp->resp.rq_done);
 	rnic_pipeline_release_qp(&qp->pub);
 }
 
@@ -719,7 +723,7 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 		qp->req.sent_psn = (qp->attr.sq_psn - 1) & 0xffffff;
 		qp->req.retry_left = qp->attr.retry_cnt;
 		qp->req.rnr_left = qp->attr.rnr_retry;
-		qp->req.sq_next = qp->req.sq_head_seen = qp->sq.done;
+		qp->req.sq_next = qp->req.sq_head_seen = qp->req.sq_done;
 	}
 	qp->attr.qp_state = next;
 	qp->attr.cur_qp_state = next;

@@ -36,8 +36,6 @@ struct rnic_wq {
 	uint64_t *wrid;
 	uint64_t *posted_tsc;		/* SQ: when each WQE was posted (the requester's queued latency) */
 	struct rnic_wq_idx *idx;
-	uint32_t done;			/* WQEs completed by the engine or flushed (engine side only) */
-	rte_spinlock_t lock;		/* posters of this queue (the data path never takes it) */
 };
 
 /* Where each part of a QP's host-interface block lies (byte offsets), from the queues' geometry: rnicd and
@@ -101,6 +99,7 @@ struct rnic_req_ctx {
 	 * no more WQEs can be in flight than the SQ holds; so a QP of a short SQ is a small QP. */
 	uint32_t infl_mask;		/* entries - 1 (a power of two) */
 	struct rnic_inflight *infl;
+	uint32_t sq_done;		/* SQ WQEs completed or flushed (the RESET transition clears it) */
 };
 
 /* The in-flight entry of WQE counter i (free-running). */
@@ -155,8 +154,14 @@ struct rnic_resp_ctx {
 	struct rnic_read_job *rd;	/* READs accepted and atomic answers queued, [rd_head..rd_tail) */
 	uint32_t *atomic_psn;
 	uint64_t *atomic_orig;
+	uint32_t rq_done;		/* RQ WQEs completed or flushed (the RESET transition clears it) */
 };
 
+/*
+ * A QP's context, laid out by writer so that no line one lcore writes on every message is used by another:
+ * first what the control path sets up and every side reads (attributes, the queues' geometry); then the
+ * requester's share (written on its lcore, the completer's too), the responder's, and the posters' locks.
+ */
 struct rnic_qp_priv {
 	struct rnic_qp pub;
 	struct rnic_qp_cap cap;		/* what the QP was created with (after rounding up) */
@@ -172,10 +177,16 @@ struct rnic_qp_priv {
 	struct rnic_wq sq;
 	struct rnic_wq rq;
 	/* The engine's share of the context; reset when the QP enters RTR / RTS. */
-	struct rnic_req_ctx req;
-	struct rnic_resp_ctx resp;
+	struct rnic_req_ctx req __rte_cache_aligned;
+	struct rnic_resp_ctx resp __rte_cache_aligned;
 	/* Kept for the QP's life; the requester's fields are written by its lcore, the responder's by its. */
 	struct rnic_qp_counters counters;
+	/* The posters' locks (the data path never takes them), on a line of their own: taking one is a full
+	 * barrier, which would wait for any line of it an engine lcore had written since. */
+	struct {
+		rte_spinlock_t sq;
+		rte_spinlock_t rq;
+	} post_lock __rte_cache_aligned;
 };
 
 static inline struct rnic_qp_priv *
@@ -226,7 +237,7 @@ rnic_qp_by_slot(struct rnic_device *dev, uint32_t slot)
 static inline void
 rnic_qp_prefetch(const struct rnic_qp *qp)
 {
-	for (size_t off = 0; off < sizeof(struct rnic_qp_priv); off += RTE_CACHE_LINE_SIZE)
+	for (size_t off = 0; off < offsetof(struct rnic_qp_priv, post_lock); off += RTE_CACHE_LINE_SIZE)
 		rte_prefetch0((const uint8_t *)qp + off);
 }
 

@@ -199,14 +199,14 @@ chain(struct rnic_wq *sq, uint32_t from, uint32_t to, uint8_t to_size16, uint8_t
 }
 
 /*
- * Release a queue's poster lock with a release store. rte_spinlock_unlock's XCHG is a full barrier: it waits
- * for the WQE and head stores before it to reach the cache, and those lines are the engine lcore's (it read
- * them last), so every post would wait for two cross-lcore transfers. A release store is a whole unlock.
+ * Release a poster lock with a release store. rte_spinlock_unlock's XCHG is a full barrier: it waits for the
+ * WQE and head stores before it to reach the cache, and those lines are the engine lcore's (it read them
+ * last), so every post would wait for two cross-lcore transfers. A release store is a whole unlock.
  */
 static inline void
-wq_unlock(struct rnic_wq *wq)
+post_unlock(rte_spinlock_t *lock)
 {
-	__atomic_store_n(&wq->lock.locked, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
 }
 
 static int
@@ -237,7 +237,7 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 		return EINVAL;
 	}
 
-	rte_spinlock_lock(&sq->lock);
+	rte_spinlock_lock(&qp->post_lock.sq);
 	first = sq->idx->head;
 	now = rte_rdtsc();
 	for (; wr != NULL; wr = wr->next, n++) {
@@ -275,7 +275,7 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 		else
 			rnic_qp_ring_doorbell(pub, db);
 	}
-	wq_unlock(sq);
+	post_unlock(&qp->post_lock.sq);
 	return err;
 }
 
@@ -394,7 +394,7 @@ rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	rte_spinlock_lock(&rq->lock);
+	rte_spinlock_lock(&qp->post_lock.rq);
 	first = rq->idx->head;
 	for (; wr != NULL; wr = wr->next, n++) {
 		uint32_t tail = __atomic_load_n(&rq->idx->tail, __ATOMIC_ACQUIRE);
@@ -418,6 +418,6 @@ rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr
 	rte_prefetch0_write(rnic_wq_slot(rq, first + n));
 	if (n > 0 && state == RNIC_QPS_ERR)
 		rnic_qp_error_flush(pub);
-	wq_unlock(rq);
+	post_unlock(&qp->post_lock.rq);
 	return err;
 }

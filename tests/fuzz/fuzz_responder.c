@@ -264,7 +264,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (qp[i]->state != RNIC_QPS_RTS)
 			connect_qp(qp[i]);
 		else
-			post_recvs(qp[i], (int)(RECV_DEPTH - (p->rq.idx->head - p->rq.done)));
+			post_recvs(qp[i], (int)(RECV_DEPTH - (p->rq.idx->head - p->resp.rq_done)));
 	}
 	return 0;
 }
