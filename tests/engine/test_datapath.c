@@ -381,6 +381,51 @@ test_rc_deep_reads(void **state)
 	destroy_pair(p);
 }
 
+/*
+ * One READ in flight at a time (max_rd_atomic 1), and a fenced WRITE behind each READ that sends what the
+ * READ placed: each READ waits for the one before it and each WRITE for its READ, so every response must wake
+ * the requester, and a WRITE that did not wait would send the buffer before the READ filled it.
+ */
+static void
+test_rc_read_depth_and_fence(void **state)
+{
+	const struct test_path path = { .mtu = RNIC_MTU_1024, .psn = 0x300, .timeout = 14, .retry_cnt = 7,
+					.rd_atomic = 1 };
+	struct pair p = { make_qp(&A, RNIC_QPT_RC), make_qp(&B, RNIC_QPT_RC) };
+	const uint32_t rounds = 16, len = 3000, dst = 1u << 20;
+	struct rnic_wc wc[64];
+	uint32_t done = 0;
+
+	(void)state;
+	assert_int_equal(test_connect(p.a, p.b->qp_num, &B.gid, &path), 0);
+	assert_int_equal(test_connect(p.b, p.a->qp_num, &A.gid, &path), 0);
+	fill(B.buf, rounds * 4096, 5);
+	memset(B.buf + dst, 0, rounds * 4096);
+	memset(A.buf, 0, rounds * 4096);
+	for (uint32_t i = 0; i < rounds; i++) {
+		struct rnic_sge sge = { (uintptr_t)A.buf + 4096 * i, len, A.mr->lkey };
+
+		post_send1(p.a, RNIC_WR_RDMA_READ, 2 * i, &sge, 1, (uintptr_t)B.buf + 4096 * i, B.mr->rkey, 0);
+		post_send1(p.a, RNIC_WR_RDMA_WRITE, 2 * i + 1, &sge, 1, (uintptr_t)B.buf + dst + 4096 * i,
+			   B.mr->rkey, RNIC_SEND_FENCE);
+	}
+	while (done < 2 * rounds) {
+		int n;
+
+		wait_wc(A.cq, 1, wc);
+		n = 1 + rnic_poll_cq(A.cq, 63, wc + 1);
+		for (int i = 0; i < n; i++, done++) {
+			assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+			assert_int_equal(wc[i].wr_id, (uint64_t)done);
+		}
+	}
+	for (uint32_t i = 0; i < rounds; i++) {
+		assert_memory_equal(A.buf + 4096 * i, B.buf + 4096 * i, len);
+		assert_memory_equal(B.buf + dst + 4096 * i, B.buf + 4096 * i, len);
+	}
+	destroy_pair(p);
+}
+
 static void
 test_rc_atomics(void **state)
 {
@@ -924,6 +969,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_read),
 		cmocka_unit_test(test_rc_atomics),
 		cmocka_unit_test(test_rc_deep_reads),
+		cmocka_unit_test(test_rc_read_depth_and_fence),
 		cmocka_unit_test(test_sge_lists_inline_chains),
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_ud),
