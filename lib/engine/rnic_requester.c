@@ -325,6 +325,21 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 	rnic_cq_push_burst(qp->send_cq, done, nb_done);
 }
 
+/*
+ * Whether the WQE at index is posted. The poster writes the head's line: it is read again only when the WQEs
+ * it said were there are all started (a QP goes idle only after a fresh read, so a post is never missed).
+ */
+static int
+sq_posted(struct rnic_qp_priv *q, uint32_t index)
+{
+	struct rnic_req_ctx *r = &q->req;
+
+	if ((int32_t)(r->sq_head_seen - index) > 0)
+		return 1;
+	r->sq_head_seen = __atomic_load_n(&q->sq.idx->head, __ATOMIC_SEQ_CST);
+	return (int32_t)(r->sq_head_seen - index) > 0;
+}
+
 /* Start the next WQE of the SQ: parse and check it, take its PSNs. 1 if one was started. */
 static int
 start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
@@ -341,14 +356,9 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 		r->blocked = 1;
 		return 0;
 	}
-	/* The poster writes the head's line: read it again only when the WQEs it said were there are all
-	 * started (a QP goes idle only after a fresh read, so a post is never missed). */
-	if ((int32_t)(r->sq_head_seen - index) <= 0) {
-		r->sq_head_seen = __atomic_load_n(&q->sq.idx->head, __ATOMIC_SEQ_CST);
-		if ((int32_t)(r->sq_head_seen - index) <= 0) {
-			r->blocked = 0;		/* nothing posted: the next doorbell wakes the QP */
-			return 0;
-		}
+	if (!sq_posted(q, index)) {
+		r->blocked = 0;		/* nothing posted: the next doorbell wakes the QP */
+		return 0;
 	}
 	p->wqe_qp = qp;
 	p->wqe_index = index;
@@ -748,19 +758,14 @@ rnic_requester_timers(struct rnic_pipeline *p)
 }
 
 /*
- * After a full quantum: whether the QP has more to send, the SQ head read again (its line is still at hand
- * from this visit), so that a QP whose posts were all sent goes idle now rather than after one more visit,
- * which with thousands of QPs would bring its context and host-interface lines back for nothing.
+ * After a full quantum: whether the QP has more to send, the SQ head read again if need be (its line is still
+ * at hand from this visit), so that a QP whose posts were all sent goes idle now rather than after one more
+ * visit, which with thousands of QPs would bring its context and host-interface lines back for nothing.
  */
 static int
 has_more(struct rnic_qp_priv *q)
 {
-	struct rnic_req_ctx *r = &q->req;
-
-	if (r->cur != r->infl_tail || (int32_t)(r->sq_head_seen - r->sq_next) > 0)
-		return 1;
-	r->sq_head_seen = __atomic_load_n(&q->sq.idx->head, __ATOMIC_SEQ_CST);
-	return (int32_t)(r->sq_head_seen - r->sq_next) > 0;
+	return q->req.cur != q->req.infl_tail || sq_posted(q, q->req.sq_next);
 }
 
 /* Serve one QP: up to quantum packets. Returns the packets sent; *idle when it has nothing to send. */
