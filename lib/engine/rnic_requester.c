@@ -325,21 +325,6 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 	rnic_cq_push_burst(qp->send_cq, done, nb_done);
 }
 
-/*
- * Whether the WQE at index is posted. The poster writes the head's line: it is read again only when the WQEs
- * it said were there are all started (a QP goes idle only after a fresh read, so a post is never missed).
- */
-static int
-sq_posted(struct rnic_qp_priv *q, uint32_t index)
-{
-	struct rnic_req_ctx *r = &q->req;
-
-	if ((int32_t)(r->sq_head_seen - index) > 0)
-		return 1;
-	r->sq_head_seen = __atomic_load_n(&q->sq.idx->head, __ATOMIC_SEQ_CST);
-	return (int32_t)(r->sq_head_seen - index) > 0;
-}
-
 /* Start the next WQE of the SQ: parse and check it, take its PSNs. 1 if one was started. */
 static int
 start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
@@ -356,7 +341,7 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 		r->blocked = 1;
 		return 0;
 	}
-	if (!sq_posted(q, index)) {
+	if (!rnic_wq_posted(&q->sq, &r->sq_head_seen, index)) {
 		r->blocked = 0;		/* nothing posted: the next doorbell wakes the QP */
 		return 0;
 	}
@@ -765,7 +750,7 @@ rnic_requester_timers(struct rnic_pipeline *p)
 static int
 has_more(struct rnic_qp_priv *q)
 {
-	return q->req.cur != q->req.infl_tail || sq_posted(q, q->req.sq_next);
+	return q->req.cur != q->req.infl_tail || rnic_wq_posted(&q->sq, &q->req.sq_head_seen, q->req.sq_next);
 }
 
 /* Serve one QP: up to quantum packets. Returns the packets sent; *idle when it has nothing to send. */

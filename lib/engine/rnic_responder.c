@@ -135,11 +135,8 @@ current_rq_wqe(struct rnic_qp_priv *q)
 {
 	struct rnic_resp_ctx *r = &q->resp;
 
-	if ((int32_t)(r->rq_head_seen - r->rq_done) <= 0) {
-		r->rq_head_seen = __atomic_load_n(&q->rq.idx->head, __ATOMIC_ACQUIRE);
-		if ((int32_t)(r->rq_head_seen - r->rq_done) <= 0)
-			return NULL;
-	}
+	if (!rnic_wq_posted(&q->rq, &r->rq_head_seen, r->rq_done))
+		return NULL;
 	return rnic_wq_slot(&q->rq, r->rq_done);
 }
 

@@ -241,6 +241,21 @@ rnic_qp_prefetch(const struct rnic_qp *qp)
 		rte_prefetch0((const uint8_t *)qp + off);
 }
 
+/*
+ * Whether the WQE with counter index is posted on the queue. *seen caches the head last read: the poster
+ * writes the head's line, so it is read again only when the WQEs up to *seen are used (a queue is found
+ * empty only after a fresh read, so a post is never missed). Sequentially consistent: the SQ's doorbell
+ * flag is ordered against it (rnic_qp_doorbell_taken).
+ */
+static inline int
+rnic_wq_posted(const struct rnic_wq *wq, uint32_t *seen, uint32_t index)
+{
+	if ((int32_t)(*seen - index) > 0)
+		return 1;
+	*seen = __atomic_load_n(&wq->idx->head, __ATOMIC_SEQ_CST);
+	return (int32_t)(*seen - index) > 0;
+}
+
 /* wr_id of the WQE at this index of the QP's SQ / RQ (the CQ poll maps CQE wqe_counter to wr_id). */
 uint64_t rnic_qp_sq_wrid(struct rnic_qp *qp, uint16_t wqe_counter);
 uint64_t rnic_qp_rq_wrid(struct rnic_qp *qp, uint16_t wqe_counter);
