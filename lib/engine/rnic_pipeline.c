@@ -203,9 +203,7 @@ rnic_tx_alloc(struct rnic_tx_buffer *tx, struct rte_mempool *pool)
 			m = tx->spare[i];
 			rte_prefetch0_write(m);
 			rte_prefetch0_write(&m->cacheline1);
-			for (unsigned int l = 0; l < 4; l++)
-				rte_prefetch0_write((uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM +
-						    l * RTE_CACHE_LINE_SIZE);
+			rte_prefetch0_write((uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM);
 		}
 	}
 	m = tx->spare[--tx->nb_spare];
