@@ -25,6 +25,7 @@
 
 #include "oob.h"
 #include "rnic.h"
+#include "rnic_version.h"
 
 #define TIMEOUT_S 20
 
@@ -250,6 +251,11 @@ main(int argc, char **argv)
 	/* Engine arguments we do not know stay for us: split them off first. */
 	int app_argc = 1;
 	char *app_argv[64] = { argv[0] };
+
+	if (rnic_version_asked(argc, argv)) {
+		rnic_print_version("rnic-pingpong");
+		return 0;
+	}
 
 	for (int i = 1; i < argc; i++) {
 		if ((strcmp(argv[i], "--server") == 0 || strcmp(argv[i], "--client") == 0 ||

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "rnic_version.h"
 #include "rnic_wire.h"
 #include "pcap_file.h"
 
@@ -22,7 +23,8 @@ static const char *const usage =
 	"usage: rnic-pktgen write FILE.pcap   frames of every opcode (IPv4 and IPv6) to FILE, expected\n"
 	"                                     decode as JSON lines on stdout\n"
 	"       rnic-pktgen parse FILE.pcap   softrnic's decode of every frame in FILE, as JSON lines\n"
-	"       rnic-pktgen check             build, parse back and compare every frame; prints a summary\n";
+	"       rnic-pktgen check             build, parse back and compare every frame; prints a summary\n"
+	"       rnic-pktgen --version\n";
 
 /* Frame i of the generated set: opcode, IP version and field values all derived from i. */
 static void
@@ -257,6 +259,10 @@ cmd_check(void)
 int
 main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		rnic_print_version("rnic-pktgen");
+		return 0;
+	}
 	if (argc == 3 && strcmp(argv[1], "write") == 0)
 		return cmd_write(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "parse") == 0)

@@ -24,6 +24,7 @@
 #include <rte_telemetry.h>
 
 #include "rnicd.h"
+#include "rnic_version.h"
 
 RTE_LOG_REGISTER(rnicd_logtype, rnicd, INFO);
 
@@ -46,6 +47,7 @@ static const char usage[] =
 	"  --max-qp N, --max-cq N, --max-mr N, --max-pd N   objects one client may hold\n"
 	"  --max-mem BYTES   memory one client may share with the daemon (queues, CQs, registered buffers)\n"
 	"  --dbq-size N      doorbells a client's queue holds (a power of two, at least --max-qp)\n"
+	"  --version         print softrnic's and DPDK's versions\n"
 	"  EAL default: -l 0,1 --no-huge -m 1024 --no-pci --file-prefix rnicd; engine arguments as\n"
 	"  rnic_engine_usage (without --port: the embedded loopback pair rnic0/rnic1)\n"
 	"  clients: RNIC_DAEMON=PATH in their environment\n";
@@ -171,7 +173,7 @@ parse_args(int argc, char **argv)
 		{ "max-qp", required_argument, NULL, 0 }, { "max-cq", required_argument, NULL, 0 },
 		{ "max-mr", required_argument, NULL, 0 }, { "max-pd", required_argument, NULL, 0 },
 		{ "max-mem", required_argument, NULL, 0 }, { "dbq-size", required_argument, NULL, 0 },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	int opt, index;
 
@@ -179,6 +181,10 @@ parse_args(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+h", longopts, &index)) != -1) {
 		if (opt == 'h') {
 			fputs(usage, stdout);
+			exit(0);
+		}
+		if (opt == 'V') {
+			rnic_print_version("rnicd");
 			exit(0);
 		}
 		if (opt != 0) {
