@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,27 +58,66 @@ static char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)] = DEFAULT_S
 /* ------------------------------------------------------------------------------------------------------ */
 /* Options and the configuration file                                                                       */
 
+/* Where the option being set comes from, for its error messages: a configuration file's line, or (file
+ * NULL) the command line. */
+static struct {
+	const char *file;
+	int line;
+} where;
+
+/* An option's value refused: "rnicd: FILE:LINE: name: ..." or "rnicd: --name: ...". Returns -EINVAL. */
+static int __rte_format_printf(2, 3)
+option_error(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (where.file != NULL)
+		fprintf(stderr, "rnicd: %s:%d: %s: ", where.file, where.line, name);
+	else
+		fprintf(stderr, "rnicd: --%s: ", name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -EINVAL;
+}
+
+/* A number in min..max; with size suffixes allowed, K, M, G or T after it multiply by 2^10, 2^20, 2^30 or
+ * 2^40 (max-mem 1G). */
+static int
+parse_number(const char *name, const char *text, uint64_t min, uint64_t max, int sizes, uint64_t *out)
+{
+	static const char suffixes[] = "KMGT";
+	const char *unit;
+	unsigned int shift = 0;
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(text, &end, sizes ? 10 : 0);
+	if (sizes && end != text && *end != '\0' && end[1] == '\0' &&
+	    (unit = strchr(suffixes, *end & ~0x20)) != NULL) {
+		shift = 10 * (unsigned int)(unit - suffixes + 1);
+		end++;
+	}
+	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v > (max >> shift) ||
+	    (v << shift) < min)
+		return option_error(name, "'%s' is not a number in %llu..%llu%s", text, (unsigned long long)min,
+				    (unsigned long long)max, sizes ? " (suffixes K, M, G, T: binary multiples)" : "");
+	*out = v << shift;
+	return 0;
+}
+
 static int
 parse_u64(const char *name, const char *text, uint64_t min, uint64_t max, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(text, &end, 0);
-	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "rnicd: --%s: '%s' is not a number in %llu..%llu\n", name, text,
-			(unsigned long long)min, (unsigned long long)max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
+	return parse_number(name, text, min, max, 0, out);
 }
 
 static int
 set_u32(const char *name, const char *text, uint32_t min, uint32_t max, uint32_t *out)
 {
-	uint64_t v;
+	uint64_t v = 0;
 	int ret = parse_u64(name, text, min, max, &v);
 
 	if (ret == 0)
@@ -94,10 +134,8 @@ set_option(const char *name, const char *value, int depth)
 	struct rnicd_quota *q = &rnicd.quota;
 
 	if (strcmp(name, "socket") == 0) {
-		if (strlen(value) == 0 || strlen(value) >= sizeof(socket_path)) {
-			fprintf(stderr, "rnicd: --socket: '%s': empty or too long\n", value);
-			return -EINVAL;
-		}
+		if (strlen(value) == 0 || strlen(value) >= sizeof(socket_path))
+			return option_error(name, "'%s': empty or too long", value);
 		snprintf(socket_path, sizeof(socket_path), "%s", value);
 		return 0;
 	}
@@ -112,26 +150,28 @@ set_option(const char *name, const char *value, int depth)
 	if (strcmp(name, "max-pd") == 0)
 		return set_u32(name, value, 0, 65536, &q->max_pd);
 	if (strcmp(name, "max-mem") == 0)
-		return parse_u64(name, value, 4096, 1ull << 44, &q->max_bytes);
+		return parse_number(name, value, 4096, 1ull << 44, 1, &q->max_bytes);
 	if (strcmp(name, "dbq-size") == 0) {
 		int ret = set_u32(name, value, 64, 1u << 20, &q->dbq_size);
 
-		if (ret == 0 && (q->dbq_size & (q->dbq_size - 1)) != 0) {
-			fprintf(stderr, "rnicd: --dbq-size: %s is not a power of two\n", value);
-			return -EINVAL;
-		}
+		if (ret == 0 && (q->dbq_size & (q->dbq_size - 1)) != 0)
+			return option_error(name, "%s is not a power of two", value);
 		return ret;
 	}
+	if (where.file != NULL)
+		return option_error(name, "not an option of rnicd (rnicd --help lists them)");
 	fprintf(stderr, "rnicd: unknown option '%s'\n%s", name, usage);
 	return -EINVAL;
 }
 
+/* The options of one configuration file, with "FILE:LINE:" in every error. */
 static int
 parse_config(const char *file, int depth)
 {
+	const __typeof__(where) outer = where;	/* a file read from a file: back to the outer one after */
 	char line[512];
 	FILE *f;
-	int ret = 0, lineno = 0;
+	int ret = 0;
 
 	if (depth > 4) {
 		fprintf(stderr, "rnicd: %s: configuration files include each other\n", file);
@@ -139,28 +179,45 @@ parse_config(const char *file, int depth)
 	}
 	f = fopen(file, "r");
 	if (f == NULL) {
-		fprintf(stderr, "rnicd: --config %s: %s\n", file, strerror(errno));
-		return -errno;
+		ret = -errno;
+		if (where.file != NULL)
+			fprintf(stderr, "rnicd: %s:%d: config %s: %s\n", where.file, where.line, file, strerror(-ret));
+		else
+			fprintf(stderr, "rnicd: --config %s: %s\n", file, strerror(-ret));
+		return ret;
 	}
+	where.file = file;
+	where.line = 0;
 	while (ret == 0 && fgets(line, sizeof(line), f) != NULL) {
 		char name[64], value[sizeof(line)], extra[2];
 		char *hash = strchr(line, '#');
 		int n;
 
-		lineno++;
+		where.line++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			fprintf(stderr, "rnicd: %s:%d: line longer than %zu characters\n", file, where.line,
+				sizeof(line) - 2);
+			ret = -EINVAL;
+			break;
+		}
 		if (hash != NULL)
 			*hash = '\0';
 		n = sscanf(line, "%63s %511s %1s", name, value, extra);
 		if (n <= 0)
 			continue;
 		if (n != 2) {
-			fprintf(stderr, "rnicd: %s:%d: expected 'name value'\n", file, lineno);
+			fprintf(stderr, "rnicd: %s:%d: expected 'name value'\n", file, where.line);
 			ret = -EINVAL;
 			break;
 		}
 		ret = set_option(name, value, depth);
 	}
+	if (ret == 0 && ferror(f)) {
+		fprintf(stderr, "rnicd: %s: read error\n", file);
+		ret = -EIO;
+	}
 	fclose(f);
+	where = outer;
 	return ret;
 }
 
