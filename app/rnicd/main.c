@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * rnicd: softrnic as a shared service beside a virtual switch (doc/rnicd.md). It owns the ports and the
  * engine's lcores and serves many application processes over a UNIX socket: control verbs as requests,
- * the data path through memory shared with each client. Runs in the foreground (systemd style); SIGTERM or
- * SIGINT ends every client session, stops the engine and exits 0.
+ * the data path through memory shared with each client. Runs in the foreground (systemd style, Type=notify,
+ * socket activation); SIGHUP reads the configuration again; SIGTERM or SIGINT ends every client session,
+ * stops the engine and exits 0.
  *
- *   rnicd [--socket PATH] [--config FILE] [--max-qp N] [--max-cq N] [--max-mr N] [--max-pd N]
- *         [--max-mem BYTES] [--dbq-size N] [-- EAL arguments [-- engine arguments]]
+ *   rnicd [--socket PATH] [--socket-mode MODE] [--socket-group GROUP] [--config FILE] [--max-qp N]
+ *         [--max-cq N] [--max-mr N] [--max-pd N] [--max-mem BYTES] [--dbq-size N]
+ *         [-- EAL arguments [-- engine arguments]]
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -25,6 +28,7 @@
 #include <rte_telemetry.h>
 
 #include "rnicd.h"
+#include "rnicd_socket.h"
 #include "rnic_version.h"
 
 RTE_LOG_REGISTER(rnicd_logtype, rnicd, INFO);
@@ -43,7 +47,10 @@ struct rnicd rnicd = {
 
 static const char usage[] =
 	"usage: rnicd [options] [-- EAL arguments [-- engine arguments]]\n"
-	"  --socket PATH     UNIX socket clients connect to (default " DEFAULT_SOCKET ")\n"
+	"  --socket PATH     UNIX socket clients connect to (default " DEFAULT_SOCKET "); refused if another\n"
+	"                    daemon serves on it. Under systemd socket activation, the socket passed instead\n"
+	"  --socket-mode M   its permissions, in octal (default 0660: connecting needs write permission)\n"
+	"  --socket-group G  its group (name or number; default: the daemon's)\n"
 	"  --config FILE     options from a file: one 'name value' per line, '#' comments\n"
 	"  --max-qp N, --max-cq N, --max-mr N, --max-pd N   objects one client may hold\n"
 	"  --max-mem BYTES   memory one client may share with the daemon (queues, CQs, registered buffers)\n"
@@ -53,7 +60,8 @@ static const char usage[] =
 	"  rnic_engine_usage (without --port: the embedded loopback pair rnic0/rnic1)\n"
 	"  clients: RNIC_DAEMON=PATH in their environment\n";
 
-static char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)] = DEFAULT_SOCKET;
+/* The socket clients connect to: 0660, so that root and the members of --socket-group can connect. */
+static struct rnicd_socket sock = { .path = DEFAULT_SOCKET, .mode = 0660, .gid = (gid_t)-1, .fd = -1 };
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* Options and the configuration file                                                                       */
@@ -125,6 +133,41 @@ set_u32(const char *name, const char *text, uint32_t min, uint32_t max, uint32_t
 	return ret;
 }
 
+/* Permissions in octal, as chmod takes them (0660). */
+static int
+parse_mode(const char *name, const char *text, mode_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 8);
+	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v > 0777)
+		return option_error(name, "'%s' is not a file mode in octal, 0 .. 0777", text);
+	*out = (mode_t)v;
+	return 0;
+}
+
+/* A group by name or number. */
+static int
+parse_group(const char *name, const char *text, gid_t *out)
+{
+	const struct group *g = getgrnam(text);
+	char *end;
+	unsigned long v;
+
+	if (g != NULL) {
+		*out = g->gr_gid;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v >= (gid_t)-1)
+		return option_error(name, "'%s' is no group of this system", text);
+	*out = (gid_t)v;
+	return 0;
+}
+
 static int parse_config(const char *file, int depth);
 
 /* One option by name (command line or configuration file). */
@@ -134,11 +177,15 @@ set_option(const char *name, const char *value, int depth)
 	struct rnicd_quota *q = &rnicd.quota;
 
 	if (strcmp(name, "socket") == 0) {
-		if (strlen(value) == 0 || strlen(value) >= sizeof(socket_path))
+		if (strlen(value) == 0 || strlen(value) >= sizeof(sock.path))
 			return option_error(name, "'%s': empty or too long", value);
-		snprintf(socket_path, sizeof(socket_path), "%s", value);
+		snprintf(sock.path, sizeof(sock.path), "%s", value);
 		return 0;
 	}
+	if (strcmp(name, "socket-mode") == 0)
+		return parse_mode(name, value, &sock.mode);
+	if (strcmp(name, "socket-group") == 0)
+		return parse_group(name, value, &sock.gid);
 	if (strcmp(name, "config") == 0)
 		return parse_config(value, depth + 1);
 	if (strcmp(name, "max-qp") == 0)
@@ -227,6 +274,7 @@ parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 0 }, { "config", required_argument, NULL, 0 },
+		{ "socket-mode", required_argument, NULL, 0 }, { "socket-group", required_argument, NULL, 0 },
 		{ "max-qp", required_argument, NULL, 0 }, { "max-cq", required_argument, NULL, 0 },
 		{ "max-mr", required_argument, NULL, 0 }, { "max-pd", required_argument, NULL, 0 },
 		{ "max-mem", required_argument, NULL, 0 }, { "dbq-size", required_argument, NULL, 0 },
@@ -327,23 +375,49 @@ rnicd_telemetry_register(void)
 /* ------------------------------------------------------------------------------------------------------ */
 /* The control loop                                                                                         */
 
-static int
-listen_on(const char *path)
+/* rnicd's own options (before "--"), and the quotas compiled in, for SIGHUP to read them again. */
+static int opt_argc;
+static char **opt_argv;
+static struct rnicd_quota startup_quota;
+
+/*
+ * SIGHUP: the options and configuration files again, from the compiled-in quotas, as at start. The per-client
+ * limits apply from now on (to objects created after; none is taken away); the socket and the doorbell
+ * queue size (every client's queue has it) stay until a restart. A configuration with an error changes
+ * nothing.
+ */
+static void
+reload(void)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	const struct rnicd_socket running = sock;
+	const struct rnicd_quota before = rnicd.quota;
+	int ret;
 
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	if (s < 0)
-		return -errno;
-	unlink(path);	/* a socket left by an earlier run */
-	if (bind(s, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(s, 64) != 0) {
-		int err = errno;
-
-		close(s);
-		return -err;
+	rnicd_notify("RELOADING=1");
+	pthread_mutex_lock(&rnicd.lock);
+	rnicd.quota = startup_quota;
+	optind = 0;			/* getopt from the start again */
+	ret = parse_args(opt_argc, opt_argv);
+	if (ret >= 0 && (strcmp(sock.path, running.path) != 0 || sock.mode != running.mode ||
+			 sock.gid != running.gid || rnicd.quota.dbq_size != before.dbq_size))
+		RNICD_LOG(WARNING, "SIGHUP: socket, socket-mode, socket-group and dbq-size change at a restart only");
+	sock = running;
+	if (ret >= 0 && rnicd.quota.max_qp > before.dbq_size) {
+		fprintf(stderr, "rnicd: max-qp %u is larger than the doorbell queues (dbq-size %u)\n",
+			rnicd.quota.max_qp, before.dbq_size);
+		ret = -EINVAL;
 	}
-	return s;
+	rnicd.quota.dbq_size = before.dbq_size;
+	if (ret < 0)
+		rnicd.quota = before;
+	pthread_mutex_unlock(&rnicd.lock);
+	if (ret < 0)
+		RNICD_LOG(ERR, "SIGHUP: the configuration has an error (above): the running one stays");
+	else
+		RNICD_LOG(NOTICE, "SIGHUP: configuration read again: per client %u QPs, %u CQs, %u MRs, %u PDs, "
+			  "%llu bytes", rnicd.quota.max_qp, rnicd.quota.max_cq, rnicd.quota.max_mr,
+			  rnicd.quota.max_pd, (unsigned long long)rnicd.quota.max_bytes);
+	rnicd_notify("READY=1");
 }
 
 /* Poll the listening socket, the signals and every session; serve until SIGTERM / SIGINT. */
@@ -371,8 +445,13 @@ serve(int lsock, int sigfd)
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				RNICD_LOG(NOTICE, "%s: shutting down", strsignal((int)si.ssi_signo));
+			if (read(sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGHUP) {
+				reload();
+				continue;
+			}
+			RNICD_LOG(NOTICE, "%s: shutting down", strsignal((int)si.ssi_signo));
 			return;
 		}
 		for (nfds_t i = 2; i < n; i++) {
@@ -399,18 +478,14 @@ serve(int lsock, int sigfd)
 	}
 }
 
-int
-main(int argc, char **argv)
+/* The EAL (and engine) arguments: what follows "--", or the defaults. */
+static int
+eal_args(int argc, char **argv, int at, char **eargv)
 {
 	static char *defaults[] = { "-l", "0,1", "--no-huge", "-m", "1024", "--no-pci", "--file-prefix",
 				    "rnicd" };
-	char *eargv[MAX_ARGS];
-	int eargc = 0, at, lsock, sigfd, ret;
-	sigset_t sigs;
+	int eargc = 0;
 
-	at = parse_args(argc, argv);
-	if (at < 0)
-		return 2;
 	eargv[eargc++] = argv[0];
 	if (at >= argc) {
 		for (unsigned int i = 0; i < RTE_DIM(defaults); i++)
@@ -420,40 +495,71 @@ main(int argc, char **argv)
 			eargv[eargc++] = argv[i];
 	}
 	eargv[eargc] = NULL;
+	return eargc;
+}
 
-	/* Blocked before EAL starts its threads, so the signals wait for signalfd in the control loop. */
+/* The signals the control loop takes from a signalfd: blocked before EAL starts its threads, so that none
+ * of them gets one. */
+static int
+signals_fd(void)
+{
+	sigset_t sigs;
+
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	return signalfd(-1, &sigs, SFD_CLOEXEC);
+}
+
+int
+main(int argc, char **argv)
+{
+	char *eargv[MAX_ARGS], status[256];
+	int eargc, at, sigfd, ret;
+
+	startup_quota = rnicd.quota;
+	at = parse_args(argc, argv);
+	if (at < 0)
+		return 2;
+	opt_argc = at < argc ? at - 1 : argc;	/* rnicd's own options, read again on SIGHUP */
+	opt_argv = argv;
+	eargc = eal_args(argc, argv, at, eargv);
+	sigfd = signals_fd();
 	if (sigfd < 0) {
 		perror("rnicd: signalfd");
 		return 1;
 	}
 	if (getenv("RNIC_DAEMON") != NULL)
 		unsetenv("RNIC_DAEMON");	/* the daemon is never a client of itself */
+	/* The socket first: a daemon that cannot have it starts nothing (no EAL, no runtime directory). */
+	if (rnicd_socket_open(&sock) < 0)
+		return 1;
 	ret = rnic_engine_init(eargc, eargv);
 	if (ret < 0) {
 		fprintf(stderr, "rnicd: the engine did not initialise: %s\n", strerror(-ret));
+		rnicd_socket_close(&sock);
 		return 1;
 	}
 	rnicd_telemetry_register();
 	ret = rnic_engine_start();
-	lsock = ret == 0 ? listen_on(socket_path) : ret;
-	if (lsock < 0) {
-		RNICD_LOG(ERR, "cannot serve on %s: %s", socket_path, strerror(-lsock));
+	if (ret < 0) {
+		RNICD_LOG(ERR, "the engine did not start: %s", strerror(-ret));
+		rnicd_socket_close(&sock);
 		rnic_engine_fini();
 		return 1;
 	}
-	RNICD_LOG(NOTICE, "serving on %s (per client: %u QPs, %u CQs, %u MRs, %u PDs, %llu bytes)", socket_path,
-		  rnicd.quota.max_qp, rnicd.quota.max_cq, rnicd.quota.max_mr, rnicd.quota.max_pd,
-		  (unsigned long long)rnicd.quota.max_bytes);
+	RNICD_LOG(NOTICE, "serving on %s%s (per client: %u QPs, %u CQs, %u MRs, %u PDs, %llu bytes)", sock.path,
+		  sock.activated ? " (from systemd)" : "", rnicd.quota.max_qp, rnicd.quota.max_cq,
+		  rnicd.quota.max_mr, rnicd.quota.max_pd, (unsigned long long)rnicd.quota.max_bytes);
+	snprintf(status, sizeof(status), "READY=1\nSTATUS=serving on %s\nMAINPID=%d", sock.path, (int)getpid());
+	rnicd_notify(status);
 
-	serve(lsock, sigfd);
+	serve(sock.fd, sigfd);
 
-	close(lsock);
-	unlink(socket_path);
+	rnicd_notify("STOPPING=1");
+	rnicd_socket_close(&sock);
 	while (rnicd.sessions != NULL)
 		rnicd_session_end(rnicd.sessions);
 	rnic_engine_stop();
