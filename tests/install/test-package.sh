@@ -64,8 +64,9 @@ for t in "$@"; do
 	grep -q "^$t (softrnic) $version\$" <<<"$out" || fail "$t --version says '$out'"
 done
 
-# Configuration files, man pages, LICENSE.
-for f in etc/softrnic/softrnic.conf etc/softrnic/rnicd.conf share/man/man1/rnic-perf.1 share/man/man8/rnicd.8 \
+# Configuration files, systemd units, man pages, LICENSE.
+for f in etc/softrnic/softrnic.conf etc/softrnic/rnicd.conf lib/systemd/system/rnicd.service \
+	lib/systemd/system/rnicd.socket share/man/man1/rnic-perf.1 share/man/man8/rnicd.8 \
 	share/man/man5/softrnic.conf.5 share/doc/softrnic/LICENSE; do
 	[ -n "$(find_one "$f")" ] || fail "$f not installed"
 done
@@ -73,6 +74,22 @@ for m in $(find "$tmp/root" -path '*/share/man/*' -type f); do
 	warn=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null) || fail "man $m fails"
 	[ -z "$warn" ] || fail "man $(basename "$m"): $warn"
 done
+
+# The units as systemd reads them (systemd-analyze verify), with the paths of the scratch installation.
+unitdir=$(dirname "$(find_one lib/systemd/system/rnicd.service)")
+mkdir "$tmp/units"
+conf=$(find_one etc/softrnic/rnicd.conf)
+prefix=$(sed -n 's/^prefix=//p' "$pc")
+for u in rnicd.service rnicd.socket; do
+	sed -e "s|^ExecStart=$prefix/bin/rnicd --config [^ ]*|ExecStart=$bindir/rnicd --config $conf|" \
+		"$unitdir/$u" >"$tmp/units/$u"
+done
+grep -q "^ExecStart=$bindir/rnicd " "$tmp/units/rnicd.service" || fail "rnicd.service does not start $prefix/bin/rnicd"
+grep -q '^Type=notify' "$tmp/units/rnicd.service" || fail "rnicd.service is not Type=notify"
+if command -v systemd-analyze >/dev/null; then
+	out=$(cd "$tmp/units" && systemd-analyze verify --man=no rnicd.socket rnicd.service 2>&1) ||
+		fail "systemd-analyze verify: $out"
+fi
 
 echo "$((fails == 0)) passed, $((fails != 0)) failed"
 [ "$fails" -eq 0 ]
