@@ -328,7 +328,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	ADD(clients_connected); ADD(clients_total); ADD(clients_gone);
 	ADD(qps_live); ADD(cqs_live); ADD(mrs_live); ADD(pds_live);
 	ADD(qps_freed); ADD(cqs_freed); ADD(mrs_freed); ADD(pds_freed);
-	ADD(shared_bytes); ADD(bad_requests);
+	ADD(shared_bytes); ADD(bad_requests); ADD(connections_total);
 #undef ADD
 	pthread_mutex_unlock(&rnicd.lock);
 	return 0;
@@ -374,6 +374,59 @@ rnicd_telemetry_register(void)
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* The control loop                                                                                         */
+
+/* Client processes seen last, to count processes apart from connections: a process is one it was not
+ * before, by pid and start time (a pid the kernel gave again is another process). A process that comes
+ * back after PROCESSES_REMEMBERED others counts again. */
+#define PROCESSES_REMEMBERED 1024
+static struct rnicd_process {
+	pid_t pid;
+	unsigned long long start;	/* clock ticks after boot (/proc/PID/stat, field 22) */
+} processes[PROCESSES_REMEMBERED];
+static unsigned int next_process;
+
+/* When the process started, or 0 if it cannot be told (it is gone, or the pid is unknown). */
+static unsigned long long
+process_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = pid > 0 ? fopen(path, "r") : NULL;
+	if (f == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* After the command name (in parentheses, which may hold anything): state is field 3, start time 22. */
+	p = strrchr(buf, ')');
+	if (p != NULL && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+				"%*d %*d %llu", &start) != 1)
+		start = 0;
+	return start;
+}
+
+/* A connection accepted: counted, and its process counted if it is a new one. */
+static void
+count_client(pid_t pid)
+{
+	const struct rnicd_process me = { .pid = pid, .start = process_start(pid) };
+
+	pthread_mutex_lock(&rnicd.lock);
+	rnicd.stats.connections_total++;
+	for (unsigned int i = 0; i < PROCESSES_REMEMBERED && pid > 0; i++) {
+		if (processes[i].pid == me.pid && processes[i].start == me.start) {
+			pthread_mutex_unlock(&rnicd.lock);
+			return;
+		}
+	}
+	processes[next_process++ % PROCESSES_REMEMBERED] = me;
+	rnicd.stats.clients_total++;
+	pthread_mutex_unlock(&rnicd.lock);
+}
 
 /* rnicd's own options (before "--"), and the quotas compiled in, for SIGHUP to read them again. */
 static int opt_argc;
@@ -469,11 +522,15 @@ serve(int lsock, int sigfd)
 
 			if (c < 0)
 				continue;
-			if (rnicd.stats.clients_connected >= MAX_CLIENTS || rnicd_session_new(c) == NULL) {
+			struct rnicd_session *sn = NULL;
+
+			if (rnicd.stats.clients_connected >= MAX_CLIENTS || (sn = rnicd_session_new(c)) == NULL) {
 				RNICD_LOG(ERR, "refusing a client: %s", rnicd.stats.clients_connected >= MAX_CLIENTS ?
 					  "too many clients" : "out of memory");
 				close(c);
+				continue;
 			}
+			count_client(sn->pid);
 		}
 	}
 }

@@ -618,7 +618,6 @@ rnicd_session_new(int sock)
 	s->next = rnicd.sessions;
 	rnicd.sessions = s;
 	rnicd.stats.clients_connected++;
-	rnicd.stats.clients_total++;
 	pthread_mutex_unlock(&rnicd.lock);
 	return s;
 }
