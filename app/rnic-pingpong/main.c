@@ -280,7 +280,8 @@ main(int argc, char **argv)
 	ctx = list[0] != NULL ? rnic_open_device(list[0]) : NULL;
 	rnic_free_device_list(list);
 	if (ctx == NULL)
-		return fail("no device");
+		return fail(errno == EDQUOT ? "cannot open the device: over rnicd's quota for this client" :
+			    "cannot open the device");
 	/* Frames sent before the link is up are lost (memif connects, a veth comes up): wait for it. */
 	struct rnic_port_attr port;
 
