@@ -196,8 +196,10 @@ struct rnic_stage {
  * -ETIMEDOUT if an lcore does not pass a quiescent point within a second.
  */
 int rnic_engine_quiesce(void);
+#define RNIC_MAX_STAGES_PER_LCORE 16
 /* An engine lcore's polling: cycles of loops that found work and of loops that did not, and the names of its
- * stages (up to *nb; *nb is set to how many). -ENOENT if the lcore runs no stage. */
+ * stages (up to *nb, at most RNIC_MAX_STAGES_PER_LCORE; *nb is set to how many). -ENOENT if the lcore runs
+ * no stage. */
 int rnic_engine_lcore_load(unsigned int lcore_id, uint64_t *busy, uint64_t *idle, const char **names,
 			   unsigned int *nb);
 /* Telemetry commands under /rnic (rnic_telemetry.c). */
