@@ -202,6 +202,12 @@ int rnic_engine_quiesce(void);
  * no stage. */
 int rnic_engine_lcore_load(unsigned int lcore_id, uint64_t *busy, uint64_t *idle, const char **names,
 			   unsigned int *nb);
+/* The device counters' mlx5 names (rnic_hw_counters.c): how many (at most RNIC_HW_COUNTERS_MAX), and the i-th one's name and value made of
+ * the device's own counters base[0 .. nb_base). */
+#define RNIC_HW_COUNTERS_MAX 32
+unsigned int rnic_hw_counter_count(void);
+void rnic_hw_counter(unsigned int i, const struct rnic_counter *base, unsigned int nb_base,
+		     struct rnic_counter *out);
 /* Telemetry commands under /rnic (rnic_telemetry.c). */
 void rnic_telemetry_register(void);
 /* Control path, after rnic_engine_quiesce: the QP is reset or destroyed; the frames its requester keeps for
