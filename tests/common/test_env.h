@@ -24,6 +24,22 @@ test_env_open(int argc, char **argv)
 	return ctx;
 }
 
+/* The engine up with the test's arguments and a context on each of its first two devices (the loopback
+ * pair); 0 or -1. */
+static inline int
+test_env_open_pair(int argc, char **argv, struct rnic_context **a, struct rnic_context **b)
+{
+	struct rnic_device **list;
+
+	if (rnic_engine_init(argc, argv) < 0)
+		return -1;
+	list = rnic_get_device_list(NULL);
+	*a = list != NULL && list[0] != NULL ? rnic_open_device(list[0]) : NULL;
+	*b = *a != NULL && list[1] != NULL ? rnic_open_device(list[1]) : NULL;
+	rnic_free_device_list(list);
+	return *b != NULL ? 0 : -1;
+}
+
 static inline int
 test_env_close(struct rnic_context *ctx)
 {

@@ -43,15 +43,14 @@ static struct side A, B;
 static struct rnic_qp *qps[8];
 static unsigned int nb_qps;
 
+/* The side's PD, CQ and registered buffer, on its context. */
 static void
-open_side(struct side *s, struct rnic_device *dev)
+open_side(struct side *s)
 {
-	s->ctx = rnic_open_device(dev);
-	assert_non_null(s->ctx);
 	s->pd = rnic_alloc_pd(s->ctx);
 	s->cq = rnic_create_cq(s->ctx, 1024, NULL, NULL, 0);
 	s->buf = aligned_alloc(4096, BUF);
-	assert_non_null(s->buf);
+	assert_true(s->pd != NULL && s->cq != NULL && s->buf != NULL);
 	memset(s->buf, 0, BUF);
 	s->mr = rnic_reg_mr(s->pd, s->buf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |
 			    RNIC_ACCESS_REMOTE_READ | RNIC_ACCESS_REMOTE_ATOMIC);
@@ -88,26 +87,12 @@ pair(struct rnic_qp **a, struct rnic_qp **b, uint8_t rnr_retry)
 static int
 setup(void **state)
 {
-	struct rnic_device **list;
-
 	(void)state;
-	if (rnic_engine_init(g_argc, g_argv) < 0)
+	if (test_env_open_pair(g_argc, g_argv, &A.ctx, &B.ctx) != 0)
 		return -1;
-	list = rnic_get_device_list(NULL);
-	open_side(&A, list[0]);
-	open_side(&B, list[1]);
-	rnic_free_device_list(list);
+	open_side(&A);
+	open_side(&B);
 	return rnic_engine_start();
-}
-
-static void
-close_side(struct side *s)
-{
-	rnic_destroy_cq(s->cq);
-	rnic_dereg_mr(s->mr);
-	free(s->buf);
-	rnic_dealloc_pd(s->pd);
-	rnic_close_device(s->ctx);
 }
 
 static int
@@ -117,8 +102,13 @@ teardown(void **state)
 	rnic_engine_stop();
 	for (unsigned int i = 0; i < nb_qps; i++)
 		rnic_destroy_qp(qps[i]);
-	close_side(&A);
-	close_side(&B);
+	for (struct side *s = &A; s != NULL; s = s == &A ? &B : NULL) {
+		rnic_destroy_cq(s->cq);
+		rnic_dereg_mr(s->mr);
+		free(s->buf);
+		rnic_dealloc_pd(s->pd);
+		rnic_close_device(s->ctx);
+	}
 	return rnic_engine_fini();
 }
 

@@ -168,6 +168,14 @@ def scenario_config(tmp):
     print(f"config: {len(cases) + 1} bad configurations refused with FILE:LINE (or the option); max-mem 1G")
 
 
+def reload_with(d, conf, text, logged):
+    """Write the configuration file, SIGHUP the daemon, wait for its log line."""
+    with open(conf, "w") as f:
+        f.write(text)
+    d.signal(signal.SIGHUP)
+    d.wait_log(logged)
+
+
 def scenario_sighup(tmp):
     conf = os.path.join(tmp, "rnicd.conf")
     with open(conf, "w") as f:
@@ -176,23 +184,14 @@ def scenario_sighup(tmp):
     try:
         rc, out = client(d.sock, "qps", "10")
         assert rc == 3 and "qps: 8 Disk quota exceeded" in out, out
-        with open(conf, "w") as f:
-            f.write("max-qp 3\nmax-mem 2G\n")
-        d.signal(signal.SIGHUP)
-        d.wait_log("SIGHUP: configuration read again: per client 3 QPs")
+        reload_with(d, conf, "max-qp 3\nmax-mem 2G\n", "SIGHUP: configuration read again: per client 3 QPs")
         rc, out = client(d.sock, "qps", "10")
         assert rc == 3 and "qps: 3 Disk quota exceeded" in out, out
-        with open(conf, "w") as f:
-            f.write("# broken\nmax-qp none\n")
-        d.signal(signal.SIGHUP)
-        d.wait_log("the running one stays")
+        reload_with(d, conf, "# broken\nmax-qp none\n", "the running one stays")
         assert f"{conf}:2: max-qp: 'none'" in d.output(), d.output()
         rc, out = client(d.sock, "qps", "10")
         assert rc == 3 and "qps: 3 " in out, out     # the last good configuration holds
-        with open(conf, "w") as f:
-            f.write("max-qp 3\nsocket /tmp/elsewhere.sock\n")
-        d.signal(signal.SIGHUP)
-        d.wait_log("change at a restart only")
+        reload_with(d, conf, "max-qp 3\nsocket /tmp/elsewhere.sock\n", "change at a restart only")
         assert reachable(d.sock) and not os.path.exists("/tmp/elsewhere.sock")
         assert d.proc.poll() is None, "SIGHUP ended the daemon"
     finally:
