@@ -454,31 +454,48 @@ block_length(const void *slot)
 	return len;
 }
 
-/* Write a burst of slots; what the file refuses is lost (counted on its interface). */
+static void
+count_written(const void *slot, int written)
+{
+	uint32_t ifindex;
+
+	memcpy(&ifindex, (const uint8_t *)slot + 8, 4);
+	if (written)
+		cap.iface[ifindex].written++;
+	else
+		__atomic_fetch_add(&cap.iface[ifindex].lost, 1, __ATOMIC_RELAXED);
+}
+
+/* Write a burst of slots, again after a short write; what the file refuses is lost (counted on its
+ * interface). */
 static void
 write_burst(void **slots, unsigned int n)
 {
 	struct iovec iov[WRITER_BURST];
-	ssize_t done;
+	unsigned int first = 0;		/* the first block not wholly written */
 
 	for (unsigned int i = 0; i < n; i++) {
 		iov[i].iov_base = slots[i];
 		iov[i].iov_len = block_length(slots[i]);
 	}
-	done = writev(cap.fd, iov, (int)n);
-	for (unsigned int i = 0; i < n; i++) {
-		uint32_t ifindex;
+	while (first < n) {
+		ssize_t done = writev(cap.fd, &iov[first], (int)(n - first));
 
-		memcpy(&ifindex, (uint8_t *)slots[i] + 8, 4);
-		if (done >= 0 && (size_t)done >= iov[i].iov_len) {
-			cap.iface[ifindex].written++;
-			done -= (ssize_t)iov[i].iov_len;
-		} else {
-			/* A short write leaves part of a block: the rest is lost, the file stays readable to it. */
-			__atomic_fetch_add(&cap.iface[ifindex].lost, 1, __ATOMIC_RELAXED);
-			done = -1;
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0)
+			break;
+		for (; first < n && (size_t)done >= iov[first].iov_len; first++) {
+			done -= (ssize_t)iov[first].iov_len;
+			count_written(slots[first], 1);
+		}
+		if (first < n) {	/* the rest of a block written in part */
+			iov[first].iov_base = (uint8_t *)iov[first].iov_base + done;
+			iov[first].iov_len -= (size_t)done;
 		}
 	}
+	for (unsigned int i = first; i < n; i++)
+		count_written(slots[i], 0);
 	rte_mempool_put_bulk(cap.slots, slots, n);
 }
 
