@@ -196,10 +196,18 @@ struct rnic_stage {
  * -ETIMEDOUT if an lcore does not pass a quiescent point within a second.
  */
 int rnic_engine_quiesce(void);
+#define RNIC_MAX_STAGES_PER_LCORE 16
 /* An engine lcore's polling: cycles of loops that found work and of loops that did not, and the names of its
- * stages (up to *nb; *nb is set to how many). -ENOENT if the lcore runs no stage. */
+ * stages (up to *nb, at most RNIC_MAX_STAGES_PER_LCORE; *nb is set to how many). -ENOENT if the lcore runs
+ * no stage. */
 int rnic_engine_lcore_load(unsigned int lcore_id, uint64_t *busy, uint64_t *idle, const char **names,
 			   unsigned int *nb);
+/* The device counters' mlx5 names (rnic_hw_counters.c): how many (at most RNIC_HW_COUNTERS_MAX), and the i-th one's name and value made of
+ * the device's own counters base[0 .. nb_base). */
+#define RNIC_HW_COUNTERS_MAX 32
+unsigned int rnic_hw_counter_count(void);
+void rnic_hw_counter(unsigned int i, const struct rnic_counter *base, unsigned int nb_base,
+		     struct rnic_counter *out);
 /* Telemetry commands under /rnic (rnic_telemetry.c). */
 void rnic_telemetry_register(void);
 /* Control path, after rnic_engine_quiesce: the QP is reset or destroyed; the frames its requester keeps for

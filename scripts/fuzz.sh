@@ -6,7 +6,7 @@
 #     TARGETS  "parser responder" (default: both)
 # parser: the header parser, any bytes. responder: the responder and completer behind it, sequences of
 # frames steered at live QPs (tests/fuzz/fuzz_responder.c).
-# Seeds: every frame of ../shared/oracles and of rnic-pktgen. Crashes are saved in OUTDIR/crashes-TARGET/:
+# Seeds: every frame of tests/oracle/data and of rnic-pktgen. Crashes are saved in OUTDIR/crashes-TARGET/:
 # each one found becomes a regression test in tests/fuzz/regressions/TARGET/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +41,7 @@ for t in $targets; do
 	esac
 	rm -rf "$out/seeds-$t"
 	mkdir -p "$out/corpus-$t" "$out/crashes-$t"
-	/usr/bin/python3 tests/fuzz/seed_corpus.py $seeds "$out/seeds-$t" ../shared/oracles/*.pcap "$out/pktgen.pcap" \
+	/usr/bin/python3 tests/fuzz/seed_corpus.py $seeds "$out/seeds-$t" tests/oracle/data/*.pcap "$out/pktgen.pcap" \
 		>/dev/null
 	# shellcheck disable=SC2086
 	clang $cflags -Ilib -Ilib/core -Ilib/wire -Ilib/mr -Ilib/cq -Ilib/qp -Ilib/engine -Ilib/client -Idrivers -Itests/common \

@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 
 #include "rnic_port.h"
+#include "rnic_version.h"
 
 #define BURST 32
 #define MBUFS 8191
@@ -118,7 +119,13 @@ main(int argc, char **argv)
 	struct rte_mempool *pool;
 	struct rnic_loopback lb;
 	double seconds = 2;
-	int n = rte_eal_init(argc, argv);
+	int n;
+
+	if (rnic_version_asked(argc, argv)) {
+		rnic_print_version("rnic-baseline");
+		return 0;
+	}
+	n = rte_eal_init(argc, argv);
 
 	if (n < 0) {
 		fprintf(stderr, "rnic-baseline: EAL initialisation failed\n");

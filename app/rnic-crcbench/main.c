@@ -11,6 +11,8 @@
 #include <rte_eal.h>
 #include <rte_net_crc.h>
 
+#include "rnic_version.h"
+
 #define ITERATIONS 200000
 #define MAX_SIZE 4096
 
@@ -52,6 +54,10 @@ main(int argc, char **argv)
 	static const uint32_t sizes[] = { 64, 256, 1024, 4096 };
 	double hz;
 
+	if (rnic_version_asked(argc, argv)) {
+		rnic_print_version("rnic-crcbench");
+		return 0;
+	}
 	if (rte_eal_init(argc, argv) < 0) {
 		fprintf(stderr, "rnic-crcbench: EAL initialisation failed\n");
 		return 1;

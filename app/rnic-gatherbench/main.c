@@ -15,6 +15,7 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include "rnic_version.h"
 #include "rnic_wire.h"
 
 #define ITERATIONS 100000
@@ -105,6 +106,10 @@ main(int argc, char **argv)
 	struct rte_mempool *mp;
 	volatile uint64_t sink = 0;
 
+	if (rnic_version_asked(argc, argv)) {
+		rnic_print_version("rnic-gatherbench");
+		return 0;
+	}
 	if (rte_eal_init(argc, argv) < 0) {
 		fprintf(stderr, "rnic-gatherbench: EAL initialisation failed\n");
 		return 1;

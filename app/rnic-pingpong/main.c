@@ -25,6 +25,7 @@
 
 #include "oob.h"
 #include "rnic.h"
+#include "rnic_version.h"
 
 #define TIMEOUT_S 20
 
@@ -251,6 +252,11 @@ main(int argc, char **argv)
 	int app_argc = 1;
 	char *app_argv[64] = { argv[0] };
 
+	if (rnic_version_asked(argc, argv)) {
+		rnic_print_version("rnic-pingpong");
+		return 0;
+	}
+
 	for (int i = 1; i < argc; i++) {
 		if ((strcmp(argv[i], "--server") == 0 || strcmp(argv[i], "--client") == 0 ||
 		     strcmp(argv[i], "--size") == 0 || strcmp(argv[i], "--iters") == 0 ||
@@ -274,7 +280,8 @@ main(int argc, char **argv)
 	ctx = list[0] != NULL ? rnic_open_device(list[0]) : NULL;
 	rnic_free_device_list(list);
 	if (ctx == NULL)
-		return fail("no device");
+		return fail(errno == EDQUOT ? "cannot open the device: over rnicd's quota for this client" :
+			    "cannot open the device");
 	/* Frames sent before the link is up are lost (memif connects, a veth comes up): wait for it. */
 	struct rnic_port_attr port;
 

@@ -3,7 +3,8 @@
  *
  *   rnic-pktgen write FILE.pcap   one frame of every opcode softrnic emits, IPv4 and IPv6; prints the
  *                                 expected decode of each frame as a JSON line
- *   rnic-pktgen parse FILE.pcap   decodes every frame with softrnic's parser, one JSON line per frame
+ *   rnic-pktgen parse FILE        decodes every frame of a pcap or pcapng file (libpcap) with softrnic's
+ *                                 parser, one JSON line per frame
  *   rnic-pktgen check             builds every frame, parses it back and compares (the main job's self check)
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "rnic_version.h"
 #include "rnic_wire.h"
 #include "pcap_file.h"
 
@@ -21,8 +23,10 @@
 static const char *const usage =
 	"usage: rnic-pktgen write FILE.pcap   frames of every opcode (IPv4 and IPv6) to FILE, expected\n"
 	"                                     decode as JSON lines on stdout\n"
-	"       rnic-pktgen parse FILE.pcap   softrnic's decode of every frame in FILE, as JSON lines\n"
-	"       rnic-pktgen check             build, parse back and compare every frame; prints a summary\n";
+	"       rnic-pktgen parse FILE        softrnic's decode of every frame in FILE (pcap or pcapng),\n"
+	"                                     as JSON lines\n"
+	"       rnic-pktgen check             build, parse back and compare every frame; prints a summary\n"
+	"       rnic-pktgen --version\n";
 
 /* Frame i of the generated set: opcode, IP version and field values all derived from i. */
 static void
@@ -162,10 +166,7 @@ write_one(unsigned int frame, const struct rnic_pkt_desc *d, void *arg)
 			rnic_opcode_info(d->opcode)->name, strerror(-len));
 		return 1;
 	}
-	if (pcap_writer_add(arg, buf, (uint32_t)len, frame, 0) != 0) {
-		fprintf(stderr, "rnic-pktgen: write error: %s\n", strerror(errno));
-		return 1;
-	}
+	rnic_pcap_writer_add(arg, buf, (uint32_t)len, frame, 0);
 	print_desc_json(frame, d);
 	return 0;
 }
@@ -173,28 +174,31 @@ write_one(unsigned int frame, const struct rnic_pkt_desc *d, void *arg)
 static int
 cmd_write(const char *path)
 {
-	FILE *f = pcap_writer_open(path);
+	char err[PCAP_ERRBUF_SIZE];
+	struct rnic_pcap_writer w;
 	int ret;
 
-	if (f == NULL) {
-		fprintf(stderr, "rnic-pktgen: %s: %s\n", path, strerror(errno));
+	if (rnic_pcap_writer_open(&w, path, err) != 0) {
+		fprintf(stderr, "rnic-pktgen: %s: %s\n", path, err);
 		return 1;
 	}
-	ret = for_each_generated(write_one, f);
-	if (fclose(f) != 0 && ret == 0) {
-		fprintf(stderr, "rnic-pktgen: %s: %s\n", path, strerror(errno));
+	ret = for_each_generated(write_one, &w);
+	if (rnic_pcap_writer_close(&w) != 0 && ret == 0) {
+		fprintf(stderr, "rnic-pktgen: %s: write error\n", path);
 		ret = 1;
 	}
 	return ret;
 }
 
+/* Every frame of a pcap or pcapng file (the engine's --pcap captures too) through softrnic's parser. */
 static int
 cmd_parse(const char *path)
 {
-	struct pcap_frames pf;
+	char err[PCAP_ERRBUF_SIZE];
+	struct rnic_frames pf;
 
-	if (pcap_frames_read(path, &pf) != 0) {
-		fprintf(stderr, "rnic-pktgen: %s: not a readable Ethernet pcap file\n", path);
+	if (rnic_frames_read(path, &pf, err) != 0) {
+		fprintf(stderr, "rnic-pktgen: %s: %s\n", path, err);
 		return 1;
 	}
 	for (uint32_t i = 0; i < pf.count; i++) {
@@ -206,7 +210,7 @@ cmd_parse(const char *path)
 		else
 			printf("{\"frame\": %u, \"drop\": \"%s\"}\n", i + 1, rnic_drop_reason_str(why));
 	}
-	pcap_frames_free(&pf);
+	rnic_frames_free(&pf);
 	return 0;
 }
 
@@ -257,6 +261,10 @@ cmd_check(void)
 int
 main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		rnic_print_version("rnic-pktgen");
+		return 0;
+	}
 	if (argc == 3 && strcmp(argv[1], "write") == 0)
 		return cmd_write(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "parse") == 0)

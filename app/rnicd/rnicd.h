@@ -60,6 +60,7 @@ struct rnicd_session {
 	uint32_t count[OBJ_KINDS];
 	uint64_t bytes;
 	uint8_t over_quota;		/* the last host-memory allocation hit max_bytes */
+	uint8_t quota_logged;		/* a refusal for max_bytes was logged (once per session) */
 };
 
 struct rnicd {

@@ -37,6 +37,12 @@ block_new(struct rnicd_session *s, size_t len)
 
 	if (s->bytes + len > rnicd.quota.max_bytes) {
 		s->over_quota = 1;
+		/* Once per session: a client retrying does not fill the log. */
+		if (!s->quota_logged)
+			RNICD_LOG(WARNING, "client %u (pid %d): refused %zu bytes of shared memory: it has %llu of its "
+				  "max-mem %llu", s->id, (int)s->pid, len, (unsigned long long)s->bytes,
+				  (unsigned long long)rnicd.quota.max_bytes);
+		s->quota_logged = 1;
 		return NULL;
 	}
 	b = calloc(1, sizeof(*b));
@@ -224,6 +230,7 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 	ctx->hostmem = &session_hostmem;
 	ctx->hostmem_arg = s;
 	ctx->owner = s->id;
+	s->over_quota = 0;
 	s->dbq = block_new(s, RTE_ALIGN_CEIL(rnic_dbq_memsize(rnicd.quota.dbq_size), PAGE));
 	if (s->dbq != NULL) {
 		s->dbq->size = rnicd.quota.dbq_size;
@@ -235,7 +242,7 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 		s->dbq = NULL;
 		rnic_close_device(s->ctx);
 		s->ctx = NULL;
-		return ret != 0 ? ret : ENOMEM;
+		return ret != 0 ? ret : s->over_quota ? EDQUOT : ENOMEM;
 	}
 	b = block_find(s, s->dbq);
 	rep->u.open.client_id = s->id;
@@ -618,7 +625,6 @@ rnicd_session_new(int sock)
 	s->next = rnicd.sessions;
 	rnicd.sessions = s;
 	rnicd.stats.clients_connected++;
-	rnicd.stats.clients_total++;
 	pthread_mutex_unlock(&rnicd.lock);
 	return s;
 }

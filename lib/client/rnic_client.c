@@ -279,7 +279,9 @@ rnic_client_open(struct rnic_device *dev)
 			ret = errno;
 	}
 	if (ret != 0) {
-		RNIC_LOG(ERR, "rnicd: cannot open %s: %s", dev->name, strerror(ret));
+		RNIC_LOG(ERR, "rnicd: cannot open %s: %s", dev->name, ret == EDQUOT ?
+			 "over this client's quota (the daemon's max-mem: its doorbell queue does not fit)" :
+			 strerror(ret));
 		if (fd >= 0)
 			close(fd);
 		if (cl->sock >= 0)

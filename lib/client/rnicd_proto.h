@@ -48,13 +48,15 @@ struct rnicd_dev_info {
 
 /* What rnicd counts (RNICD_STATS, telemetry /rnicd/stats). */
 struct rnicd_stats {
-	uint64_t clients_connected;	/* now */
-	uint64_t clients_total;		/* ever accepted */
+	uint64_t clients_connected;	/* connections open now */
+	uint64_t clients_total;		/* client processes ever seen (pid and start time) */
 	uint64_t clients_gone;		/* connections closed without a close_device (crash, kill, exit) */
 	uint64_t qps_live, cqs_live, mrs_live, pds_live;
 	uint64_t qps_freed, cqs_freed, mrs_freed, pds_freed;	/* by the daemon after a client went */
 	uint64_t shared_bytes;		/* client memory mapped now (host interface and registered buffers) */
 	uint64_t bad_requests;		/* malformed or refused messages */
+	uint64_t connections_total;	/* connections ever accepted: a client process makes one to list the
+					 * devices and one per device it opens */
 };
 
 struct rnicd_req {

@@ -28,7 +28,6 @@
 
 RTE_LOG_REGISTER_DEFAULT(rnic_logtype, INFO);
 
-#define RNIC_MAX_STAGES_PER_LCORE 16
 #define RNIC_STAGE_BUDGET 32
 #define DEFAULT_MBUFS 8191
 #define DEFAULT_PORT_DESC 1024
@@ -56,7 +55,8 @@ struct rnic_engine_args {
 	uint32_t mbufs;
 	struct rnic_limits lim;
 	const char *stages;			/* NULL: "two" with two worker lcores or more, else "one" */
-	const char *pcap;			/* capture every frame of every port to this pcapng file */
+	struct rnic_capture_conf capture;	/* --pcap FILE and how: every frame of every port, by default */
+	int capture_options;			/* --pcap-snaplen, --pcap-count or --pcap-filter given */
 	const char *fault[RNIC_MAX_DEVICES + 1];	/* fault injection on the ports' RX (rnic_fault.h) */
 	unsigned int nb_faults;
 	int no_latency;				/* no per-stage latency stamps */
@@ -88,6 +88,7 @@ static struct {
 	struct rte_rcu_qsbr *qsbr;
 	unsigned int nb_neighbors;
 	struct rnic_neighbor neighbor[RNIC_MAX_NEIGHBORS];
+	int pdump;			/* dpdk-dumpcap may attach (rte_pdump): a shared configuration */
 } engine;
 
 static const struct rnic_limits default_limits = {
@@ -167,7 +168,13 @@ rnic_engine_usage(void *stream)
 		"                   application calls rnic_poll_cq or rnic_engine_progress (manual\n"
 		"                   progress). Default: two with two worker lcores or more, else one\n"
 		"  --neigh IP,MAC   the MAC of a peer on another host (repeatable)\n"
-		"  --pcap FILE      capture what every port sends and receives to a pcapng file (slow)\n"
+		"  --pcap FILE      capture what every port sends and receives to a pcapng file (slows the\n"
+		"                   data path; doc/capture.md)\n"
+		"  --pcap-snaplen N keep the first N bytes of each frame (64 .. 65535; default: whole frames)\n"
+		"  --pcap-count N   stop capturing after N frames\n"
+		"  --pcap-filter F  only frames matching F: qp=N (destination QP), opcode=send|write|\n"
+		"                   read_request|read_response|ack|atomic|atomic_ack|cnp|N, dir=in|out;\n"
+		"                   comma-separated, every kind given must match (one of its values)\n"
 		"  --fault SPEC     faults on what every port receives: drop=P,reorder=P,duplicate=P,\n"
 		"                   corrupt=P,depth=K,seed=S (reproducible for a seed); port=N first: only\n"
 		"                   device N's port (repeatable; overrides the spec without port=)\n"
@@ -263,9 +270,37 @@ rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6])
 }
 
 enum {
-	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_FAULT, OPT_NO_LATENCY, OPT_IDLE_SLEEP, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
+	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_PCAP_SNAPLEN, OPT_PCAP_COUNT,
+	OPT_PCAP_FILTER, OPT_FAULT, OPT_NO_LATENCY, OPT_IDLE_SLEEP, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
 	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE,
 };
+
+/* --pcap and its options. */
+static int
+parse_capture(int opt, const char *text, struct rnic_engine_args *args)
+{
+	struct rnic_capture_conf *c = &args->capture;
+	uint32_t count_hi;
+
+	if (opt == OPT_PCAP) {
+		c->path = text;
+		return 0;
+	}
+	args->capture_options = 1;
+	if (opt == OPT_PCAP_SNAPLEN)
+		return parse_u32("pcap-snaplen", text, 64, 65535, &c->snaplen);
+	if (opt == OPT_PCAP_COUNT) {
+		int ret = parse_u32("pcap-count", text, 1, UINT32_MAX, &count_hi);
+
+		c->count = count_hi;
+		return ret;
+	}
+	if (rnic_capture_parse_filter(text, &c->filter) != 0) {
+		RNIC_LOG(ERR, "--pcap-filter %s: expected qp=N, opcode=NAME|N or dir=in|out, comma-separated", text);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static int
 parse_limit(int opt, const char *text, struct rnic_limits *lim)
@@ -352,6 +387,9 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 		{ "stages", required_argument, NULL, OPT_STAGES },
 		{ "neigh", required_argument, NULL, OPT_NEIGH },
 		{ "pcap", required_argument, NULL, OPT_PCAP },
+		{ "pcap-snaplen", required_argument, NULL, OPT_PCAP_SNAPLEN },
+		{ "pcap-count", required_argument, NULL, OPT_PCAP_COUNT },
+		{ "pcap-filter", required_argument, NULL, OPT_PCAP_FILTER },
 		{ "fault", required_argument, NULL, OPT_FAULT },
 		{ "no-latency", no_argument, NULL, OPT_NO_LATENCY },
 		{ "idle-sleep", required_argument, NULL, OPT_IDLE_SLEEP },
@@ -403,7 +441,10 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 			ret = parse_neighbor(optarg);
 			break;
 		case OPT_PCAP:
-			args->pcap = optarg;
+		case OPT_PCAP_SNAPLEN:
+		case OPT_PCAP_COUNT:
+		case OPT_PCAP_FILTER:
+			ret = parse_capture(opt, optarg, args);
 			break;
 		case OPT_FAULT:
 			if (args->nb_faults == RTE_DIM(args->fault)) {
@@ -427,6 +468,10 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 	}
 	if (ret == 0 && optind < argc) {
 		RNIC_LOG(ERR, "unexpected engine argument '%s'", argv[optind]);
+		ret = -EINVAL;
+	}
+	if (ret == 0 && args->capture_options && args->capture.path == NULL) {
+		RNIC_LOG(ERR, "--pcap-snaplen, --pcap-count and --pcap-filter need --pcap FILE");
 		ret = -EINVAL;
 	}
 	return ret;
@@ -512,6 +557,18 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 }
 
 static int create_qsbr(void);
+
+/* --pcap: an interface per device's port, named after the device. */
+static int
+start_capture(const struct rnic_capture_conf *conf, uint16_t nb_queues)
+{
+	struct rnic_capture_port ports[RNIC_MAX_DEVICES];
+
+	for (int i = 0; i < engine.nb_devices; i++)
+		ports[i] = (struct rnic_capture_port){ .port_id = engine.started_port[i],
+						       .device = engine.device[i]->name };
+	return rnic_capture_start(conf, ports, (unsigned int)engine.nb_devices, nb_queues, (int)rte_socket_id());
+}
 
 /* The n-th worker lcore, or RTE_MAX_LCORE. */
 static unsigned int
@@ -732,6 +789,9 @@ release_devices(void)
 	}
 	engine.nb_devices = 0;
 	rnic_capture_stop();
+	if (engine.pdump)
+		rnic_capture_pdump_uninit();
+	engine.pdump = 0;
 	rnic_fault_detach_all();
 	for (unsigned int i = 0; i < engine.nb_started_ports; i++)
 		rnic_port_close(engine.started_port[i]);
@@ -824,9 +884,11 @@ rnic_engine_init(int argc, char **argv)
 	if (ret == 0 && args.nb_faults > 0)
 		ret = rnic_fault_attach_specs(args.fault, args.nb_faults, engine.started_port,
 					      engine.nb_started_ports, nb_queues);
-	if (ret == 0 && args.pcap != NULL)
-		ret = rnic_capture_start(args.pcap, engine.started_port, engine.nb_started_ports, nb_queues,
-					 (int)rte_socket_id());
+	if (ret == 0 && args.capture.path != NULL)
+		ret = start_capture(&args.capture, nb_queues);
+	/* dpdk-dumpcap and dpdk-proc-info attach as secondary processes: not with --no-shconf. */
+	if (ret == 0)
+		engine.pdump = rnic_capture_pdump_init(engine.pool[0]) == 0;
 	if (ret == 0) {
 		engine.initialized = 1;	/* rnic_engine_add_stage needs it */
 		ret = create_pipelines(&map);

@@ -117,6 +117,7 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 		q->counters.rnr_naks_received++;
 		/* rnr_retry 7 means no limit (IBA 9.7.5.2.8). */
 		if (q->attr.rnr_retry != 7 && r->rnr_left == 0) {
+			RNIC_STATS(p, COMPLETER)->rnr_retries_exceeded++;
 			fail_at(p, qp, d->psn, RNIC_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
@@ -181,6 +182,7 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 		 * again for the rest, once per gap (seed test 28; IBA 9.7.5.1.5). */
 		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
 		if (off > e->received && e->gap_at != e->received + 1) {
+			RNIC_STATS(p, COMPLETER)->read_gaps++;
 			e->gap_at = e->received + 1;
 			rnic_requester_rewind(p, qp, rnic_psn_add(e->first_psn, e->received / pmtu));
 		}

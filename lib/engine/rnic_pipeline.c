@@ -395,18 +395,24 @@ int
 rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counters, int n)
 {
 	const unsigned int named = RTE_DIM(counter_names);
-	const unsigned int total = named + RNIC_DROP_REASON_MAX - 1;	/* drops: every reason but "none" */
+	const unsigned int base = named + RNIC_DROP_REASON_MAX - 1;	/* drops: every reason but "none" */
+	const unsigned int total = base + rnic_hw_counter_count();	/* then the mlx5 names */
+	struct rnic_counter all[RTE_DIM(counter_names) + RNIC_DROP_REASON_MAX + RNIC_HW_COUNTERS_MAX];
 
 	if (n < 0 || (n > 0 && counters == NULL))
 		return -EINVAL;
 	RTE_BUILD_BUG_ON(offsetof(struct rnic_pipeline_stats, rx_drops) != sizeof(uint64_t) * RTE_DIM(counter_names));
-	for (unsigned int i = 0; i < total && i < (unsigned int)n; i++) {
+	for (unsigned int i = 0; i < base; i++) {
 		if (i < named)
-			snprintf(counters[i].name, sizeof(counters[i].name), "%s", counter_names[i]);
+			snprintf(all[i].name, sizeof(all[i].name), "%s", counter_names[i]);
 		else
-			snprintf(counters[i].name, sizeof(counters[i].name), "rx_drop_%s",
+			snprintf(all[i].name, sizeof(all[i].name), "rx_drop_%s",
 				 rnic_drop_reason_str((enum rnic_drop_reason)(i - named + 1)));
-		counters[i].value = counter_sum(dev, i < named ? i : i + 1);
+		all[i].value = counter_sum(dev, i < named ? i : i + 1);
 	}
+	for (unsigned int i = base; i < total; i++)
+		rnic_hw_counter(i - base, all, base, &all[i]);
+	if (n > 0)
+		memcpy(counters, all, sizeof(all[0]) * RTE_MIN(total, (unsigned int)n));
 	return (int)total;
 }

@@ -119,7 +119,14 @@ struct rnic_tx_buffer {
 	X(qp_visits, "QPs the requester's scheduler served") \
 	X(qp_idle_visits, "QPs served that had nothing to send") \
 	X(resent_kept, "packets resent from the retransmit buffer") \
-	X(resent_gathered, "packets resent by gathering the WQE again (not kept: buffer full)")
+	X(resent_gathered, "packets resent by gathering the WQE again (not kept: buffer full)") \
+	X(rx_write_requests, "RDMA WRITE requests executed (messages)") \
+	X(rx_read_requests, "RDMA READ requests executed (not counting duplicates)") \
+	X(rx_atomic_requests, "atomic requests executed (not counting duplicates)") \
+	X(recv_wqe_missing, "SENDs that found no receive WQE (RC: RNR NAK; UC, UD: dropped)") \
+	X(recv_length_errors, "SENDs longer than their receive WQE (local length error)") \
+	X(rnr_retries_exceeded, "WQEs failed after the last RNR retry") \
+	X(read_gaps, "READ responses past a lost one (implied NAK: the rest asked again)")
 
 struct rnic_pipeline_stats {
 #define RNIC_X(name, what) uint64_t name;

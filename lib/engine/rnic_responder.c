@@ -236,8 +236,10 @@ do_send(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rte_mbuf *m, c
 	if ((pos == RNIC_POS_FIRST || pos == RNIC_POS_MIDDLE) && d->payload_len != pmtu)
 		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
 	wqe = current_rq_wqe(q);
-	if (wqe == NULL)
+	if (wqe == NULL) {
+		RNIC_STATS(p, RESPONDER)->recv_wqe_missing++;
 		return qp->qp_type == RNIC_QPT_RC ? V_RNR : V_DROP;	/* UC and UD drop without a receive WQE */
+	}
 	if (pos == RNIC_POS_FIRST || pos == RNIC_POS_ONLY)
 		r->recv_off = 0;
 	/* Too long for the receive buffer: detected before a byte is placed (IBA 9.9.3.1.2 local length). */
@@ -260,6 +262,7 @@ do_send(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rte_mbuf *m, c
 					   .status = st == RNIC_MR_OUT_OF_BOUNDS ? RNIC_WC_LOC_LEN_ERR :
 					   RNIC_WC_LOC_PROT_ERR };
 
+		RNIC_STATS(p, RESPONDER)->recv_length_errors += st == RNIC_MR_OUT_OF_BOUNDS;
 		if (ud) {		/* UD: this message is lost, the QP goes on */
 			rnic_cq_push(qp->recv_cq, &c);
 			q->resp.rq_done++;
@@ -546,10 +549,16 @@ execute(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rte_mbuf *m, c
 	const struct rnic_opcode_info *info = rnic_opcode_info(d->opcode);
 	uint8_t op = d->opcode & 0x1f;
 
-	if (op == RNIC_OP_RDMA_READ_REQUEST)
+	if (op == RNIC_OP_RDMA_READ_REQUEST) {
+		RNIC_STATS(p, RESPONDER)->rx_read_requests++;
 		return do_read(p, qp, d);
-	if (op == RNIC_OP_COMPARE_SWAP || op == RNIC_OP_FETCH_ADD)
+	}
+	if (op == RNIC_OP_COMPARE_SWAP || op == RNIC_OP_FETCH_ADD) {
+		RNIC_STATS(p, RESPONDER)->rx_atomic_requests++;
 		return do_atomic(p, qp, d);
+	}
+	/* A WRITE's first or only packet carries the RETH: one count per message. */
+	RNIC_STATS(p, RESPONDER)->rx_write_requests += (info->hdrs & RNIC_HDR_RETH) != 0;
 	if ((info->hdrs & RNIC_HDR_RETH) || op == RNIC_OP_RDMA_WRITE_MIDDLE || op == RNIC_OP_RDMA_WRITE_LAST ||
 	    op == RNIC_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE)
 		return do_write(p, qp, d);

@@ -24,6 +24,22 @@ test_env_open(int argc, char **argv)
 	return ctx;
 }
 
+/* The engine up with the test's arguments and a context on each of its first two devices (the loopback
+ * pair); 0 or -1. */
+static inline int
+test_env_open_pair(int argc, char **argv, struct rnic_context **a, struct rnic_context **b)
+{
+	struct rnic_device **list;
+
+	if (rnic_engine_init(argc, argv) < 0)
+		return -1;
+	list = rnic_get_device_list(NULL);
+	*a = list != NULL && list[0] != NULL ? rnic_open_device(list[0]) : NULL;
+	*b = *a != NULL && list[1] != NULL ? rnic_open_device(list[1]) : NULL;
+	rnic_free_device_list(list);
+	return *b != NULL ? 0 : -1;
+}
+
 static inline int
 test_env_close(struct rnic_context *ctx)
 {
@@ -81,10 +97,10 @@ test_connect(struct rnic_qp *qp, uint32_t peer_qpn, const union rnic_gid *peer_g
 static inline uint64_t
 test_counter(struct rnic_context *ctx, const char *name)
 {
-	struct rnic_counter c[64];
-	int n = rnic_query_device_counters(ctx, c, 64);
+	struct rnic_counter c[128];
+	int n = rnic_query_device_counters(ctx, c, 128);
 
-	for (int i = 0; i < n && i < 64; i++)
+	for (int i = 0; i < n && i < 128; i++)
 		if (strcmp(c[i].name, name) == 0)
 			return c[i].value;
 	return UINT64_MAX;

@@ -48,7 +48,7 @@ def main():
             assert stages["responder"]["busy_count"] > 0 and stages["responder"]["busy_p50_ns"] > 0, stages
             lcores = query(sock, "/rnic/lcores")
             assert lcores and all(v["busy_cycles"] + v["idle_cycles"] > 0 for v in lcores.values()), lcores
-            qps = query(sock, "/rnic/qps,0")
+            qps = query(sock, "/rnic/qps,0")["qps"]
             assert any(q["packets_sent"] > 0 for q in qps.values()), qps
             sock.close()
             out, err = proc.communicate(timeout=60)

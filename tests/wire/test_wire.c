@@ -585,12 +585,13 @@ static void
 test_golden_softroce_frames(void **state)
 {
 	unsigned int expect[256] = { 0 }, got[256] = { 0 }, roce = 0, flipped = 0;
-	struct pcap_frames pf;
+	struct rnic_frames pf;
+	char err[PCAP_ERRBUF_SIZE];
 	char path[512];
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/softroce-golden.pcap", oracles_dir);
-	assert_int_equal(pcap_frames_read(path, &pf), 0);
+	assert_int_equal(rnic_frames_read(path, &pf, err), 0);
 	golden_counts(expect);
 	for (uint32_t i = 0; i < pf.count; i++) {
 		struct rnic_pkt_desc d;
@@ -617,19 +618,20 @@ test_golden_softroce_frames(void **state)
 		if (expect[op] != got[op])
 			fail_msg("opcode %u: the summary counts %u frames, softrnic decoded %u", op, expect[op],
 				 got[op]);
-	pcap_frames_free(&pf);
+	rnic_frames_free(&pf);
 }
 
 static void
 test_connectx_cnp_frame(void **state)
 {
-	struct pcap_frames pf;
+	struct rnic_frames pf;
+	char err[PCAP_ERRBUF_SIZE];
 	struct rnic_pkt_desc d;
 	char path[512];
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/connectx4lx_cnp.pcap", oracles_dir);
-	assert_int_equal(pcap_frames_read(path, &pf), 0);
+	assert_int_equal(rnic_frames_read(path, &pf, err), 0);
 	assert_int_equal(pf.count, 1);
 	assert_int_equal(rnic_pkt_parse(pf.data[0], pf.len[0], &d, 1), RNIC_DROP_NONE);
 	assert_int_equal(d.opcode, RNIC_OP_CNP);
@@ -640,7 +642,7 @@ test_connectx_cnp_frame(void **state)
 	assert_int_equal(d.sgid.raw[14], 17);
 	pf.data[0][pf.len[0] - 5] ^= 1;		/* last reserved byte */
 	assert_int_equal(rnic_pkt_parse(pf.data[0], pf.len[0], &d, 1), RNIC_DROP_BAD_ICRC);
-	pcap_frames_free(&pf);
+	rnic_frames_free(&pf);
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
