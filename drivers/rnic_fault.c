@@ -145,23 +145,24 @@ send_out(struct fault_queue *q, struct rte_mbuf *m)
 	q->out[(q->out_head + q->out_len++) & (MAX_QUEUE - 1)] = m;
 }
 
-/* Release the held frames that waited long enough: tick = one more frame went by (or an idle poll, when
- * only frames count); and with delay=, those whose time is up. */
+/* Release the held frames that waited long enough, oldest first: tick = one more frame went by (or an idle
+ * poll, when only frames count); and with delay=, those whose time is up. */
 static void
 release_held(struct fault_queue *q, int tick, uint64_t now)
 {
-	for (uint32_t i = 0; i < q->held;) {
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < q->held; i++) {
 		struct held_frame *h = &q->hold[i];
 
 		if (tick && h->countdown > 0)
 			h->countdown--;
-		if (h->countdown == 0 || (q->spec.delay_us != 0 && now >= h->until_ns)) {
+		if (h->countdown == 0 || (q->spec.delay_us != 0 && now >= h->until_ns))
 			send_out(q, h->m);
-			*h = q->hold[--q->held];
-			continue;
-		}
-		i++;
+		else
+			q->hold[kept++] = *h;
 	}
+	q->held = kept;
 }
 
 static int
@@ -323,6 +324,7 @@ rx_faults(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, uin
 {
 	struct fault_queue *q = arg;
 	uint64_t now = clock_ns();
+	uint16_t out = 0;
 
 	(void)port;
 	(void)queue;
@@ -331,11 +333,15 @@ rx_faults(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, uin
 		__atomic_store_n(&q->applied, q->requested, __ATOMIC_RELEASE);
 	}
 	refill(q, now);
-	for (uint16_t i = 0; i < n; i++)
+	/* Frames go out while others still come in (the token bucket serves them as they arrive), written
+	 * over the array's entries already read: after frame i, at most i + 1 of them. */
+	for (uint16_t i = 0; i < n; i++) {
 		admit(q, pkts[i], now);
+		out += drain(q, pkts + out, (uint16_t)(i + 1 - out));
+	}
 	/* Held frames come out on a quiet link too, only later: after K idle polls, or their delay. */
 	release_held(q, n == 0 && q->spec.delay_us == 0, now);
-	return drain(q, pkts, max);
+	return out + drain(q, pkts + out, (uint16_t)(max - out));
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
