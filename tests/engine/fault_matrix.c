@@ -21,6 +21,7 @@
  *   --link-down MS       once traffic flows, the link goes down for MS ms (loopback: both ports)
  *   --expect-retry-exceeded   every QP must end in RETRY_EXC_ERR (the link stays down too long)
  *   --announce           print "traffic flowing" when it does (the veth test takes the link down then)
+ *   --label NAME         two processes: the name of what is between them, for the report
  * Each case prints one JSON line: what it moved, in how long, what the faults did and what recovery cost.
  */
 #include <errno.h>
@@ -505,25 +506,33 @@ refill(struct end *e, const struct mcase *c)
 	return 0;
 }
 
-/* What the QPs went through, for a failed case: the requester's side, and the responder's when it is here. */
+/* What a QP went through, for a failed case: as requester and as responder. */
 static void
-dump_state(const struct end *e, const struct end *target)
+dump_qp(const char *who, const struct end *e, uint32_t q)
 {
-	for (uint32_t q = 0; q < NQP; q++) {
-		struct rnic_qp_counters k = { 0 }, t = { 0 };
+	struct rnic_qp_counters k = { 0 };
 
-		rnic_query_qp_counters(e->qp[q], &k);
-		if (target != NULL)
-			rnic_query_qp_counters(target->qp[q], &t);
-		fprintf(stderr, "QP %u: posted %llu done %llu failed %d | sent %llu retransmits %llu timeouts %llu "
-			"NAKs received: seq %llu invalid request %llu access %llu | responder: duplicates %llu "
-			"invalid request NAKs sent %llu\n", q, (unsigned long long)e->posted[q],
-			(unsigned long long)e->done[q], e->failed[q], (unsigned long long)k.packets_sent,
-			(unsigned long long)k.retransmits, (unsigned long long)k.timeouts,
-			(unsigned long long)k.seq_naks_received, (unsigned long long)k.inv_req_naks_received,
-			(unsigned long long)k.access_naks_received, (unsigned long long)t.duplicates,
-			(unsigned long long)t.inv_req_naks_sent);
-	}
+	if (e->qp[q] == NULL || rnic_query_qp_counters(e->qp[q], &k) != 0)
+		return;
+	fprintf(stderr, "%s QP %u (QPN %u, state %d): posted %llu done %llu received %llu | requester: sent %llu "
+		"retransmits %llu timeouts %llu NAKs seq %llu inv %llu access %llu rnr %llu | responder: requests %llu "
+		"duplicates %llu out of sequence %llu ACKs %llu NAKs seq %llu inv %llu rnr %llu\n", who, q,
+		e->qp[q]->qp_num, (int)e->qp[q]->state, (unsigned long long)e->posted[q],
+		(unsigned long long)e->done[q], (unsigned long long)e->received[q], (unsigned long long)k.packets_sent,
+		(unsigned long long)k.retransmits, (unsigned long long)k.timeouts,
+		(unsigned long long)k.seq_naks_received, (unsigned long long)k.inv_req_naks_received,
+		(unsigned long long)k.access_naks_received, (unsigned long long)k.rnr_naks_received,
+		(unsigned long long)k.requests_received, (unsigned long long)k.duplicates,
+		(unsigned long long)k.out_of_sequence, (unsigned long long)k.acks_sent,
+		(unsigned long long)k.seq_naks_sent, (unsigned long long)k.inv_req_naks_sent,
+		(unsigned long long)k.rnr_naks_sent);
+}
+
+static void
+dump_state(const char *who, const struct end *e)
+{
+	for (uint32_t q = 0; q < NQP; q++)
+		dump_qp(who, e, q);
 }
 
 /* Run the case on the requester's side; target: the responder's end in this process, or NULL. */
@@ -699,8 +708,10 @@ run_loopback_case(const struct mcase *c)
 	t0 = now_s();
 	ok = ok && run_requester(&A, c, &B) == 0;
 	t1 = now_s();
-	if (!ok)
-		dump_state(&A, &B);
+	if (!ok) {
+		dump_state("requester", &A);
+		dump_state("responder", &B);
+	}
 	if (ok && !c->expect_retry)
 		ok = target_check(&B, c, A.done) == 0 && quiet(&A, &B) == 0;
 	tally_take(&after, &A, &B);
@@ -748,7 +759,7 @@ run_client_case(const struct mcase *c)
 	ok = ok && run_requester(&A, c, NULL) == 0;
 	t1 = now_s();
 	if (!ok)
-		dump_state(&A, NULL);
+		dump_state("client", &A);
 	ok = ok && (c->expect_retry || quiet(&A, NULL) == 0);
 	tally_take(&after, &A, NULL);
 	v.ok = ok;
@@ -787,6 +798,8 @@ serve_case(const struct mcase *c)
 		ok = c->op != OP_SEND || serve_receives(&A, c) == 0;
 	if (!ok || got < 0)
 		return fprintf(stderr, "server: the case broke off\n"), -1;
+	if (!v.ok)
+		dump_state("server", &A);
 	/* With the link cut for good, the client's messages were not all delivered: nothing to check. */
 	v.ok = v.ok && (c->expect_retry || (target_check(&A, c, v.posted) == 0 && quiet(&A, &A) == 0));
 	ok = send_all(&v, sizeof(v)) == 0;
@@ -944,6 +957,8 @@ parse_one(const char *name, const char *v)
 		return opt.nb_cases < MAX_CASES ? parse_case(v, &opt.cases[opt.nb_cases++]) : usage("too many", v);
 	if (strcmp(name, "--duration") == 0)
 		return (opt.duration = atof(v)) > 0 ? 0 : usage("--duration: seconds", v);
+	if (strcmp(name, "--label") == 0)
+		return cur_pattern = v, 0;
 	if (strcmp(name, "--server") == 0)
 		return opt.server_port = v, 0;
 	if (strcmp(name, "--client") == 0)
@@ -1028,6 +1043,24 @@ open_ends(void)
 	return ret;
 }
 
+/* The device's counters over the whole run, those not 0 (the veth test checks that duplicates and bad
+ * ICRCs arrived). */
+static void
+device_summary(const char *who, const struct end *e)
+{
+	struct rnic_counter c[128];
+	int n;
+
+	if (e->ctx == NULL)
+		return;
+	n = rnic_query_device_counters(e->ctx, c, (int)RTE_DIM(c));
+	printf("{\"device\": \"%s\"", who);
+	for (int i = 0; i < n && i < (int)RTE_DIM(c); i++)
+		if (c[i].value != 0)
+			printf(", \"%s\": %llu", c[i].name, (unsigned long long)c[i].value);
+	printf("}\n");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1056,6 +1089,8 @@ main(int argc, char **argv)
 			failed |= run_cases(cur_pattern) != 0;
 		}
 	}
+	device_summary(opt.server_port != NULL ? "server" : opt.client != NULL ? "client" : "requester", &A);
+	device_summary("responder", &B);
 	end_close(&A);
 	end_close(&B);
 	rnic_engine_stop();
