@@ -125,7 +125,7 @@ install_faults() {
 	{ [ "$use" = nft ] || ! bpf_works; } || bpf=1
 	{ [ "$use" = bpf ] || ! nft_works; } || nft=1
 	echo "fault-veth: $pattern: tc-BPF $([ $bpf = 1 ] && echo yes || echo no)," \
-		"nftables $([ $nft = 1 ] && echo yes || echo no)"
+		"nftables $([ $nft = 1 ] && echo yes || echo no) (RNIC_FAULT_KERNEL=$use)"
 	case "$pattern:$bpf:$nft" in
 	none:*|link-down-*) return 0 ;;
 	rate:*) install_tbf ;;
