@@ -193,15 +193,6 @@ matches(const uint8_t *p, uint32_t len, uint32_t q, uint64_t m)
 	return 1;
 }
 
-static double
-now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------------------------------------------------ */
 /* Ends and QPs                                                                                             */
 
@@ -363,7 +354,7 @@ serve_receives(struct end *e, const struct mcase *c)
 static int
 target_check(struct end *e, const struct mcase *c, const uint64_t *count)
 {
-	double deadline = now_s() + CASE_TIMEOUT_S;
+	double deadline = test_now_s() + CASE_TIMEOUT_S;
 
 	for (uint32_t q = 0; q < NQP; q++) {
 		uint64_t counter;
@@ -377,7 +368,7 @@ target_check(struct end *e, const struct mcase *c, const uint64_t *count)
 			return fprintf(stderr, "QP %u: counter %llu after %llu FETCH_ADDs\n", q,
 				       (unsigned long long)counter, (unsigned long long)count[q]), -1;
 		while (c->op == OP_SEND && e->received[q] < count[q]) {
-			if (serve_receives(e, c) != 0 || now_s() > deadline)
+			if (serve_receives(e, c) != 0 || test_now_s() > deadline)
 				return fprintf(stderr, "QP %u: %llu of %llu SENDs arrived\n", q,
 					       (unsigned long long)e->received[q], (unsigned long long)count[q]), -1;
 		}
@@ -539,7 +530,7 @@ dump_state(const char *who, const struct end *e)
 static int
 run_requester(struct end *e, const struct mcase *c, struct end *target)
 {
-	double deadline = now_s() + CASE_TIMEOUT_S;
+	double deadline = test_now_s() + CASE_TIMEOUT_S;
 	int link_cut = opt.link_down_ms == 0 && !opt.announce;
 
 	while (!all_done(e, c)) {
@@ -563,7 +554,7 @@ run_requester(struct end *e, const struct mcase *c, struct end *target)
 			     rnic_fault_link_down(target->port_id, opt.link_down_ms) != 0))
 				return fprintf(stderr, "--link-down needs the fault layer (--fault)\n"), -1;
 		}
-		if (now_s() > deadline)
+		if (test_now_s() > deadline)
 			return fprintf(stderr, "%s %u B depth %u: timed out\n", op_names[c->op], c->size, c->depth), -1;
 	}
 	return 0;
@@ -574,10 +565,10 @@ run_requester(struct end *e, const struct mcase *c, struct end *target)
 static int
 quiet(struct end *e, struct end *target)
 {
-	double until = now_s() + QUIET_MS / 1000.0;
+	double until = test_now_s() + QUIET_MS / 1000.0;
 	struct rnic_wc wc;
 
-	while (now_s() < until) {
+	while (test_now_s() < until) {
 		if (rnic_poll_cq(e->cq, 1, &wc) != 0 || (target != NULL && rnic_poll_cq(target->rcq, 1, &wc) != 0)) {
 			fprintf(stderr, "a completion after the last one: wr_id %llx, %s\n",
 				(unsigned long long)wc.wr_id, rnic_wc_status_str(wc.status));
@@ -705,9 +696,9 @@ run_loopback_case(const struct mcase *c)
 		     target_prepare(&B, c) == 0;
 	}
 	tally_take(&before, &A, &B);
-	t0 = now_s();
+	t0 = test_now_s();
 	ok = ok && run_requester(&A, c, &B) == 0;
-	t1 = now_s();
+	t1 = test_now_s();
 	if (!ok) {
 		dump_state("requester", &A);
 		dump_state("responder", &B);
@@ -757,9 +748,9 @@ run_client_case(const struct mcase *c)
 	     oob_exchange(oob_fd, mine, A.peer, sizeof(mine)) == 0 && qps_connect(&A) == 0 &&
 	     recv_all(&ready, 1) == 0;
 	tally_take(&before, &A, NULL);
-	t0 = now_s();
+	t0 = test_now_s();
 	ok = ok && run_requester(&A, c, NULL) == 0;
-	t1 = now_s();
+	t1 = test_now_s();
 	if (!ok)
 		dump_state("client", &A);
 	ok = ok && (c->expect_retry || quiet(&A, NULL) == 0);
@@ -846,12 +837,12 @@ test_case(void **state)
 static void
 test_soak(void **state)
 {
-	double end = now_s() + opt.duration;
+	double end = test_now_s() + opt.duration;
 	unsigned int rounds = 0, cases = 0, failed = 0;
 
 	(void)state;
-	for (; now_s() < end && (opt.client == NULL || oob_fd >= 0); rounds++) {
-		for (unsigned int i = 0; i < opt.nb_cases && now_s() < end; i++, cases++) {
+	for (; test_now_s() < end && (opt.client == NULL || oob_fd >= 0); rounds++) {
+		for (unsigned int i = 0; i < opt.nb_cases && test_now_s() < end; i++, cases++) {
 			const struct mcase *c = &opt.cases[i];
 
 			if ((opt.client != NULL ? run_client_case(c) : run_loopback_case(c)) != 0)
