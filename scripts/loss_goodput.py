@@ -17,6 +17,7 @@ figures are timings.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -99,10 +100,13 @@ def main():
     if not 0 < args.loss < 1 or args.runs < 1 or args.messages < 1:
         ap.error("--loss in (0, 1), --runs and --messages at least 1")
     failed = False
-    for op in args.ops.split(","):
-        result = measure(args, op)
-        failed |= "error" in result or result.get("goodput_ratio") is None
-        print(json.dumps(result), flush=True)
+    try:
+        for op in args.ops.split(","):
+            result = measure(args, op)
+            failed |= "error" in result or result.get("goodput_ratio") is None
+            print(json.dumps(result), flush=True)
+    finally:
+        shutil.rmtree(f"/var/run/dpdk/lossgp-{os.getpid()}", ignore_errors=True)
     return 1 if failed else 0
 
 

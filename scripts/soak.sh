@@ -22,6 +22,7 @@ kinds=(loopback)
 slice=$((duration / (${#patterns[@]} * ${#kinds[@]})))
 [ $slice -ge 5 ] || slice=5
 logs=$(mktemp -d /tmp/softrnic-soak.XXXXXX)
+trap 'rm -rf /var/run/dpdk/soak-$$' EXIT
 start=$(date +%s)
 failed=()
 for kind in "${kinds[@]}"; do

@@ -37,9 +37,10 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	veth_cleanup
-	rm -rf "$tmp"
+	rm -rf "$tmp" "/var/run/dpdk/fm-a-$$" "/var/run/dpdk/fm-b-$$"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 
 # Run a command in side a's or b's namespace.
 in_ns() {
