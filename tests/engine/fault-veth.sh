@@ -52,9 +52,10 @@ in_ns() {
 dev_of() { [ "$1" = a ] && echo "$veth_a" || echo "$veth_b"; }
 
 # Whether tc can load a BPF program here (clang, tc's BPF loader, cls_bpf): tried on veth a, then removed.
+# clang failing on the program is the program's fault, not the machine's: that fails the test.
 bpf_works() {
 	command -v clang >/dev/null && command -v tc >/dev/null || return 1
-	compile_bpf "$tmp/probe.o" || return 1
+	compile_bpf "$tmp/probe.o" || { cat "$tmp/clang.log"; echo "fault-veth: fault_tc.bpf.c does not compile"; exit 1; }
 	in_ns a tc qdisc add dev "$veth_a" clsact 2>/dev/null || return 1
 	in_ns a tc filter add dev "$veth_a" egress bpf da obj "$tmp/probe.o" sec tc 2>/dev/null
 	local rc=$?
