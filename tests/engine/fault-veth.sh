@@ -26,12 +26,15 @@ matrix=$2
 shift 2
 tmp=$(mktemp -d)
 pids=()
-eal=(--no-huge -m 512 --no-pci --no-shconf -l 0,1 --log-level=error)
+# One lcore per process, each on a core of its own, every stage on it (manual progress: the matrix polls):
+# the kernel's side of the veth (softirqs) needs CPU time too, and four polling lcores on two cores starved
+# it (frames left in an AF_PACKET TX ring while its socket's send buffer was full went out only with the
+# next frame sent, a loss timer later).
+eal=(--no-huge -m 512 --no-pci --no-shconf --log-level=error)
 # A frame a process sends may wait for the peer's lcore to get a core back (two processes, two cores): a
 # 67 ms loss timer (budget 0.5 s) rather than the matrix's 16.8 ms.
 qp_opts=(--timeout 14)
-# Four polling lcores share the two cores: an idle one sleeps, so that the busy ones get them.
-engine_opts=(--idle-sleep 20)
+engine_opts=(--stages devices)
 
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
@@ -173,12 +176,12 @@ run_pair() {
 	link-down-long) client_opts+=(--case write:65536:16 --announce --expect-retry-exceeded --retry-cnt 3) ;;
 	link-down-short) client_opts+=(--case write:65536:16 --announce --messages 400) ;;
 	esac
-	in_ns a timeout 600 "$matrix" --server 18515 -- "${eal[@]}" --file-prefix fm-a-$$ \
+	in_ns a timeout 600 "$matrix" --server 18515 -- "${eal[@]}" -l 0 --file-prefix fm-a-$$ \
 		--vdev=net_af_packet0,iface=$veth_a,qpairs=2,qdisc_bypass=0 -- --port net_af_packet0 --ip 10.99.0.1 \
 		--neigh 10.98.0.2,$mac_b "${engine_opts[@]}" >"$tmp/server.log" 2>&1 &
 	pids+=($!)
 	local server=$!
-	in_ns b timeout 600 "$matrix" --client 10.98.0.1:18515 "${client_opts[@]}" -- "${eal[@]}" \
+	in_ns b timeout 600 "$matrix" --client 10.98.0.1:18515 "${client_opts[@]}" -- "${eal[@]}" -l 1 \
 		--file-prefix fm-b-$$ --vdev=net_af_packet0,iface=$veth_b,qpairs=2,qdisc_bypass=0 -- \
 		--port net_af_packet0 --neigh 10.99.0.1,$mac_a "${engine_opts[@]}" >"$tmp/client.log" 2>&1 &
 	pids+=($!)

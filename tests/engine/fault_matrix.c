@@ -791,8 +791,11 @@ serve_case(const struct mcase *c)
 
 	ok = qps_create(&A, mine) == 0 && oob_exchange(oob_fd, mine, A.peer, sizeof(mine)) == 0 &&
 	     qps_connect(&A) == 0 && target_prepare(&A, c) == 0 && send_all("R", 1) == 0;
-	while (ok && (got = client_done(&v)) == 1)
+	/* The engine's stages may be this thread's (--stages devices on one lcore): run them meanwhile. */
+	while (ok && (got = client_done(&v)) == 1) {
+		rnic_engine_progress();
 		ok = c->op != OP_SEND || serve_receives(&A, c) == 0;
+	}
 	if (!ok || got < 0)
 		return fprintf(stderr, "server: the case broke off\n"), -1;
 	if (!v.ok)
