@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Fault injection in the ports' RX callbacks (rnic_fault.h).
+ *
+ * Per RX queue, a frame goes: link down? (lost) -> per-frame faults, if only= selects it: independent loss,
+ * Gilbert-Elliott loss, a flipped bit, a duplicate, held back for reordering -> the outbound queue, which the
+ * rate limit's token bucket drains (without a rate limit it only keeps what the caller's array had no room
+ * for). The queue's state belongs to the lcore polling it; the control thread talks to it through the
+ * update handshake (requested/applied) and the link-down deadline, both atomics.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
@@ -12,20 +20,46 @@
 #include "rnic_fault.h"
 #include "rnic_port.h"
 #include "rnic_priv.h"
+#include "rnic_wire.h"
 
 #define MAX_DEPTH 64
-#define MAX_BURST 256		/* larger RX bursts pass through untouched */
+#define MAX_QUEUE 4096			/* frames the outbound queue holds (a power of two) */
 #define MAX_FAULT_PORTS RNIC_MAX_DEVICES
+#define DEFAULT_QUEUE 64
+#define DEFAULT_BUCKET 32768
+#define MAX_MS (24u * 3600 * 1000)
+#define NS_PER_MS 1000000ull
+#define UPDATE_WAIT_US 1000000
 
-/* The state of one RX queue: owned by the lcore polling it, so no lock. */
+/* A frame held back for reordering. */
+struct held_frame {
+	struct rte_mbuf *m;
+	uint32_t countdown;		/* later frames it still waits for */
+	uint64_t until_ns;		/* with delay=: when it goes at the latest */
+};
+
+/* The state of one RX queue: owned by the lcore polling it, but for the atomics marked as the control's. */
 struct fault_queue {
+	struct rnic_fault_spec spec;
 	uint64_t rng;
-	uint32_t held;				/* frames held back for reordering */
-	struct rte_mbuf *hold[MAX_DEPTH];
-	uint32_t countdown[MAX_DEPTH];		/* later frames each still waits for */
+	uint64_t start_ns;		/* when the spec took effect: down=, at=, every= count from here */
+	uint64_t refill_ns;		/* the token bucket's last refill */
+	double tokens;			/* bytes the rate limit lets through now (below 0: owed) */
+	int ge_bad;			/* the Gilbert-Elliott chain is in its bad state */
+	uint32_t held;
+	struct held_frame hold[MAX_DEPTH];
+	uint32_t out_head;		/* the outbound queue: out_len frames from out_head */
+	uint32_t out_len;
+	struct rte_mbuf *out[MAX_QUEUE];
 	struct rnic_fault_counts counts;
 	const struct rte_eth_rxtx_callback *cb;
-	struct rnic_fault_spec spec;
+	uint16_t port_id;
+	uint16_t queue_id;
+	/* Written by the control thread: */
+	uint64_t down_until_ns;		/* rnic_fault_link_down (atomic) */
+	uint32_t requested;		/* updates asked for (atomic; next is valid when it moves) */
+	uint32_t applied;		/* updates taken by the lcore (atomic) */
+	struct rnic_fault_spec next;
 };
 
 static struct {
@@ -34,6 +68,24 @@ static struct {
 	uint16_t nb_queues[MAX_FAULT_PORTS];
 	struct fault_queue *queue[MAX_FAULT_PORTS];
 } faults;
+
+static uint64_t
+tsc_ns(void)
+{
+	static double ns_per_cycle;
+
+	if (ns_per_cycle == 0)
+		ns_per_cycle = 1e9 / (double)rte_get_tsc_hz();
+	return (uint64_t)((double)rte_get_tsc_cycles() * ns_per_cycle);
+}
+
+static uint64_t (*clock_ns)(void) = tsc_ns;
+
+void
+rnic_fault_set_clock(uint64_t (*now_ns)(void))
+{
+	clock_ns = now_ns != NULL ? now_ns : tsc_ns;
+}
 
 /* xorshift64*: small, fast, and the same sequence for the same seed on every machine. */
 static uint64_t
@@ -45,28 +97,224 @@ next_random(uint64_t *s)
 	return *s * 0x2545f4914f6cdd1dULL;
 }
 
+/* A draw only when the probability is not 0, so that a spec without a fault draws exactly as before. */
 static int
 chance(uint64_t *s, double p)
 {
 	return p > 0 && (double)(next_random(s) >> 11) * 0x1.0p-53 < p;
 }
 
-/* Release the held frames whose countdown ran out into out[]; returns how many. */
+/* The spec takes effect: a generator distinct per port and queue and reproducible (a zero state would stay
+ * zero), time counted from now, a full token bucket. */
+static void
+take_spec(struct fault_queue *q, const struct rnic_fault_spec *spec, uint64_t now)
+{
+	q->spec = *spec;
+	q->rng = spec->seed * 0x9e3779b97f4a7c15ULL + ((uint64_t)q->port_id << 16 | q->queue_id) + 1;
+	q->start_ns = now;
+	q->refill_ns = now;
+	q->tokens = spec->bucket;
+	q->ge_bad = 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* The path of a frame                                                                                      */
+
+static void
+lose(struct fault_queue *q, struct rte_mbuf *m, uint64_t *why)
+{
+	q->counts.dropped++;
+	if (why != NULL)
+		(*why)++;
+	rte_pktmbuf_free(m);
+}
+
+/* Into the outbound queue, or lost at its tail: the rate limit's queue, else (a caller's array too small
+ * for what came out) the queue's whole size. */
+static void
+send_out(struct fault_queue *q, struct rte_mbuf *m)
+{
+	uint32_t limit = q->spec.rate_mbps != 0 ? q->spec.queue : MAX_QUEUE;
+
+	if (q->out_len >= limit) {
+		lose(q, m, &q->counts.queue_dropped);
+		return;
+	}
+	if (q->spec.rate_mbps != 0 && (q->out_len > 0 || q->tokens <= 0))
+		q->counts.delayed++;
+	q->out[(q->out_head + q->out_len++) & (MAX_QUEUE - 1)] = m;
+}
+
+/* Release the held frames that waited long enough, oldest first: tick = one more frame went by (or an idle
+ * poll, when only frames count); and with delay=, those whose time is up. */
+static void
+release_held(struct fault_queue *q, int tick, uint64_t now)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < q->held; i++) {
+		struct held_frame *h = &q->hold[i];
+
+		if (tick && h->countdown > 0)
+			h->countdown--;
+		if (h->countdown == 0 || (q->spec.delay_us != 0 && now >= h->until_ns))
+			send_out(q, h->m);
+		else
+			q->hold[kept++] = *h;
+	}
+	q->held = kept;
+}
+
+static int
+link_is_down(const struct fault_queue *q, uint64_t now)
+{
+	uint64_t t, at = q->spec.down_at_ms * NS_PER_MS;
+
+	if (now < __atomic_load_n(&q->down_until_ns, __ATOMIC_RELAXED))
+		return 1;
+	if (q->spec.down_ms == 0 || now - q->start_ns < at)
+		return 0;
+	t = now - q->start_ns - at;
+	if (q->spec.down_every_ms != 0)
+		t %= q->spec.down_every_ms * NS_PER_MS;
+	return t < q->spec.down_ms * NS_PER_MS;
+}
+
+/* Whether the per-frame faults act on this frame (only=): responses are the opcodes IBA 9.2.1 gives to the
+ * responder's side (ACK/NAK, atomic ACK, READ response); a frame that is not RoCEv2 is neither. */
+static int
+selected(const struct fault_queue *q, const struct rte_mbuf *m)
+{
+	struct rnic_pkt_desc d;
+
+	if (q->spec.frames == RNIC_FAULT_ALL)
+		return 1;
+	if (rnic_pkt_parse_mbuf(m, &d, 0) != RNIC_DROP_NONE)
+		return 0;
+	return rnic_opcode_info(d.opcode)->is_request == (q->spec.frames == RNIC_FAULT_REQUESTS);
+}
+
+/* Lost by the Gilbert-Elliott chain: one step of the chain per frame, then the loss of the state it is in. */
+static int
+burst_lost(struct fault_queue *q)
+{
+	if (q->spec.ge_p <= 0)
+		return 0;
+	if (q->ge_bad)
+		q->ge_bad = !chance(&q->rng, q->spec.ge_r);
+	else
+		q->ge_bad = chance(&q->rng, q->spec.ge_p);
+	return chance(&q->rng, q->ge_bad ? q->spec.ge_bad : q->spec.ge_good);
+}
+
+/* Flip one bit past the Ethernet header: the parser's checks (mostly the ICRC) must catch it. Returns the
+ * frame to go on with (a copy when the sender still shares it), or NULL when it was lost instead. */
+static struct rte_mbuf *
+corrupt(struct fault_queue *q, struct rte_mbuf *m)
+{
+	uint32_t span = (uint32_t)m->data_len - RTE_ETHER_HDR_LEN;
+	uint32_t at = RTE_ETHER_HDR_LEN + (uint32_t)(next_random(&q->rng) % span);
+	uint8_t flip = (uint8_t)(1u << (next_random(&q->rng) & 7));
+
+	/* A frame the sender still holds (kept for retransmission) is shared: corrupt a copy, as a wire would,
+	 * not the sender's frame. */
+	if (rte_mbuf_refcnt_read(m) > 1 || RTE_MBUF_HAS_EXTBUF(m) || RTE_MBUF_CLONED(m)) {
+		struct rte_mbuf *own = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+		rte_pktmbuf_free(m);
+		if (own == NULL) {
+			q->counts.dropped++;	/* no mbuf for the copy: the frame is lost instead */
+			return NULL;
+		}
+		m = own;
+	}
+	rte_pktmbuf_mtod(m, uint8_t *)[at] ^= flip;
+	q->counts.corrupted++;
+	return m;
+}
+
+/* The per-frame faults, in a fixed order of draws (a seed repeats a run). */
+static void
+impair(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
+{
+	if (chance(&q->rng, q->spec.drop)) {
+		lose(q, m, NULL);
+		return;
+	}
+	if (burst_lost(q)) {
+		lose(q, m, &q->counts.burst_dropped);
+		return;
+	}
+	if (chance(&q->rng, q->spec.corrupt) && m->data_len > RTE_ETHER_HDR_LEN) {
+		m = corrupt(q, m);
+		if (m == NULL)
+			return;
+	}
+	if (chance(&q->rng, q->spec.duplicate)) {
+		struct rte_mbuf *copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+		if (copy != NULL) {
+			send_out(q, copy);
+			q->counts.duplicated++;
+		}
+	}
+	if (q->held < MAX_DEPTH && chance(&q->rng, q->spec.reorder)) {
+		q->hold[q->held++] = (struct held_frame){ .m = m, .countdown = q->spec.depth,
+							  .until_ns = now + q->spec.delay_us * 1000ull };
+		q->counts.reordered++;
+		return;
+	}
+	send_out(q, m);
+}
+
+static void
+admit(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
+{
+	q->counts.frames++;
+	/* Every later frame brings the held ones closer to their turn. */
+	release_held(q, 1, now);
+	if (link_is_down(q, now)) {
+		lose(q, m, &q->counts.down_dropped);
+		return;
+	}
+	if (!selected(q, m)) {
+		q->counts.exempt++;
+		send_out(q, m);
+		return;
+	}
+	impair(q, m, now);
+}
+
+/* What the rate limit lets through since the last poll: Mbit/s = 1e6 / 8 bytes per second = 1.25e-4 bytes
+ * per nanosecond, up to the bucket's size. */
+static void
+refill(struct fault_queue *q, uint64_t now)
+{
+	if (q->spec.rate_mbps == 0)
+		return;
+	q->tokens += (double)(now - q->refill_ns) * q->spec.rate_mbps * 1.25e-4;
+	q->tokens = RTE_MIN(q->tokens, (double)q->spec.bucket);
+	q->refill_ns = now;
+}
+
+/* Hand the outbound queue's frames to the caller, as many as its array and the token bucket allow. A frame
+ * goes while the bucket is not in debt, so a frame larger than the bucket still passes, followed by a wait. */
 static uint16_t
-release(struct fault_queue *q, struct rte_mbuf **out, uint16_t room, int tick)
+drain(struct fault_queue *q, struct rte_mbuf **pkts, uint16_t max)
 {
 	uint16_t n = 0;
 
-	for (uint32_t i = 0; i < q->held;) {
-		if (tick && q->countdown[i] > 0)
-			q->countdown[i]--;
-		if (q->countdown[i] == 0 && n < room) {
-			out[n++] = q->hold[i];
-			q->hold[i] = q->hold[--q->held];
-			q->countdown[i] = q->countdown[q->held];
-			continue;
+	while (q->out_len > 0 && n < max) {
+		struct rte_mbuf *m = q->out[q->out_head];
+
+		if (q->spec.rate_mbps != 0) {
+			if (q->tokens <= 0)
+				break;
+			q->tokens -= m->pkt_len;
 		}
-		i++;
+		pkts[n++] = m;
+		q->out_head = (q->out_head + 1) & (MAX_QUEUE - 1);
+		q->out_len--;
 	}
 	return n;
 }
@@ -75,79 +323,151 @@ static uint16_t
 rx_faults(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, uint16_t max, void *arg)
 {
 	struct fault_queue *q = arg;
-	struct rte_mbuf *in[MAX_BURST];
+	uint64_t now = clock_ns();
 	uint16_t out = 0;
 
 	(void)port;
 	(void)queue;
-	if (n > MAX_BURST)
-		return n;
-	/* An idle poll moves the held frames on too: a quiet link still delivers them, only later. */
-	if (n == 0)
-		return release(q, pkts, max, 1);
-	memcpy(in, pkts, n * sizeof(in[0]));
-	for (uint16_t i = 0; i < n; i++) {
-		struct rte_mbuf *m = in[i];
-
-		q->counts.frames++;
-		/* Every later frame brings the held ones closer to their turn. */
-		out += release(q, pkts + out, (uint16_t)(max - out), 1);
-		if (chance(&q->rng, q->spec.drop)) {
-			q->counts.dropped++;
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		if (chance(&q->rng, q->spec.corrupt) && m->data_len > RTE_ETHER_HDR_LEN) {
-			/* One bit past the Ethernet header: the parser's checks (mostly the ICRC) must catch it. */
-			uint32_t span = (uint32_t)m->data_len - RTE_ETHER_HDR_LEN;
-			uint32_t at = RTE_ETHER_HDR_LEN + (uint32_t)(next_random(&q->rng) % span);
-			uint8_t flip = (uint8_t)(1u << (next_random(&q->rng) & 7));
-
-			/* A frame the sender still holds (kept for retransmission) is shared: corrupt a copy, as a
-			 * wire would, not the sender's frame. */
-			if (rte_mbuf_refcnt_read(m) > 1 || RTE_MBUF_HAS_EXTBUF(m) || RTE_MBUF_CLONED(m)) {
-				struct rte_mbuf *own = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
-
-				rte_pktmbuf_free(m);
-				if (own == NULL) {
-					q->counts.dropped++;	/* no mbuf for the copy: the frame is lost instead */
-					continue;
-				}
-				m = own;
-			}
-			rte_pktmbuf_mtod(m, uint8_t *)[at] ^= flip;
-			q->counts.corrupted++;
-		}
-		if (chance(&q->rng, q->spec.duplicate) && out + 1 < max) {
-			struct rte_mbuf *copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
-
-			if (copy != NULL) {
-				pkts[out++] = copy;
-				q->counts.duplicated++;
-			}
-		}
-		if (q->held < MAX_DEPTH && chance(&q->rng, q->spec.reorder)) {
-			q->hold[q->held] = m;
-			q->countdown[q->held++] = q->spec.depth;
-			q->counts.reordered++;
-			continue;
-		}
-		if (out < max)
-			pkts[out++] = m;
-		else
-			rte_pktmbuf_free(m);	/* the caller's array is full: a drop the counters do not hide */
+	if (__atomic_load_n(&q->requested, __ATOMIC_ACQUIRE) != q->applied) {
+		take_spec(q, &q->next, now);
+		__atomic_store_n(&q->applied, q->requested, __ATOMIC_RELEASE);
 	}
-	return out;
+	refill(q, now);
+	/* Frames go out while others still come in (the token bucket serves them as they arrive), written
+	 * over the array's entries already read: after frame i, at most i + 1 of them. */
+	for (uint16_t i = 0; i < n; i++) {
+		admit(q, pkts[i], now);
+		out += drain(q, pkts + out, (uint16_t)(i + 1 - out));
+	}
+	/* Held frames come out on a quiet link too, only later: after K idle polls, or their delay. */
+	release_held(q, n == 0 && q->spec.delay_us == 0, now);
+	return out + drain(q, pkts + out, (uint16_t)(max - out));
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* The spec                                                                                                 */
+
+enum key_kind { KEY_PROB, KEY_U32, KEY_SEED, KEY_PORT, KEY_FRAMES };
+
+struct fault_key {
+	const char *name;
+	enum key_kind kind;
+	size_t off;
+	uint32_t min;
+	uint32_t max;
+	const char *unit;
+};
+
+#define PROB(n, f) { n, KEY_PROB, offsetof(struct rnic_fault_spec, f), 0, 0, NULL }
+#define U32(n, f, lo, hi, u) { n, KEY_U32, offsetof(struct rnic_fault_spec, f), lo, hi, u }
+
+static const struct fault_key keys[] = {
+	{ "port", KEY_PORT, 0, 0, RNIC_MAX_DEVICES - 1, "a device index" },
+	PROB("drop", drop),
+	PROB("ge_p", ge_p), PROB("ge_r", ge_r), PROB("ge_bad", ge_bad), PROB("ge_good", ge_good),
+	PROB("reorder", reorder),
+	U32("depth", depth, 1, MAX_DEPTH, "frames"),
+	U32("delay", delay_us, 1, 10000000, "microseconds"),
+	PROB("duplicate", duplicate),
+	PROB("corrupt", corrupt),
+	U32("down", down_ms, 1, MAX_MS, "milliseconds"),
+	U32("at", down_at_ms, 0, MAX_MS, "milliseconds"),
+	U32("every", down_every_ms, 1, MAX_MS, "milliseconds"),
+	U32("rate", rate_mbps, 1, 1000000, "Mbit/s"),
+	U32("queue", queue, 1, MAX_QUEUE, "frames"),
+	U32("bucket", bucket, 64, 1u << 24, "bytes"),
+	{ "only", KEY_FRAMES, 0, 0, 0, NULL },
+	{ "seed", KEY_SEED, 0, 0, 0, NULL },
+};
+
+/* Names that mean nothing without another one. */
+static const struct {
+	const char *name;
+	const char *needs;
+} needs[] = {
+	{ "depth", "reorder" }, { "delay", "reorder" }, { "at", "down" }, { "every", "down" },
+	{ "queue", "rate" }, { "bucket", "rate" }, { "ge_r", "ge_p" }, { "ge_bad", "ge_p" },
+	{ "ge_good", "ge_p" }, { "ge_p", "ge_r" },
+};
+
+static int
+key_index(const char *name)
+{
+	for (unsigned int k = 0; k < RTE_DIM(keys); k++)
+		if (strcmp(keys[k].name, name) == 0)
+			return (int)k;
+	return -1;
 }
 
 static int
-parse_probability(const char *name, const char *v, double *out)
+parse_frames(const char *v, enum rnic_fault_frames *out)
+{
+	static const char *const names[] = { "all", "responses", "requests" };
+
+	for (unsigned int i = 0; i < RTE_DIM(names); i++) {
+		if (strcmp(v, names[i]) == 0) {
+			*out = (enum rnic_fault_frames)i;
+			return 0;
+		}
+	}
+	RNIC_LOG(ERR, "--fault only=%s: all, responses or requests", v);
+	return -EINVAL;
+}
+
+static int
+parse_value(const struct fault_key *k, const char *v, struct rnic_fault_spec *spec)
 {
 	char *end;
+	double p;
+	unsigned long long u;
 
-	*out = strtod(v, &end);
-	if (end == v || *end != '\0' || !(*out >= 0 && *out <= 1)) {
-		RNIC_LOG(ERR, "--fault %s=%s: a probability from 0 to 1", name, v);
+	switch (k->kind) {
+	case KEY_PROB:
+		p = strtod(v, &end);
+		if (end == v || *end != '\0' || !(p >= 0 && p <= 1))
+			break;
+		*(double *)(void *)((char *)spec + k->off) = p;
+		return 0;
+	case KEY_FRAMES:
+		return parse_frames(v, &spec->frames);
+	case KEY_SEED:
+		spec->seed = strtoull(v, &end, 0);
+		if (end == v || *end != '\0' || v[0] == '-') {
+			RNIC_LOG(ERR, "--fault seed=%s: a number", v);
+			return -EINVAL;
+		}
+		return 0;
+	case KEY_U32:
+	case KEY_PORT:
+		u = strtoull(v, &end, 10);
+		if (end == v || *end != '\0' || v[0] == '-' || u < k->min || u > k->max)
+			break;
+		if (k->kind == KEY_PORT)
+			spec->port = (int)u;
+		else
+			*(uint32_t *)(void *)((char *)spec + k->off) = (uint32_t)u;
+		return 0;
+	}
+	if (k->kind == KEY_PROB)
+		RNIC_LOG(ERR, "--fault %s=%s: a probability from 0 to 1", k->name, v);
+	else
+		RNIC_LOG(ERR, "--fault %s=%s: %s, %u to %u", k->name, v, k->unit, k->min, k->max);
+	return -EINVAL;
+}
+
+/* The names given together: each one's partner present, a period longer than what repeats in it. */
+static int
+check_spec(const struct rnic_fault_spec *spec, uint64_t given)
+{
+	for (unsigned int i = 0; i < RTE_DIM(needs); i++) {
+		if ((given >> key_index(needs[i].name) & 1) && !(given >> key_index(needs[i].needs) & 1)) {
+			RNIC_LOG(ERR, "--fault %s= needs %s=", needs[i].name, needs[i].needs);
+			return -EINVAL;
+		}
+	}
+	if (spec->down_every_ms != 0 && spec->down_every_ms <= spec->down_ms) {
+		RNIC_LOG(ERR, "--fault every=%u: the period must be longer than down=%u", spec->down_every_ms,
+			 spec->down_ms);
 		return -EINVAL;
 	}
 	return 0;
@@ -156,62 +476,43 @@ parse_probability(const char *name, const char *v, double *out)
 int
 rnic_fault_parse(const char *text, struct rnic_fault_spec *spec)
 {
-	char buf[256], *save;
+	char buf[512], *save;
+	uint64_t given = 0;
 	int ret = 0;
 
-	memset(spec, 0, sizeof(*spec));
-	spec->depth = 3;
-	spec->seed = 1;
-	spec->port = -1;
-	if (strlen(text) >= sizeof(buf))
+	*spec = (struct rnic_fault_spec){ .depth = 3, .ge_bad = 1, .queue = DEFAULT_QUEUE, .bucket = DEFAULT_BUCKET,
+					  .seed = 1, .port = -1 };
+	if (strlen(text) >= sizeof(buf)) {
+		RNIC_LOG(ERR, "--fault: longer than %zu characters", sizeof(buf) - 1);
 		return -EINVAL;
+	}
 	strcpy(buf, text);
 	for (char *item = strtok_r(buf, ",", &save); item != NULL && ret == 0; item = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(item, '='), *end;
+		char *eq = strchr(item, '=');
+		int k;
 
 		if (eq == NULL) {
 			RNIC_LOG(ERR, "--fault %s: expected name=value", item);
 			return -EINVAL;
 		}
 		*eq++ = '\0';
-		if (strcmp(item, "drop") == 0)
-			ret = parse_probability(item, eq, &spec->drop);
-		else if (strcmp(item, "reorder") == 0)
-			ret = parse_probability(item, eq, &spec->reorder);
-		else if (strcmp(item, "duplicate") == 0)
-			ret = parse_probability(item, eq, &spec->duplicate);
-		else if (strcmp(item, "corrupt") == 0)
-			ret = parse_probability(item, eq, &spec->corrupt);
-		else if (strcmp(item, "depth") == 0) {
-			unsigned long d = strtoul(eq, &end, 10);
-
-			if (end == eq || *end != '\0' || d < 1 || d > MAX_DEPTH) {
-				RNIC_LOG(ERR, "--fault depth=%s: 1 to %d frames", eq, MAX_DEPTH);
-				return -EINVAL;
-			}
-			spec->depth = (uint32_t)d;
-		} else if (strcmp(item, "port") == 0) {
-			unsigned long n = strtoul(eq, &end, 10);
-
-			if (end == eq || *end != '\0' || n >= RNIC_MAX_DEVICES) {
-				RNIC_LOG(ERR, "--fault port=%s: a device index, 0 to %d", eq, RNIC_MAX_DEVICES - 1);
-				return -EINVAL;
-			}
-			spec->port = (int)n;
-		} else if (strcmp(item, "seed") == 0) {
-			spec->seed = strtoull(eq, &end, 0);
-			if (end == eq || *end != '\0') {
-				RNIC_LOG(ERR, "--fault seed=%s: a number", eq);
-				return -EINVAL;
-			}
-		} else {
-			RNIC_LOG(ERR, "--fault: unknown fault '%s' (port, drop, reorder, duplicate, corrupt, depth, seed)",
-				 item);
+		k = key_index(item);
+		if (k < 0) {
+			RNIC_LOG(ERR, "--fault: unknown fault '%s' (port, drop, ge_p, ge_r, ge_bad, ge_good, reorder, "
+				 "depth, delay, duplicate, corrupt, down, at, every, rate, queue, bucket, only, seed)", item);
 			return -EINVAL;
 		}
+		given |= 1ull << k;
+		ret = parse_value(&keys[k], eq, spec);
 	}
-	return ret;
+	/* A delay alone bounds the hold by time: the frame count then allows the most. */
+	if (ret == 0 && (given >> key_index("delay") & 1) && !(given >> key_index("depth") & 1))
+		spec->depth = MAX_DEPTH;
+	return ret != 0 ? ret : check_spec(spec, given);
 }
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Ports                                                                                                    */
 
 int
 rnic_fault_attach_specs(const char *const *texts, unsigned int n, const uint16_t *ports, unsigned int nb_ports,
@@ -256,9 +557,9 @@ rnic_fault_attach(uint16_t port_id, uint16_t nb_queues, const struct rnic_fault_
 	if (q == NULL)
 		return -ENOMEM;
 	for (uint16_t i = 0; i < nb_queues; i++) {
-		q[i].spec = *spec;
-		/* Distinct, reproducible streams per port and queue (a zero state would stay zero). */
-		q[i].rng = spec->seed * 0x9e3779b97f4a7c15ULL + ((uint64_t)port_id << 16 | i) + 1;
+		q[i].port_id = port_id;
+		q[i].queue_id = i;
+		take_spec(&q[i], spec, clock_ns());
 		q[i].cb = rte_eth_add_rx_callback(port_id, i, rx_faults, &q[i]);
 		if (q[i].cb == NULL) {
 			RNIC_LOG(ERR, "port %u: cannot add the fault layer: %s", port_id, rte_strerror(rte_errno));
@@ -275,6 +576,54 @@ rnic_fault_attach(uint16_t port_id, uint16_t nb_queues, const struct rnic_fault_
 	return 0;
 }
 
+/* The fault layer of a port (its index in faults), or -1. */
+static int
+find_port(uint16_t port_id)
+{
+	for (unsigned int p = 0; p < faults.nb_ports; p++)
+		if (faults.port[p] == port_id)
+			return (int)p;
+	return -1;
+}
+
+int
+rnic_fault_update(uint16_t port_id, const struct rnic_fault_spec *spec)
+{
+	int p = find_port(port_id);
+
+	if (p < 0)
+		return -ENOENT;
+	for (uint16_t i = 0; i < faults.nb_queues[p]; i++) {
+		struct fault_queue *q = &faults.queue[p][i];
+		uint32_t asked = q->requested;
+
+		/* next belongs to the lcore until it took the previous update. */
+		for (int us = 0; __atomic_load_n(&q->applied, __ATOMIC_ACQUIRE) != asked; us += 100) {
+			if (us >= UPDATE_WAIT_US) {
+				RNIC_LOG(ERR, "port %u queue %u: the fault layer is not polled", port_id, i);
+				return -EBUSY;
+			}
+			rte_delay_us_sleep(100);
+		}
+		q->next = *spec;
+		__atomic_store_n(&q->requested, asked + 1, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+int
+rnic_fault_link_down(uint16_t port_id, uint32_t ms)
+{
+	int p = find_port(port_id);
+	uint64_t until = clock_ns() + ms * NS_PER_MS;
+
+	if (p < 0)
+		return -ENOENT;
+	for (uint16_t i = 0; i < faults.nb_queues[p]; i++)
+		__atomic_store_n(&faults.queue[p][i].down_until_ns, ms != 0 ? until : 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
 void
 rnic_fault_detach_all(void)
 {
@@ -284,7 +633,9 @@ rnic_fault_detach_all(void)
 
 			rte_eth_remove_rx_callback(faults.port[p], i, q->cb);
 			for (uint32_t h = 0; h < q->held; h++)
-				rte_pktmbuf_free(q->hold[h]);
+				rte_pktmbuf_free(q->hold[h].m);
+			for (uint32_t k = 0; k < q->out_len; k++)
+				rte_pktmbuf_free(q->out[(q->out_head + k) & (MAX_QUEUE - 1)]);
 		}
 		rte_free(faults.queue[p]);
 	}
@@ -294,18 +645,14 @@ rnic_fault_detach_all(void)
 void
 rnic_fault_get_counts(uint16_t port_id, struct rnic_fault_counts *c)
 {
-	memset(c, 0, sizeof(*c));
-	for (unsigned int p = 0; p < faults.nb_ports; p++) {
-		if (faults.port[p] != port_id)
-			continue;
-		for (uint16_t i = 0; i < faults.nb_queues[p]; i++) {
-			const struct rnic_fault_counts *q = &faults.queue[p][i].counts;
+	int p = find_port(port_id);
 
-			c->frames += q->frames;
-			c->dropped += q->dropped;
-			c->reordered += q->reordered;
-			c->duplicated += q->duplicated;
-			c->corrupted += q->corrupted;
-		}
+	memset(c, 0, sizeof(*c));
+	for (uint16_t i = 0; p >= 0 && i < faults.nb_queues[p]; i++) {
+		const uint64_t *from = (const uint64_t *)(const void *)&faults.queue[p][i].counts;
+		uint64_t *to = (uint64_t *)(void *)c;
+
+		for (size_t k = 0; k < sizeof(*c) / sizeof(uint64_t); k++)
+			to[k] += from[k];
 	}
 }

@@ -8,6 +8,9 @@ packages=(
 	meson ninja-build pkg-config gcc python3 python3-pyelftools
 	python3-scapy python3-matplotlib python3-prometheus-client tshark iproute2 libpcap-dev
 	clang libclang-rt-14-dev
+	# the kernel's faults in tests/engine/fault-veth.sh: tc-BPF (clang -target bpf, libbpf's headers, tc),
+	# nftables when BPF cannot load
+	libbpf-dev nftables
 )
 
 missing=()

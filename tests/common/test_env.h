@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "rnic.h"
 
@@ -104,6 +105,16 @@ test_counter(struct rnic_context *ctx, const char *name)
 		if (strcmp(c[i].name, name) == 0)
 			return c[i].value;
 	return UINT64_MAX;
+}
+
+/* Seconds on the monotonic clock, for a test's deadlines. */
+static inline double
+test_now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 #endif /* TEST_ENV_H */

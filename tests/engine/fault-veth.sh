@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# The fault matrix (fault_matrix.c) between two softrnic processes on a veth pair in two network namespaces
+# (net_af_packet, through the kernel's qdiscs), where the KERNEL makes the faults on each veth (on egress;
+# duplicates on ingress, fault_tc.bpf.c says why):
+#   none        nothing (the veth itself may still drop when the two processes share the cores)
+#   uniform     1 % of the frames lost          tc-BPF (fault_tc.bpf.c), else nftables (numgen)
+#   burst       1 % lost in bursts of 4         tc-BPF (a Gilbert-Elliott chain)
+#   ack-only    10 % of the responses lost      tc-BPF, else nftables (the BTH opcode: @th,64,8)
+#   reorder     2 % held back                   tc-BPF into the slow class of an HTB root qdisc
+#   duplicate   2 % sent twice                  tc-BPF (bpf_clone_redirect)
+#   corrupt     0.1 % with a bit flipped        tc-BPF
+#   rate        500 Mbit/s, 64 KB of queue      tbf (tail drop)
+#   link-down-long   "ip link set down" for 3 s, far past the retry budget: every QP ends in RETRY_EXC_ERR
+#   link-down-short  down for 20 ms, within it: everything completes
+# The test looks for what the kernel offers (clang, tc's BPF loader, nft, the qdiscs) and uses what is
+# there; a pattern nothing here can make is skipped (exit 77), as is the whole test without root. Its rules
+# live only on its own veths in its own namespaces, which it removes.
+# Usage: fault-veth.sh PATTERN FAULT_MATRIX [fault_matrix options, e.g. --case read:65536:16]
+#   RNIC_FAULT_KERNEL=bpf|nft chooses the mechanism (default: BPF when it loads, else nftables).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../common/veth-netns.sh
+. "$here/../common/veth-netns.sh"
+pattern=$1
+matrix=$2
+shift 2
+tmp=$(mktemp -d)
+pids=()
+# One lcore per process, each on a core of its own, every stage on it (manual progress: the matrix polls):
+# the kernel's side of the veth (softirqs) needs CPU time too, and four polling lcores on two cores starved
+# it (frames left in an AF_PACKET TX ring while its socket's send buffer was full went out only with the
+# next frame sent, a loss timer later).
+eal=(--no-huge -m 512 --no-pci --no-shconf --log-level=error)
+# A frame a process sends may wait for the peer's lcore to get a core back (two processes, two cores): a
+# 67 ms loss timer (budget 0.5 s) rather than the matrix's 16.8 ms.
+qp_opts=(--timeout 14)
+engine_opts=(--stages devices)
+
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	veth_cleanup
+	rm -rf "$tmp" "/var/run/dpdk/fm-a-$$" "/var/run/dpdk/fm-b-$$"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# Run a command in side a's or b's namespace.
+in_ns() {
+	local side=$1
+	shift
+	ip netns exec "$([ "$side" = a ] && echo "$ns_a" || echo "$ns_b")" "$@"
+}
+
+dev_of() { [ "$1" = a ] && echo "$veth_a" || echo "$veth_b"; }
+
+# Whether tc can load a BPF program here (clang, tc's BPF loader, cls_bpf): tried on veth a, then removed.
+# clang failing on the program is the program's fault, not the machine's: that fails the test.
+bpf_works() {
+	command -v clang >/dev/null && command -v tc >/dev/null || return 1
+	compile_bpf "$tmp/probe.o" || { cat "$tmp/clang.log"; echo "fault-veth: fault_tc.bpf.c does not compile"; exit 1; }
+	in_ns a tc qdisc add dev "$veth_a" clsact 2>/dev/null || return 1
+	in_ns a tc filter add dev "$veth_a" egress bpf da obj "$tmp/probe.o" sec tc 2>/dev/null
+	local rc=$?
+	in_ns a tc qdisc del dev "$veth_a" clsact
+	return $rc
+}
+
+nft_works() {
+	command -v nft >/dev/null && in_ns a nft add table netdev rnic_probe 2>/dev/null &&
+		in_ns a nft delete table netdev rnic_probe
+}
+
+# A probability as a 32-bit threshold.
+threshold() { awk -v p="$1" 'BEGIN { printf "%.0f", p * 4294967296 }'; }
+
+compile_bpf() {	# OUT [-DNAME=VALUE...]
+	local out=$1
+	shift
+	clang -O2 -target bpf -I"/usr/include/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)" \
+		"$@" -c "$here/fault_tc.bpf.c" -o "$out" 2>"$tmp/clang.log"
+}
+
+install_bpf() {	# egress|ingress -DNAME=VALUE...: the same program on both veths
+	local hook=$1
+	shift
+	compile_bpf "$tmp/fault.o" "$@" || { cat "$tmp/clang.log"; return 1; }
+	for side in a b; do
+		in_ns $side tc qdisc add dev "$(dev_of $side)" clsact &&
+			in_ns $side tc filter add dev "$(dev_of $side)" $hook bpf da obj "$tmp/fault.o" sec tc ||
+			return 1
+	done
+}
+
+install_nft() {	# RULE: in a netdev egress chain on both veths
+	for side in a b; do
+		in_ns $side nft -f - <<-EOF || return 1
+			table netdev rnic_fault {
+				chain egress {
+					type filter hook egress device "$(dev_of $side)" priority 0; policy accept;
+					$1
+				}
+			}
+		EOF
+	done
+}
+
+# The slow class SLOW sends frames to: 1:20 at 20 Mbit/s (a 1 KB frame waits 0.4 ms behind each one before
+# it), the rest at full speed.
+install_htb() {
+	for side in a b; do
+		local dev
+		dev=$(dev_of $side)
+		in_ns $side tc qdisc add dev "$dev" root handle 1: htb default 10 r2q 100000 &&
+			in_ns $side tc class add dev "$dev" parent 1: classid 1:10 htb rate 40gbit &&
+			in_ns $side tc class add dev "$dev" parent 1: classid 1:20 htb rate 20mbit burst 1600 cburst 1600 ||
+			return 1
+	done
+}
+
+install_tbf() {
+	for side in a b; do
+		in_ns $side tc qdisc add dev "$(dev_of $side)" root tbf rate 500mbit burst 8kb limit 4kb || return 1
+	done
+}
+
+# Pick the mechanism for the pattern and install it; 77 when nothing here can make it.
+install_faults() {
+	local use=${RNIC_FAULT_KERNEL:-auto} bpf=0 nft=0
+	{ [ "$use" = nft ] || ! bpf_works; } || bpf=1
+	{ [ "$use" = bpf ] || ! nft_works; } || nft=1
+	echo "fault-veth: $pattern: tc-BPF $([ $bpf = 1 ] && echo yes || echo no)," \
+		"nftables $([ $nft = 1 ] && echo yes || echo no) (RNIC_FAULT_KERNEL=$use)"
+	case "$pattern:$bpf:$nft" in
+	none:*|link-down-*) return 0 ;;
+	rate:*) install_tbf ;;
+	uniform:1:*) install_bpf egress -DDROP="$(threshold 0.01)" ;;
+	uniform:0:1) install_nft "udp dport 4791 numgen random mod 100 < 1 counter drop" ;;
+	burst:1:*) install_bpf egress -DGE_P="$(threshold 0.0025)" -DGE_R="$(threshold 0.25)" ;;
+	ack-only:1:*) install_bpf egress -DRESPONSES_ONLY=1 -DDROP="$(threshold 0.1)" ;;
+	ack-only:0:1) install_nft "udp dport 4791 @th,64,8 0x0d-0x12 numgen random mod 100 < 10 counter drop" ;;
+	reorder:1:*) install_htb && install_bpf egress -DSLOW="$(threshold 0.02)" ;;
+	duplicate:1:*) install_bpf ingress -DDUPLICATE="$(threshold 0.02)" ;;
+	corrupt:1:*) install_bpf egress -DCORRUPT="$(threshold 0.001)" ;;
+	*:*:*)
+		echo "fault-veth: nothing here makes the pattern '$pattern' (needs clang and tc's BPF loader)"
+		return 77
+		;;
+	esac
+}
+
+# What the kernel did: drops, frames through the slow class, nft counters. Printed, and the number of
+# frames it lost or held back (for the check that the faults really happened).
+kernel_report() {
+	local total=0
+	for side in a b; do
+		local dev s
+		dev=$(dev_of $side)
+		s=$(in_ns $side tc -s qdisc show dev "$dev"; in_ns $side tc -s class show dev "$dev";
+		    in_ns $side nft list ruleset 2>/dev/null)
+		echo "--- kernel, $dev:"
+		echo "$s"
+		total=$((total + $(echo "$s" | awk '/dropped/ { gsub(",", "", $7); n += $7 }
+			/class htb 1:20/ { slow = 1 } slow && /Sent/ { n += $4; slow = 0 }
+			/counter packets/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) }
+			END { print n + 0 }')))
+	done
+	echo "fault-veth: the kernel lost or held back $total frames"
+	kernel_frames=$total
+}
+
+# The two processes; for the link-down patterns the link goes down once traffic flows.
+run_pair() {
+	local -a client_opts=(--label "$pattern" "${qp_opts[@]}" "$@")
+	case "$pattern" in
+	link-down-long) client_opts+=(--case write:65536:16 --announce --expect-retry-exceeded --retry-cnt 3) ;;
+	link-down-short) client_opts+=(--case write:65536:16 --announce --messages 400) ;;
+	esac
+	in_ns a timeout 600 "$matrix" --server 18515 -- "${eal[@]}" -l 0 --file-prefix fm-a-$$ \
+		--vdev=net_af_packet0,iface=$veth_a,qpairs=2,qdisc_bypass=0 -- --port net_af_packet0 --ip 10.99.0.1 \
+		--neigh 10.98.0.2,$mac_b "${engine_opts[@]}" >"$tmp/server.log" 2>&1 &
+	pids+=($!)
+	local server=$!
+	in_ns b timeout 600 "$matrix" --client 10.98.0.1:18515 "${client_opts[@]}" -- "${eal[@]}" -l 1 \
+		--file-prefix fm-b-$$ --vdev=net_af_packet0,iface=$veth_b,qpairs=2,qdisc_bypass=0 -- \
+		--port net_af_packet0 --neigh 10.99.0.1,$mac_a "${engine_opts[@]}" >"$tmp/client.log" 2>&1 &
+	pids+=($!)
+	local client=$!
+	case "$pattern" in link-down-*) cut_link ;; esac
+	wait $client
+	local client_rc=$?
+	wait $server
+	local server_rc=$?
+	cat "$tmp/client.log"
+	echo "--- server:"
+	cat "$tmp/server.log"
+	echo "fault-veth: client exit $client_rc, server exit $server_rc"
+	[ $client_rc -eq 0 ] && [ $server_rc -eq 0 ]
+}
+
+# Once the client says traffic flows: veth a down for a while (3 s: past the budget of 4 tries of 67 ms;
+# 20 ms: inside one loss timer), then up.
+cut_link() {
+	local down=0.02
+	[ "$pattern" = link-down-long ] && down=3
+	for _ in $(seq 1 300); do
+		grep -q "traffic flowing" "$tmp/client.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	in_ns a ip link set "$veth_a" down
+	sleep $down
+	in_ns a ip link set "$veth_a" up
+	echo "fault-veth: $veth_a was down for $down s"
+}
+
+veth_setup || exit $?
+install_faults
+rc=$?
+[ $rc -eq 0 ] || exit $rc
+run_pair "$@"
+rc=$?
+kernel_report
+[ $rc -eq 0 ] || exit 1
+# The whole matrix makes some 30 000 frames: the faults must have acted (one case alone may be too short).
+case "$pattern:$#" in
+none:*|link-down-*|duplicate:*|corrupt:*|*:[1-9]*) ;;	# nothing held back or dropped in the kernel's qdiscs
+*)
+	if [ "$kernel_frames" -eq 0 ]; then
+		echo "fault-veth: the kernel's faults did not act on any frame"
+		exit 1
+	fi
+	;;
+esac
+# Duplicates and flipped bits reach softrnic: its responders answered duplicates, its parsers dropped bad
+# ICRCs.
+case "$pattern:$#" in
+duplicate:0) grep -q '"duplicates": [1-9]' "$tmp/server.log" "$tmp/client.log" ||
+	{ echo "fault-veth: no duplicate reached softrnic"; exit 1; } ;;
+corrupt:0) grep -q '"rx_drop_bad_icrc": [1-9]' "$tmp/server.log" "$tmp/client.log" ||
+	{ echo "fault-veth: no corrupted frame reached softrnic"; exit 1; } ;;
+esac
+exit 0
