@@ -264,18 +264,26 @@ do_alloc_pd(struct rnicd_session *s, struct rnicd_rep *rep)
 	return 0;
 }
 
-/* The daemon's mapping of the pages of a client's memfd that hold [offset, offset + length). */
+/* The daemon's mapping of the pages of a client's memfd that hold [offset, offset + length), with the rights
+ * the region's access needs: read, and write too for LOCAL_WRITE (which remote writes and atomics need). A
+ * read-only mapping is safe: the MPT refuses every write to a region without LOCAL_WRITE. */
 static int
-map_client_buffer(int fd, uint64_t va, uint64_t offset, uint64_t length, void **map, size_t *map_len,
-		  void **host)
+map_client_buffer(int fd, const struct rnicd_req *req, void **map, size_t *map_len, void **host)
 {
-	struct stat st;
-	int seals = fcntl(fd, F_GET_SEALS);
+	uint64_t va = req->u.reg_mr.va, offset = req->u.reg_mr.offset, length = req->u.reg_mr.length;
+	int writable = (req->u.reg_mr.access & RNIC_ACCESS_LOCAL_WRITE) != 0;
+	int seals = fcntl(fd, F_GET_SEALS), mode = fcntl(fd, F_GETFL);
 	uint64_t first = offset & ~(PAGE - 1), end;
+	struct stat st;
 
 	/* A file that may shrink could fault the engine mid-access: only sealed memfds are mapped. */
 	if (seals < 0 || !(seals & F_SEAL_SHRINK))
 		return EPERM;
+	/* Writes asked of memory the client may not write itself: a write-sealed file, a read-only descriptor. */
+	if (writable && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+		return EPERM;
+	if (mode < 0 || (mode & O_ACCMODE) == O_WRONLY || (writable && (mode & O_ACCMODE) != O_RDWR))
+		return EACCES;
 	if (fstat(fd, &st) != 0 || length == 0 || offset + length < offset || offset + length > (uint64_t)st.st_size)
 		return EINVAL;
 	/* The client's VA and the file offset must agree within the page: both are mappings of the file. */
@@ -283,9 +291,9 @@ map_client_buffer(int fd, uint64_t va, uint64_t offset, uint64_t length, void **
 		return EINVAL;
 	end = RTE_ALIGN_CEIL(offset + length, PAGE);
 	*map_len = end - first;
-	*map = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)first);
+	*map = mmap(NULL, *map_len, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, (off_t)first);
 	if (*map == MAP_FAILED)
-		return errno == EACCES ? EACCES : ENOMEM;
+		return errno == EACCES || errno == EPERM ? errno : ENOMEM;
 	*host = (uint8_t *)*map + (offset - first);
 	return 0;
 }
@@ -311,8 +319,7 @@ do_reg_mr(struct rnicd_session *s, const struct rnicd_req *req, int fd, struct r
 	if (req->u.reg_mr.length > room ||
 	    RTE_ALIGN_CEIL(req->u.reg_mr.length + (req->u.reg_mr.offset & (PAGE - 1)), PAGE) > room)
 		return EDQUOT;
-	ret = map_client_buffer(fd, req->u.reg_mr.va, req->u.reg_mr.offset, req->u.reg_mr.length, &map, &map_len,
-				&host);
+	ret = map_client_buffer(fd, req, &map, &map_len, &host);
 	if (ret != 0)
 		return ret;
 	mr = rnic_mr_reg_host(pd->ptr, (void *)(uintptr_t)req->u.reg_mr.va, host, req->u.reg_mr.length,
