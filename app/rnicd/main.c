@@ -5,7 +5,7 @@
  * SIGINT ends every client session, stops the engine and exits 0.
  *
  *   rnicd [--socket PATH] [--config FILE] [--max-qp N] [--max-cq N] [--max-mr N] [--max-pd N]
- *         [--max-mem BYTES] [--dbq-size N] [-- EAL arguments [-- engine arguments]]
+ *         [--max-mem BYTES] [--dbq-size N] [--tenant SPEC]... [-- EAL arguments [-- engine arguments]]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -46,6 +46,8 @@ static const char usage[] =
 	"  --max-qp N, --max-cq N, --max-mr N, --max-pd N   objects one client may hold\n"
 	"  --max-mem BYTES   memory one client may share with the daemon (queues, CQs, registered buffers)\n"
 	"  --dbq-size N      doorbells a client's queue holds (a power of two, at least --max-qp)\n"
+	"  --tenant SPEC     quotas of a tenant over all its connections: default|uid=N|gid=N|cgroup=/path\n"
+	"                    [max-conn N] [max-ctx N] [max-qp N] [max-cq N] [max-mr N] [max-pd N] [max-mem BYTES]\n"
 	"  EAL default: -l 0,1 --no-huge -m 1024 --no-pci --file-prefix rnicd; engine arguments as\n"
 	"  rnic_engine_usage (without --port: the embedded loopback pair rnic0/rnic1)\n"
 	"  clients: RNIC_DAEMON=PATH in their environment\n";
@@ -83,6 +85,12 @@ set_u32(const char *name, const char *text, uint32_t min, uint32_t max, uint32_t
 	return ret;
 }
 
+int
+rnicd_parse_number(const char *name, const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+	return parse_u64(name, text, min, max, out);
+}
+
 static int parse_config(const char *file, int depth);
 
 /* One option by name (command line or configuration file). */
@@ -101,6 +109,8 @@ set_option(const char *name, const char *value, int depth)
 	}
 	if (strcmp(name, "config") == 0)
 		return parse_config(value, depth + 1);
+	if (strcmp(name, "tenant") == 0)
+		return rnicd_tenant_config("--tenant", value);
 	if (strcmp(name, "max-qp") == 0)
 		return set_u32(name, value, 0, 65536, &q->max_qp);
 	if (strcmp(name, "max-cq") == 0)
@@ -148,6 +158,12 @@ parse_config(const char *file, int depth)
 		lineno++;
 		if (hash != NULL)
 			*hash = '\0';
+		/* A tenant's line holds several pairs: "tenant uid=1000 max-qp 8 max-mem 1048576". */
+		if (sscanf(line, "%63s", name) == 1 && strcmp(name, "tenant") == 0) {
+			snprintf(value, sizeof(value), "%s:%d", file, lineno);
+			ret = rnicd_tenant_config(value, strstr(line, "tenant") + 6);
+			continue;
+		}
 		n = sscanf(line, "%63s %511s %1s", name, value, extra);
 		if (n <= 0)
 			continue;
@@ -171,6 +187,7 @@ parse_args(int argc, char **argv)
 		{ "max-qp", required_argument, NULL, 0 }, { "max-cq", required_argument, NULL, 0 },
 		{ "max-mr", required_argument, NULL, 0 }, { "max-pd", required_argument, NULL, 0 },
 		{ "max-mem", required_argument, NULL, 0 }, { "dbq-size", required_argument, NULL, 0 },
+		{ "tenant", required_argument, NULL, 0 },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int opt, index;
@@ -217,7 +234,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	ADD(clients_connected); ADD(clients_total); ADD(clients_gone);
 	ADD(qps_live); ADD(cqs_live); ADD(mrs_live); ADD(pds_live);
 	ADD(qps_freed); ADD(cqs_freed); ADD(mrs_freed); ADD(pds_freed);
-	ADD(shared_bytes); ADD(bad_requests);
+	ADD(shared_bytes); ADD(bad_requests); ADD(quota_refusals); ADD(tenants);
 #undef ADD
 	pthread_mutex_unlock(&rnicd.lock);
 	return 0;
@@ -238,6 +255,9 @@ tel_clients(const char *cmd, const char *params, struct rte_tel_data *d)
 			break;
 		rte_tel_data_start_dict(c);
 		rte_tel_data_add_dict_int(c, "pid", s->pid);
+		rte_tel_data_add_dict_int(c, "uid", (int)s->uid);
+		rte_tel_data_add_dict_string(c, "tenant", s->tenant->name);
+		rte_tel_data_add_dict_string(c, "cgroup", s->cgroup);
 		rte_tel_data_add_dict_string(c, "device",
 					     s->ctx != NULL ? rnic_get_device_name(s->ctx->device) : "(none)");
 		rte_tel_data_add_dict_u64(c, "qps", s->count[OBJ_QP]);
@@ -258,7 +278,9 @@ rnicd_telemetry_register(void)
 	rte_telemetry_register_cmd("/rnicd/stats", tel_stats,
 				   "rnicd: clients connected / gone, objects live / freed after a client went");
 	rte_telemetry_register_cmd("/rnicd/clients", tel_clients,
-				   "rnicd: every client session: pid, device, objects, shared memory");
+				   "rnicd: every client session: pid, uid, tenant, device, objects, shared memory");
+	rte_telemetry_register_cmd("/rnicd/tenants", rnicd_tenant_telemetry,
+				   "rnicd: every tenant: quotas used / max / refused, doorbells, packets, bytes");
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -328,8 +350,10 @@ serve(int lsock, int sigfd)
 			if (c < 0)
 				continue;
 			if (rnicd.stats.clients_connected >= MAX_CLIENTS || rnicd_session_new(c) == NULL) {
-				RNICD_LOG(ERR, "refusing a client: %s", rnicd.stats.clients_connected >= MAX_CLIENTS ?
-					  "too many clients" : "out of memory");
+				/* A tenant's own refusals are logged once per tenant (tenant.c). */
+				if (rnicd.stats.clients_connected >= MAX_CLIENTS || errno == ENOMEM)
+					RNICD_LOG(ERR, "refusing a client: %s", rnicd.stats.clients_connected >=
+						  MAX_CLIENTS ? "too many clients" : "out of memory");
 				close(c);
 			}
 		}
@@ -376,6 +400,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rnicd_telemetry_register();
+	rnicd_canary_fill();
 	ret = rnic_engine_start();
 	lsock = ret == 0 ? listen_on(socket_path) : ret;
 	if (lsock < 0) {
@@ -395,6 +420,7 @@ main(int argc, char **argv)
 		rnicd_session_end(rnicd.sessions);
 	rnic_engine_stop();
 	ret = rnic_engine_fini();
+	rnicd_tenant_fini();
 	close(sigfd);
 	RNICD_LOG(NOTICE, "stopped");
 	return ret == 0 ? 0 : 1;

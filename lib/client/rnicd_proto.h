@@ -55,6 +55,8 @@ struct rnicd_stats {
 	uint64_t qps_freed, cqs_freed, mrs_freed, pds_freed;	/* by the daemon after a client went */
 	uint64_t shared_bytes;		/* client memory mapped now (host interface and registered buffers) */
 	uint64_t bad_requests;		/* malformed or refused messages */
+	uint64_t quota_refusals;	/* connections, contexts, objects and memory refused by a tenant's quota */
+	uint64_t tenants;		/* tenants with connections now */
 };
 
 struct rnicd_req {

@@ -393,6 +393,7 @@ rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 		goto fail;
 	}
 	qp->owner = rnic_context_priv(pd->context)->owner;
+	qp->tenant = rnic_context_priv(pd->context)->tenant;
 	pthread_mutex_lock(&dev->lock);
 	err = -alloc_slot(dev, qp);
 	pthread_mutex_unlock(&dev->lock);
