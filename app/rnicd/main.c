@@ -340,8 +340,7 @@ serve(int lsock, int sigfd)
 			/* Requests first: a client that sent and closed still gets its last one read. */
 			if ((pfd[i].revents & POLLIN) && rnicd_session_serve(who[i]) == 0)
 				continue;
-			RNICD_LOG(INFO, "client %u (pid %d) disconnected", who[i]->id, (int)who[i]->pid);
-			rnicd_session_end(who[i]);
+			rnicd_session_end(who[i]);	/* says so in the log (rate-limited per tenant) */
 		}
 		if (pfd[1].revents & POLLIN) {
 			/* Non-blocking: a client that does not read its replies must not stall the daemon. */

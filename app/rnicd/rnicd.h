@@ -59,6 +59,9 @@ struct rnicd_tenant {
 	uint64_t used[RNICD_RES_KINDS];
 	uint64_t refused[RNICD_RES_KINDS];
 	uint32_t engine_id;		/* while it has connections: its number in the engine; else 0 */
+	uint64_t log_window;		/* lines about its connections: the window (s) and the lines in it */
+	uint32_t log_lines;
+	uint32_t log_left_out;
 	struct rnic_tenant_stats engine_base;	/* the engine's counters of that number when it got it */
 	struct rnic_tenant_stats engine_acc;	/* what it used under earlier numbers */
 };
@@ -75,6 +78,10 @@ void rnicd_tenant_leave(struct rnicd_tenant *t);
  * this tenant and resource). */
 int rnicd_tenant_charge(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n, pid_t pid);
 void rnicd_tenant_release(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n);
+/* Whether a line about one of the tenant's connections may be logged (a tenant can connect and go without
+ * end: RNICD_TENANT_LOG_LINES lines a minute at most); *left_out: lines not logged since the last one. */
+#define RNICD_TENANT_LOG_LINES 20
+int rnicd_tenant_log_ok(struct rnicd_tenant *t, uint32_t *left_out);
 /* The engine's counters of the tenant since the daemon started. */
 void rnicd_tenant_engine_stats(const struct rnicd_tenant *t, struct rnic_tenant_stats *out);
 const char *rnicd_res_name(enum rnicd_res r);

@@ -42,7 +42,11 @@ block_new(struct rnicd_session *s, size_t len)
 	}
 	b = calloc(1, sizeof(*b));
 	if (b == NULL || (b->addr = rnic_shm_create("rnicd-hif", len, &b->fd)) == NULL) {
-		RNICD_LOG(ERR, "client %u: shared memory of %zu bytes: %s", s->id, len, strerror(errno));
+		uint32_t left_out;
+
+		if (rnicd_tenant_log_ok(s->tenant, &left_out))
+			RNICD_LOG(ERR, "client %u (tenant %s): shared memory of %zu bytes: %s", s->id, s->tenant->name,
+				  len, strerror(errno));
 		rnicd_tenant_release(s->tenant, RNICD_RES_MEM, len);
 		free(b);
 		return NULL;
@@ -97,6 +101,16 @@ hostmem_free(void *arg, void *ptr)
 }
 
 static const struct rnic_hostmem_ops session_hostmem = { .alloc = hostmem_alloc, .free = hostmem_free };
+
+/* What a line about a tenant's connection adds when lines were left out before it (rnicd_tenant_log_ok). */
+static const char *
+left_out_note(uint32_t left_out, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (left_out != 0)
+		snprintf(buf, len, " (%u lines about the tenant's connections left out)", left_out);
+	return buf;
+}
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* Handles                                                                                                  */
@@ -218,6 +232,8 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 	struct rnic_device **list;
 	struct rnic_context_priv *ctx;
 	struct rnicd_block *b;
+	uint32_t left_out;
+	char note[64];
 	int n = 0, ret = 0;
 
 	if (s->ctx != NULL)
@@ -265,7 +281,9 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 	rep->u.open.dbq_size = rnicd.quota.dbq_size;
 	rep->u.open.dbq_bytes = b->len;
 	*fd_out = b->fd;
-	RNICD_LOG(INFO, "client %u (pid %d) opened %s", s->id, (int)s->pid, ctx->dev->name);
+	if (rnicd_tenant_log_ok(s->tenant, &left_out))
+		RNICD_LOG(INFO, "client %u (pid %d, tenant %s) opened %s%s", s->id, (int)s->pid, s->tenant->name,
+			  ctx->dev->name, left_out_note(left_out, note, sizeof(note)));
 	return 0;
 }
 
@@ -722,14 +740,20 @@ void
 rnicd_session_end(struct rnicd_session *s)
 {
 	struct rnicd_session **pp;
-	uint32_t live = s->count[OBJ_QP] + s->count[OBJ_CQ] + s->count[OBJ_MR] + s->count[OBJ_PD];
+	uint32_t live = s->count[OBJ_QP] + s->count[OBJ_CQ] + s->count[OBJ_MR] + s->count[OBJ_PD], left_out;
+	char note[64];
 
 	pthread_mutex_lock(&rnicd.lock);
-	if (live != 0) {
-		RNICD_LOG(WARNING, "client %u (pid %d) went with %u QPs, %u CQs, %u MRs, %u PDs: freeing them",
-			  s->id, (int)s->pid, s->count[OBJ_QP], s->count[OBJ_CQ], s->count[OBJ_MR],
-			  s->count[OBJ_PD]);
-		rnicd.stats.clients_gone++;
+	rnicd.stats.clients_gone += live != 0;
+	if (rnicd_tenant_log_ok(s->tenant, &left_out)) {
+		left_out_note(left_out, note, sizeof(note));
+		if (live != 0)
+			RNICD_LOG(WARNING, "client %u (pid %d, tenant %s) went with %u QPs, %u CQs, %u MRs, %u PDs: "
+				  "freeing them%s", s->id, (int)s->pid, s->tenant->name, s->count[OBJ_QP],
+				  s->count[OBJ_CQ], s->count[OBJ_MR], s->count[OBJ_PD], note);
+		else
+			RNICD_LOG(INFO, "client %u (pid %d, tenant %s) disconnected%s", s->id, (int)s->pid,
+				  s->tenant->name, note);
 	}
 	/* QPs first, to the error state so the engine stops sending for them, then destroyed (which quiesces
 	 * the engine); then what they used. */

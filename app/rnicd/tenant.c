@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_telemetry.h>
 
@@ -320,6 +321,26 @@ rnicd_tenant_release(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n)
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* Observability and the end                                                                                */
+
+int
+rnicd_tenant_log_ok(struct rnicd_tenant *t, uint32_t *left_out)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((uint64_t)now.tv_sec >= t->log_window + 60) {
+		t->log_window = (uint64_t)now.tv_sec;
+		t->log_lines = 0;
+	}
+	if (t->log_lines >= RNICD_TENANT_LOG_LINES) {
+		t->log_left_out++;
+		return 0;
+	}
+	t->log_lines++;
+	*left_out = t->log_left_out;
+	t->log_left_out = 0;
+	return 1;
+}
 
 void
 rnicd_tenant_engine_stats(const struct rnicd_tenant *t, struct rnic_tenant_stats *out)

@@ -802,6 +802,13 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 		*idle = 1;
 		return 0;
 	}
+	/* A doorbell of a QP that may not send (RESET, INIT, RTR, SQD, SQE: anyone can ring one): it waits for
+	 * the move to RTS, which rings the engine (rnic_modify_qp). Kept active, it would be visited again and
+	 * again without doing any work, and the stage would never return. */
+	if (state != RNIC_QPS_RTS) {
+		*idle = 1;
+		return 0;
+	}
 	if (r->rnr_until != 0) {
 		if (rte_get_tsc_cycles() < r->rnr_until) {
 			*idle = 1;	/* the timer scan wakes it */
