@@ -747,17 +747,10 @@ attack_keys(int ready_fd)
 
 		CHECK(mr != NULL, "keys: reg_mr %u: %s", n, strerror(errno));
 		keys[n] = mr->rkey;
-		/* On the wire while the new region is there: the first key, and those 128 and 256
-		 * registrations ago (an 8-bit key of an index reused last-freed-first came back after 256). */
-		if (n % 128 == 127) {
-			stale_key_refused(&x, &y, target, keys[0]);
-			stale_key_refused(&x, &y, target, keys[n - 128]);
-			tried += 2;
-			if (n >= 256) {
-				stale_key_refused(&x, &y, target, keys[n - 256]);
-				tried++;
-			}
-		}
+		/* On the wire while the new region is there: the keys of 128 and 256 registrations ago (an
+		 * 8-bit key of an index reused last-freed-first came back after 256). */
+		for (uint32_t back = 128; n % 128 == 0 && back <= 256 && back <= n; back += 128, tried++)
+			stale_key_refused(&x, &y, target, keys[n - back]);
 		CHECK(rnic_dereg_mr(mr) == 0, "keys: dereg_mr");
 	}
 	memcpy(sorted, keys, n * sizeof(keys[0]));
@@ -788,7 +781,7 @@ regmr_refusals(void)
 {
 	struct rnicd_req req = { 0 };
 	struct rnicd_rep rep;
-	int s = raw_connect(), fd, ro;
+	int s = raw_connect(), fd, ro, ret;
 	char path[64];
 	uint32_t pd;
 
@@ -799,18 +792,20 @@ regmr_refusals(void)
 	fd = memfd_create("sealed-ro", MFD_ALLOW_SEALING);
 	CHECK(fd >= 0 && ftruncate(fd, 4096) == 0 &&
 	      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) == 0, "regmr: memfd");
-	CHECK(raw_reg_mr(s, pd, fd, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE) == EPERM,
-	      "regmr: a write-sealed memfd was registered for remote writes");
-	CHECK(raw_reg_mr(s, pd, fd, RNIC_ACCESS_REMOTE_READ) == 0, "regmr: a write-sealed memfd, read only");
+	ret = raw_reg_mr(s, pd, fd, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE);
+	CHECK(ret == EPERM, "regmr: a write-sealed memfd for remote writes: %s (want EPERM)", strerror(ret));
+	ret = raw_reg_mr(s, pd, fd, RNIC_ACCESS_REMOTE_READ);
+	CHECK(ret == 0, "regmr: a write-sealed memfd, read only: %s", strerror(ret));
 	close(fd);
 	fd = memfd_create("rdonly", MFD_ALLOW_SEALING);
 	CHECK(fd >= 0 && ftruncate(fd, 4096) == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0, "regmr: memfd");
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	ro = open(path, O_RDONLY);
 	CHECK(ro >= 0, "regmr: %s", path);
-	CHECK(raw_reg_mr(s, pd, ro, RNIC_ACCESS_LOCAL_WRITE) == EACCES,
-	      "regmr: a read-only descriptor was registered for local writes");
-	CHECK(raw_reg_mr(s, pd, ro, 0) == 0, "regmr: a read-only descriptor, read only");
+	ret = raw_reg_mr(s, pd, ro, RNIC_ACCESS_LOCAL_WRITE);
+	CHECK(ret == EACCES, "regmr: a read-only descriptor for local writes: %s (want EACCES)", strerror(ret));
+	ret = raw_reg_mr(s, pd, ro, 0);
+	CHECK(ret == 0, "regmr: a read-only descriptor, read only: %s", strerror(ret));
 	close(ro);
 	close(fd);
 	close(s);
