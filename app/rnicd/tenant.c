@@ -70,6 +70,7 @@ tenant_new(uint8_t match, uint32_t id, const char *cgroup)
 static struct rnicd_tenant *
 config_entry(const char *where, const char *word)
 {
+	char label[160];
 	uint64_t id;
 
 	if (strcmp(word, "default") == 0)
@@ -80,9 +81,12 @@ config_entry(const char *where, const char *word)
 				return t;
 		return tenant_new(RNICD_MATCH_CGROUP, 0, word + 7);
 	}
-	if ((strncmp(word, "uid=", 4) == 0 || strncmp(word, "gid=", 4) == 0) &&
-	    rnicd_parse_number(where, word + 4, 0, UINT32_MAX - 1, &id) == 0) {
+	snprintf(label, sizeof(label), "tenant %.3s (%s)", word, where);
+	if (strncmp(word, "uid=", 4) == 0 || strncmp(word, "gid=", 4) == 0) {
 		uint8_t match = word[0] == 'u' ? RNICD_MATCH_UID : RNICD_MATCH_GID;
+
+		if (rnicd_parse_number(label, word + 4, 0, UINT32_MAX - 1, &id) != 0)
+			return NULL;
 
 		for (struct rnicd_tenant *t = tenants; t != NULL; t = t->next)
 			if (t->match == match && t->id == id)
@@ -104,15 +108,17 @@ rnicd_tenant_config(const char *where, const char *spec)
 		return -EINVAL;
 	}
 	word = strtok_r(copy, " \t\r\n", &save);
-	t = word != NULL ? config_entry(where, word) : NULL;
-	if (t == NULL) {
-		if (word == NULL)
-			fprintf(stderr, "rnicd: %s: tenant: expected default, uid=N, gid=N or cgroup=/path\n", where);
+	if (word == NULL) {
+		fprintf(stderr, "rnicd: %s: tenant: expected default, uid=N, gid=N or cgroup=/path\n", where);
 		return -EINVAL;
 	}
+	t = config_entry(where, word);
+	if (t == NULL)
+		return -EINVAL;
 	t->configured = 1;
 	while ((word = strtok_r(NULL, " \t\r\n", &save)) != NULL) {
 		enum rnicd_res r;
+		char label[160];
 		uint64_t v;
 
 		value = strtok_r(NULL, " \t\r\n", &save);
@@ -125,7 +131,8 @@ rnicd_tenant_config(const char *where, const char *spec)
 				value == NULL ? " without a value" : "");
 			return -EINVAL;
 		}
-		if (rnicd_parse_number(where, value, 0, r == RNICD_RES_MEM ? 1ull << 48 : 1u << 24, &v) != 0)
+		snprintf(label, sizeof(label), "tenant %s (%s)", word, where);
+		if (rnicd_parse_number(label, value, 0, r == RNICD_RES_MEM ? 1ull << 48 : 1u << 24, &v) != 0)
 			return -EINVAL;
 		t->limit[r] = v;
 		t->set |= 1u << r;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -148,11 +149,19 @@ drain_cq(struct rnic_cq *cq)
 		;
 }
 
+/* A child of the test: it ends with the process that made it (a failed test leaves nothing running). */
+static void
+die_with_parent(void)
+{
+	CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "prctl: %s", strerror(errno));
+}
+
 /* Become a tenant of its own: another uid, then a client of the daemon. */
 static void
 become(uid_t uid)
 {
 	CHECK(setgid(uid) == 0 && setuid(uid) == 0, "setuid %u: %s", (unsigned int)uid, strerror(errno));
+	die_with_parent();	/* after setuid, which clears it */
 	client_init();
 }
 
@@ -583,6 +592,7 @@ quota_process(int go_fd, int done_fd, int out_fd)
 	uint8_t *buf;
 	char c;
 
+	die_with_parent();
 	CHECK(read(go_fd, &c, 1) == 1, "quota: go");
 	list = rnic_get_device_list(NULL);
 	buf = rnic_alloc_buf(4096);
@@ -985,6 +995,7 @@ spawn_hog(void)
 	if (pid != 0)
 		return pid;
 	is_parent = 0;
+	die_with_parent();
 	my_turn = 0;
 	while (running())
 		for (int i = 0; i < 100000; i++)
@@ -1018,6 +1029,7 @@ run_windows(const int *attacks, int nb, double *rate_hogs, double *rate_attack)
 	CHECK(v >= 0, "fork");
 	if (v == 0) {
 		is_parent = 0;
+		die_with_parent();
 		victim(info[1]);
 	}
 	/* The spoofer reads the victim's details from the pipe; the parent only learns that it is ready. */
