@@ -262,9 +262,9 @@ test_bad_index(void **state)
 {
 	(void)state;
 	assert_int_equal(check(0x00000001, pd, 0, buf, 8), RNIC_MR_BAD_INDEX);	/* index 0 */
-	assert_int_equal(check((MAX_MR + 1) << table->key_bits, pd, 0, buf, 8), RNIC_MR_BAD_INDEX);
+	assert_int_equal(check((uint32_t)(MAX_MR + 1) << table->key_bits, pd, 0, buf, 8), RNIC_MR_BAD_INDEX);
 	assert_int_equal(check(0xffffff00, pd, 0, buf, 8), RNIC_MR_BAD_INDEX);
-	assert_int_equal(check(MAX_MR << table->key_bits, pd, 0, buf, 8), RNIC_MR_INVALID);	/* never registered */
+	assert_int_equal(check((uint32_t)MAX_MR << table->key_bits, pd, 0, buf, 8), RNIC_MR_INVALID);	/* never registered */
 }
 
 static void
