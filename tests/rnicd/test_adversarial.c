@@ -834,6 +834,60 @@ write_status(struct end *x, struct end *y, uint64_t addr, uint32_t rkey)
 	return wc.status;
 }
 
+/* The killed process's end: it registers its buffer and connects to the attacker's QP, then waits. */
+static void __attribute__((noreturn))
+doomed_client(int in, int out, const struct path *path)
+{
+	struct end v = { 0 };
+	struct info iv, peer;
+
+	die_with_parent();
+	end_open(&v, 1);
+	iv = end_info(&v, v.qp);
+	CHECK(write(out, &iv, sizeof(iv)) == sizeof(iv) && read(in, &peer, sizeof(peer)) == sizeof(peer),
+	      "regmr: exchange");
+	CHECK(connect_path(v.qp, &peer, path) == 0 && write(out, "c", 1) == 1, "regmr: connect");
+	for (;;)
+		pause();
+}
+
+/* A process of the tenant whose region the attacker WRITEs into is killed: the WRITEs after fail (its QP
+ * and region are gone), and the daemon lives. */
+static void
+crashed_client(void)
+{
+	static const struct path quick = { .mtu = RNIC_MTU_1024, .timeout = 8, .retry_cnt = 1 };
+	int to_child[2], from_child[2], tries = 0;
+	struct end x = { 0 };
+	struct info ic, ix;
+	struct rnic_wc wc;
+	pid_t c;
+	char byte;
+
+	CHECK(pipe(to_child) == 0 && pipe(from_child) == 0, "pipe");
+	end_open(&x, 0);
+	c = fork();
+	CHECK(c >= 0, "fork");
+	if (c == 0)
+		doomed_client(to_child[0], from_child[1], &quick);
+	ix = end_info(&x, x.qp);
+	CHECK(read(from_child[0], &ic, sizeof(ic)) == sizeof(ic) && write(to_child[1], &ix, sizeof(ix)) == sizeof(ix) &&
+	      connect_path(x.qp, &ic, &quick) == 0 && read(from_child[0], &byte, 1) == 1, "regmr: connect");
+	post(x.qp, RNIC_WR_RDMA_WRITE, (uintptr_t)x.buf, 64, x.mr->lkey, ic.addr + MSG, ic.rkey);
+	CHECK(wait_wc_for(x.cq, &wc, STALL_S) && wc.status == RNIC_WC_SUCCESS, "regmr: a WRITE before the kill");
+	kill(c, SIGKILL);
+	wait_child(c, STALL_S);
+	/* Until the daemon has seen the connection close, the region is still there. */
+	do {
+		usleep(20000);
+		post(x.qp, RNIC_WR_RDMA_WRITE, (uintptr_t)x.buf, 64, x.mr->lkey, ic.addr + MSG, ic.rkey);
+		CHECK(wait_wc_for(x.cq, &wc, STALL_S), "regmr: no completion after the kill");
+	} while (wc.status == RNIC_WC_SUCCESS && ++tries < 250);
+	CHECK(wc.status == RNIC_WC_REM_ACCESS_ERR || wc.status == RNIC_WC_RETRY_EXC_ERR,
+	      "regmr: a WRITE to a killed client's region: %s", rnic_wc_status_str(wc.status));
+	end_close(&x);
+}
+
 static void
 attack_regmr(int ready_fd)
 {
@@ -844,6 +898,7 @@ attack_regmr(int ready_fd)
 
 	CHECK(ro != NULL && gone != NULL && unmapped != NULL, "regmr: buffers");
 	regmr_refusals();
+	crashed_client();
 	hostile_pair(&x, &y, &mtu1024);
 	memset(ro, 0x77, 4096);
 	ro_mr = rnic_reg_mr(y.pd, ro, 4096, RNIC_ACCESS_REMOTE_READ);
@@ -867,8 +922,9 @@ attack_regmr(int ready_fd)
 	}
 	for (int i = 0; i < 4096; i++)
 		CHECK(ro[i] == 0x77, "regmr: a read-only region was written");
-	printf("regmr: write-sealed and read-only memfds refused for writing; %u rounds of remote WRITEs into a "
-	       "read-only region and a deregistered one (REM_ACCESS_ERR) and one its client unmapped\n", rounds);
+	printf("regmr: write-sealed and read-only memfds refused for writing; WRITEs into a killed client's region "
+	       "failed; %u rounds of remote WRITEs into a read-only region and a deregistered one (REM_ACCESS_ERR) "
+	       "and one its client unmapped\n", rounds);
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
