@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <cmocka.h>
+
+#include <rte_cycles.h>
 
 #include "rnic.h"
 #include "rnic_priv.h"
@@ -26,33 +27,15 @@
 static int g_argc;
 static char **g_argv;
 
-/* One tenant's (or the peer's) context on a device. */
-struct side {
-	struct rnic_context *ctx;
-	struct rnic_pd *pd;
-	struct rnic_cq *cq;
-	uint8_t *buf;
-	struct rnic_mr *mr;
-	union rnic_gid gid;
-};
-
-static struct side heavy, light, peer;
+static struct test_side heavy, light, peer;	/* two tenants of device 0, and their peer on device 1 */
 static struct rnic_qp *qps[2 * (HEAVY_QPS + 1)];	/* theirs and the peer's */
 static unsigned int nb_qps;
 
 static void
-open_side(struct side *s, struct rnic_device *dev, uint32_t tenant)
+open_side(struct test_side *s, struct rnic_device *dev, uint32_t tenant)
 {
-	s->ctx = rnic_open_device(dev);
-	assert_non_null(s->ctx);
+	assert_int_equal(test_side_open(s, dev, BUF_BYTES, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE), 0);
 	rnic_context_priv(s->ctx)->tenant = tenant;	/* before its QPs: they are served as its */
-	s->pd = rnic_alloc_pd(s->ctx);
-	s->cq = rnic_create_cq(s->ctx, 4096, NULL, NULL, 0);
-	s->buf = aligned_alloc(4096, BUF_BYTES);
-	assert_non_null(s->buf);
-	s->mr = rnic_reg_mr(s->pd, s->buf, BUF_BYTES, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE);
-	assert_non_null(s->mr);
-	assert_int_equal(rnic_query_gid(s->ctx, 1, 0, &s->gid), 0);
 }
 
 static int
@@ -71,16 +54,6 @@ setup(void **state)
 	return rnic_engine_start();
 }
 
-static void
-close_side(struct side *s)
-{
-	rnic_dereg_mr(s->mr);
-	free(s->buf);
-	rnic_destroy_cq(s->cq);
-	rnic_dealloc_pd(s->pd);
-	rnic_close_device(s->ctx);
-}
-
 static int
 teardown(void **state)
 {
@@ -88,15 +61,15 @@ teardown(void **state)
 	rnic_engine_stop();
 	while (nb_qps > 0)
 		rnic_destroy_qp(qps[--nb_qps]);
-	close_side(&heavy);
-	close_side(&light);
-	close_side(&peer);
+	test_side_close(&heavy);
+	test_side_close(&light);
+	test_side_close(&peer);
 	return rnic_engine_fini();
 }
 
 /* An RC QP of s connected to a new QP of the peer. */
 static struct rnic_qp *
-connected_qp(struct side *s)
+connected_qp(struct test_side *s)
 {
 	struct rnic_qp_init_attr ia = {
 		.qp_type = RNIC_QPT_RC,
@@ -119,7 +92,7 @@ connected_qp(struct side *s)
 }
 
 static void
-post_writes(struct rnic_qp *qp, struct side *s, uint32_t n)
+post_writes(struct rnic_qp *qp, struct test_side *s, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		struct rnic_sge sge = { (uintptr_t)s->buf, MSG_BYTES, s->mr->lkey };
@@ -134,7 +107,7 @@ post_writes(struct rnic_qp *qp, struct side *s, uint32_t n)
 
 /* Keep every QP's queue full: each completion is replaced by a new WRITE on its QP. */
 static void
-refill(struct side *s)
+refill(struct test_side *s)
 {
 	struct rnic_wc wc[64];
 	int n = rnic_poll_cq(s->cq, 64, wc);
@@ -145,13 +118,11 @@ refill(struct side *s)
 	}
 }
 
+/* Seconds, by the EAL's timer. */
 static double
 now_s(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+	return (double)rte_get_timer_cycles() / (double)rte_get_timer_hz();
 }
 
 /* Let every WRITE of the heavy tenant complete (none replaced), so that a window alone starts alone; the
