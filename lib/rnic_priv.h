@@ -88,8 +88,29 @@ struct rnic_device {
 
 #define RNIC_MAX_CLIENT_DBQ 256
 
-/* rnicd: let the engine poll a client's doorbell queue (daemon mapping, its size) / stop. 0 or -errno. */
-int rnic_device_attach_dbq(struct rnic_device *dev, struct rnic_dbq *q, uint32_t size, uint32_t owner);
+/*
+ * Tenants (rnicd's, doc/rnicd.md): the engine shares its doorbell stage and its requesters fairly between
+ * them (doc/engine.md, "Fair service") and counts each one's use. Tenant 0 is the process itself (every
+ * QP of an application's own engine); rnicd numbers its tenants from 1.
+ */
+#define RNIC_MAX_TENANTS 256
+
+struct rnic_tenant_stats {
+	uint64_t doorbells;		/* taken from its doorbell queues */
+	uint64_t doorbells_dropped;	/* naming no QP of the client that rang */
+	uint64_t packets;		/* request packets its QPs sent */
+	uint64_t bytes;			/* their payload bytes */
+	uint64_t psns;			/* PSNs charged to its share (a READ: one per response packet) */
+	uint64_t deferred;		/* visits of its QPs put off: it had used its share of the round */
+};
+
+/* A tenant's counters summed over the device's pipelines. */
+void rnic_device_tenant_stats(const struct rnic_device *dev, uint32_t tenant, struct rnic_tenant_stats *out);
+
+/* rnicd: let the engine poll a client's doorbell queue (daemon mapping, its size) / stop. 0 or -errno.
+ * owner: the client (its doorbells may name only its QPs); tenant: whose share its doorbells take. */
+int rnic_device_attach_dbq(struct rnic_device *dev, struct rnic_dbq *q, uint32_t size, uint32_t owner,
+			   uint32_t tenant);
 void rnic_device_detach_dbq(struct rnic_device *dev, struct rnic_dbq *q);
 
 /*
@@ -111,10 +132,12 @@ struct rnic_context_priv {
 	struct rnic_device *dev;
 	/* Pending async events (struct rnic_async_event); its fd is pub.async_fd. */
 	struct rnic_evq async;
-	/* rnicd's context for one client: host memory in the client's shared region, the client's id. */
+	/* rnicd's context for one client: host memory in the client's shared region, the client's id, its
+	 * tenant (the QPs it creates are served within that tenant's share). */
 	const struct rnic_hostmem_ops *hostmem;
 	void *hostmem_arg;
 	uint32_t owner;
+	uint32_t tenant;
 	/* A client's context (the process talks to rnicd): the connection and the doorbell queue. */
 	struct rnic_client *client;
 	struct rnic_dbq *dbq;

@@ -6,7 +6,7 @@
  * stops the engine and exits 0.
  *
  *   rnicd [--socket PATH] [--socket-mode MODE] [--socket-group GROUP] [--config FILE] [--max-qp N]
- *         [--max-cq N] [--max-mr N] [--max-pd N] [--max-mem BYTES] [--dbq-size N]
+ *         [--max-cq N] [--max-mr N] [--max-pd N] [--max-mem BYTES] [--dbq-size N] [--tenant SPEC]...
  *         [-- EAL arguments [-- engine arguments]]
  */
 #include <errno.h>
@@ -55,6 +55,8 @@ static const char usage[] =
 	"  --max-qp N, --max-cq N, --max-mr N, --max-pd N   objects one client may hold\n"
 	"  --max-mem BYTES   memory one client may share with the daemon (queues, CQs, registered buffers)\n"
 	"  --dbq-size N      doorbells a client's queue holds (a power of two, at least --max-qp)\n"
+	"  --tenant SPEC     quotas of a tenant over all its connections: default|uid=N|gid=N|cgroup=/path\n"
+	"                    [max-conn N] [max-ctx N] [max-qp N] [max-cq N] [max-mr N] [max-pd N] [max-mem BYTES]\n"
 	"  --version         print softrnic's and DPDK's versions\n"
 	"  EAL default: -l 0,1 --no-huge -m 1024 --no-pci --file-prefix rnicd; engine arguments as\n"
 	"  rnic_engine_usage (without --port: the embedded loopback pair rnic0/rnic1)\n"
@@ -168,6 +170,12 @@ parse_group(const char *name, const char *text, gid_t *out)
 	return 0;
 }
 
+int
+rnicd_parse_number(const char *name, const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+	return parse_u64(name, text, min, max, out);
+}
+
 static int parse_config(const char *file, int depth);
 
 /* One option by name (command line or configuration file). */
@@ -188,6 +196,8 @@ set_option(const char *name, const char *value, int depth)
 		return parse_group(name, value, &sock.gid);
 	if (strcmp(name, "config") == 0)
 		return parse_config(value, depth + 1);
+	if (strcmp(name, "tenant") == 0)
+		return rnicd_tenant_config("--tenant", value);
 	if (strcmp(name, "max-qp") == 0)
 		return set_u32(name, value, 0, 65536, &q->max_qp);
 	if (strcmp(name, "max-cq") == 0)
@@ -249,6 +259,12 @@ parse_config(const char *file, int depth)
 		}
 		if (hash != NULL)
 			*hash = '\0';
+		/* A tenant's line holds several pairs: "tenant uid=1000 max-qp 8 max-mem 1048576". */
+		if (sscanf(line, "%63s", name) == 1 && strcmp(name, "tenant") == 0) {
+			snprintf(value, sizeof(value), "%s:%d", file, where.line);
+			ret = rnicd_tenant_config(value, strstr(line, "tenant") + 6);
+			continue;
+		}
 		n = sscanf(line, "%63s %511s %1s", name, value, extra);
 		if (n <= 0)
 			continue;
@@ -278,6 +294,7 @@ parse_args(int argc, char **argv)
 		{ "max-qp", required_argument, NULL, 0 }, { "max-cq", required_argument, NULL, 0 },
 		{ "max-mr", required_argument, NULL, 0 }, { "max-pd", required_argument, NULL, 0 },
 		{ "max-mem", required_argument, NULL, 0 }, { "dbq-size", required_argument, NULL, 0 },
+		{ "tenant", required_argument, NULL, 0 },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	int opt, index;
@@ -328,7 +345,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	ADD(clients_connected); ADD(clients_total); ADD(clients_gone);
 	ADD(qps_live); ADD(cqs_live); ADD(mrs_live); ADD(pds_live);
 	ADD(qps_freed); ADD(cqs_freed); ADD(mrs_freed); ADD(pds_freed);
-	ADD(shared_bytes); ADD(bad_requests); ADD(connections_total);
+	ADD(shared_bytes); ADD(bad_requests); ADD(connections_total); ADD(quota_refusals); ADD(tenants);
 #undef ADD
 	pthread_mutex_unlock(&rnicd.lock);
 	return 0;
@@ -349,6 +366,9 @@ tel_clients(const char *cmd, const char *params, struct rte_tel_data *d)
 			break;
 		rte_tel_data_start_dict(c);
 		rte_tel_data_add_dict_int(c, "pid", s->pid);
+		rte_tel_data_add_dict_int(c, "uid", (int)s->uid);
+		rte_tel_data_add_dict_string(c, "tenant", s->tenant->name);
+		rte_tel_data_add_dict_string(c, "cgroup", s->cgroup);
 		rte_tel_data_add_dict_string(c, "device",
 					     s->ctx != NULL ? rnic_get_device_name(s->ctx->device) : "(none)");
 		rte_tel_data_add_dict_u64(c, "qps", s->count[OBJ_QP]);
@@ -369,7 +389,9 @@ rnicd_telemetry_register(void)
 	rte_telemetry_register_cmd("/rnicd/stats", tel_stats,
 				   "rnicd: clients connected / gone, objects live / freed after a client went");
 	rte_telemetry_register_cmd("/rnicd/clients", tel_clients,
-				   "rnicd: every client session: pid, device, objects, shared memory");
+				   "rnicd: every client session: pid, uid, tenant, device, objects, shared memory");
+	rte_telemetry_register_cmd("/rnicd/tenants", rnicd_tenant_telemetry,
+				   "rnicd: every tenant: quotas used / max / refused, doorbells, packets, bytes");
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -449,6 +471,7 @@ reload(void)
 	rnicd_notify("RELOADING=1");
 	pthread_mutex_lock(&rnicd.lock);
 	rnicd.quota = startup_quota;
+	rnicd_tenant_config_reset();
 	optind = 0;			/* getopt from the start again */
 	ret = parse_args(opt_argc, opt_argv);
 	if (ret >= 0 && (strcmp(sock.path, running.path) != 0 || sock.mode != running.mode ||
@@ -461,8 +484,10 @@ reload(void)
 		ret = -EINVAL;
 	}
 	rnicd.quota.dbq_size = before.dbq_size;
-	if (ret < 0)
+	if (ret < 0) {
 		rnicd.quota = before;
+		rnicd_tenant_config_restore();
+	}
 	pthread_mutex_unlock(&rnicd.lock);
 	if (ret < 0)
 		RNICD_LOG(ERR, "SIGHUP: the configuration has an error (above): the running one stays");
@@ -513,8 +538,7 @@ serve(int lsock, int sigfd)
 			/* Requests first: a client that sent and closed still gets its last one read. */
 			if ((pfd[i].revents & POLLIN) && rnicd_session_serve(who[i]) == 0)
 				continue;
-			RNICD_LOG(INFO, "client %u (pid %d) disconnected", who[i]->id, (int)who[i]->pid);
-			rnicd_session_end(who[i]);
+			rnicd_session_end(who[i]);	/* says so in the log (rate-limited per tenant) */
 		}
 		if (pfd[1].revents & POLLIN) {
 			/* Non-blocking: a client that does not read its replies must not stall the daemon. */
@@ -525,8 +549,10 @@ serve(int lsock, int sigfd)
 			struct rnicd_session *sn = NULL;
 
 			if (rnicd.stats.clients_connected >= MAX_CLIENTS || (sn = rnicd_session_new(c)) == NULL) {
-				RNICD_LOG(ERR, "refusing a client: %s", rnicd.stats.clients_connected >= MAX_CLIENTS ?
-					  "too many clients" : "out of memory");
+				/* A tenant's own refusals are logged once per tenant (tenant.c). */
+				if (rnicd.stats.clients_connected >= MAX_CLIENTS || errno == ENOMEM)
+					RNICD_LOG(ERR, "refusing a client: %s", rnicd.stats.clients_connected >=
+						  MAX_CLIENTS ? "too many clients" : "out of memory");
 				close(c);
 				continue;
 			}
@@ -600,6 +626,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rnicd_telemetry_register();
+	rnicd_canary_fill();
 	ret = rnic_engine_start();
 	if (ret < 0) {
 		RNICD_LOG(ERR, "the engine did not start: %s", strerror(-ret));
@@ -621,6 +648,7 @@ main(int argc, char **argv)
 		rnicd_session_end(rnicd.sessions);
 	rnic_engine_stop();
 	ret = rnic_engine_fini();
+	rnicd_tenant_fini();
 	close(sigfd);
 	RNICD_LOG(NOTICE, "stopped");
 	return ret == 0 ? 0 : 1;

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <rte_log.h>
@@ -19,7 +20,7 @@ extern int rnicd_logtype;
 #define RNICD_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, rnicd_logtype, "rnicd: " fmt "\n", ##__VA_ARGS__)
 
-/* Per-client limits (config file / command line). */
+/* Per-connection limits (config file / command line). */
 struct rnicd_quota {
 	uint32_t max_pd;
 	uint32_t max_cq;
@@ -30,6 +31,77 @@ struct rnicd_quota {
 };
 
 enum rnicd_obj_kind { OBJ_FREE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_KINDS };
+
+/* What a tenant's quotas count; an object kind counts as the resource of the same number. */
+enum rnicd_res {
+	RNICD_RES_CONN = OBJ_FREE,	/* connections */
+	RNICD_RES_PD = OBJ_PD,
+	RNICD_RES_MR = OBJ_MR,
+	RNICD_RES_CQ = OBJ_CQ,
+	RNICD_RES_QP = OBJ_QP,
+	RNICD_RES_CTX = OBJ_KINDS,	/* connections that opened a device */
+	RNICD_RES_MEM,			/* bytes shared: host-interface blocks and registered buffers */
+	RNICD_RES_KINDS
+};
+
+enum { RNICD_MATCH_UID, RNICD_MATCH_GID, RNICD_MATCH_CGROUP };
+
+/* A tenant (tenant.c): the processes of one configured entry, or of one uid no entry names. */
+struct rnicd_tenant {
+	struct rnicd_tenant *next;
+	char name[80];			/* "uid 1000", "gid 100", "cgroup /a/b": for logs and telemetry */
+	uint8_t match;			/* RNICD_MATCH_*: what it is */
+	uint8_t configured;		/* an entry of the configuration (else: one uid's) */
+	uint32_t id;			/* uid or gid */
+	char cgroup[256];
+	uint32_t set;			/* limits of its entry (bit per resource); the others: `tenant default`'s */
+	uint64_t limit[RNICD_RES_KINDS];
+	uint64_t used[RNICD_RES_KINDS];
+	uint64_t refused[RNICD_RES_KINDS];
+	uint32_t engine_id;		/* while it has connections: its number in the engine; else 0 */
+	uint64_t log_window;		/* lines about its connections: the window (s) and the lines in it */
+	uint32_t log_lines;
+	uint32_t log_left_out;
+	struct rnic_tenant_stats engine_base;	/* the engine's counters of that number when it got it */
+	struct rnic_tenant_stats engine_acc;	/* what it used under earlier numbers */
+	struct {			/* its configuration before a SIGHUP read the files again */
+		uint8_t configured;
+		uint32_t set;
+		uint64_t limit[RNICD_RES_KINDS];
+	} saved;
+};
+
+/* A `tenant` line of the configuration (or --tenant): "default|uid=N|gid=N|cgroup=/path [max-RES N]...".
+ * where names the line for error messages. 0 or -EINVAL (after a message on stderr). */
+int rnicd_tenant_config(const char *where, const char *spec);
+/* SIGHUP: forget every tenant's configuration before the files are read again (what they use stays), and
+ * put it back if they have an error. */
+void rnicd_tenant_config_reset(void);
+void rnicd_tenant_config_restore(void);
+/* The tenant of a new connection, its connection counted; NULL with errno EDQUOT (over its quota), EUSERS
+ * (no engine number free) or ENOMEM. cgroup receives the peer's cgroup. */
+struct rnicd_tenant *rnicd_tenant_join(const struct ucred *cred, char *cgroup, size_t len);
+/* A connection of the tenant ended (after every object of it was released). */
+void rnicd_tenant_leave(struct rnicd_tenant *t);
+/* Count n more of a resource against the tenant's quota: 0, or EDQUOT (counted; logged the first time for
+ * this tenant and resource). */
+int rnicd_tenant_charge(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n, pid_t pid);
+void rnicd_tenant_release(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n);
+/* Whether a line about one of the tenant's connections may be logged (a tenant can connect and go without
+ * end: RNICD_TENANT_LOG_LINES lines a minute at most); *left_out: lines not logged since the last one. */
+#define RNICD_TENANT_LOG_LINES 20
+int rnicd_tenant_log_ok(struct rnicd_tenant *t, uint32_t *left_out);
+/* The engine's counters of the tenant since the daemon started. */
+void rnicd_tenant_engine_stats(const struct rnicd_tenant *t, struct rnic_tenant_stats *out);
+const char *rnicd_res_name(enum rnicd_res r);
+/* Tenants with connections now. */
+unsigned int rnicd_tenant_count(void);
+/* Telemetry /rnicd/tenants. */
+struct rte_tel_data;
+int rnicd_tenant_telemetry(const char *cmd, const char *params, struct rte_tel_data *d);
+void rnicd_tenant_fini(void);
+/* A number option or quota: 0, or -EINVAL after a message naming `name` (main.c's parser). */
+int rnicd_parse_number(const char *name, const char *text, uint64_t min, uint64_t max, uint64_t *out);
 
 struct rnicd_obj {
 	uint8_t kind;
@@ -51,6 +123,9 @@ struct rnicd_session {
 	int sock;
 	uint32_t id;
 	pid_t pid;			/* the peer (SO_PEERCRED), for the operator */
+	uid_t uid;
+	struct rnicd_tenant *tenant;	/* whose quotas and share it uses */
+	char cgroup[128];		/* the peer's, when it connected */
 	struct rnic_context *ctx;	/* after RNICD_OPEN */
 	int dev_index;
 	struct rnic_dbq *dbq;
@@ -82,5 +157,9 @@ void rnicd_session_end(struct rnicd_session *s);
 
 /* Telemetry commands under /rnicd. */
 void rnicd_telemetry_register(void);
+
+/* Tests only: with RNICD_TEST_CANARY=HEX (16 hex digits) in the environment, fill memory of the daemon (its
+ * heap and DPDK's) with that 8-byte pattern, which no client may ever see (tests/rnicd/test_adversarial.c). */
+void rnicd_canary_fill(void);
 
 #endif /* RNICD_H */

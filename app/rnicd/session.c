@@ -35,7 +35,8 @@ block_new(struct rnicd_session *s, size_t len)
 {
 	struct rnicd_block *b;
 
-	if (s->bytes + len > rnicd.quota.max_bytes) {
+	if (s->bytes + len > rnicd.quota.max_bytes ||
+	    rnicd_tenant_charge(s->tenant, RNICD_RES_MEM, len, s->pid) != 0) {
 		s->over_quota = 1;
 		/* Once per session: a client retrying does not fill the log. */
 		if (!s->quota_logged)
@@ -47,7 +48,12 @@ block_new(struct rnicd_session *s, size_t len)
 	}
 	b = calloc(1, sizeof(*b));
 	if (b == NULL || (b->addr = rnic_shm_create("rnicd-hif", len, &b->fd)) == NULL) {
-		RNICD_LOG(ERR, "client %u: shared memory of %zu bytes: %s", s->id, len, strerror(errno));
+		uint32_t left_out;
+
+		if (rnicd_tenant_log_ok(s->tenant, &left_out))
+			RNICD_LOG(ERR, "client %u (tenant %s): shared memory of %zu bytes: %s", s->id, s->tenant->name,
+				  len, strerror(errno));
+		rnicd_tenant_release(s->tenant, RNICD_RES_MEM, len);
 		free(b);
 		return NULL;
 	}
@@ -80,6 +86,7 @@ block_free(struct rnicd_session *s, void *addr)
 		*pp = b->next;
 		munmap(b->addr, b->len);
 		close(b->fd);
+		rnicd_tenant_release(s->tenant, RNICD_RES_MEM, b->len);
 		s->bytes -= b->len;
 		rnicd.stats.shared_bytes -= b->len;
 		free(b);
@@ -100,6 +107,16 @@ hostmem_free(void *arg, void *ptr)
 }
 
 static const struct rnic_hostmem_ops session_hostmem = { .alloc = hostmem_alloc, .free = hostmem_free };
+
+/* What a line about a tenant's connection adds when lines were left out before it (rnicd_tenant_log_ok). */
+static const char *
+left_out_note(uint32_t left_out, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (left_out != 0)
+		snprintf(buf, len, " (%u lines about the tenant's connections left out)", left_out);
+	return buf;
+}
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* Handles                                                                                                  */
@@ -137,13 +154,23 @@ quota_of(enum rnicd_obj_kind kind)
 	}
 }
 
+/* Room for one more object of a kind: under the connection's limit, and counted against its tenant's quota.
+ * 0 or EDQUOT; an object that is then not made gives its place back (unreserve). */
 static int
-over_quota(const struct rnicd_session *s, enum rnicd_obj_kind kind)
+reserve(struct rnicd_session *s, enum rnicd_obj_kind kind)
 {
-	return s->count[kind] >= quota_of(kind);
+	if (s->count[kind] >= quota_of(kind))
+		return EDQUOT;
+	return rnicd_tenant_charge(s->tenant, (enum rnicd_res)kind, 1, s->pid);
 }
 
-/* Record an object; returns its handle (0 when the table is full). */
+static void
+unreserve(struct rnicd_session *s, enum rnicd_obj_kind kind)
+{
+	rnicd_tenant_release(s->tenant, (enum rnicd_res)kind, 1);
+}
+
+/* Record an object reserve() made room for; returns its handle (0 when the table is full). */
 static uint32_t
 obj_add(struct rnicd_session *s, enum rnicd_obj_kind kind, void *ptr, void *map, size_t map_len)
 {
@@ -173,6 +200,7 @@ obj_get(struct rnicd_session *s, uint32_t handle, enum rnicd_obj_kind kind)
 static void
 obj_del(struct rnicd_session *s, struct rnicd_obj *o)
 {
+	unreserve(s, o->kind);
 	s->count[o->kind]--;
 	(*live_counter(o->kind))--;
 	memset(o, 0, sizeof(*o));
@@ -210,6 +238,8 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 	struct rnic_device **list;
 	struct rnic_context_priv *ctx;
 	struct rnicd_block *b;
+	uint32_t left_out;
+	char note[64];
 	int n = 0, ret = 0;
 
 	if (s->ctx != NULL)
@@ -221,20 +251,27 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 		rnic_free_device_list(list);
 		return ENODEV;
 	}
+	if (rnicd_tenant_charge(s->tenant, RNICD_RES_CTX, 1, s->pid) != 0) {
+		rnic_free_device_list(list);
+		return EDQUOT;
+	}
 	s->ctx = rnic_open_device(list[req->u.open.index]);
 	rnic_free_device_list(list);
-	if (s->ctx == NULL)
+	if (s->ctx == NULL) {
+		rnicd_tenant_release(s->tenant, RNICD_RES_CTX, 1);
 		return errno;
+	}
 	s->dev_index = (int)req->u.open.index;
 	ctx = rnic_context_priv(s->ctx);
 	ctx->hostmem = &session_hostmem;
 	ctx->hostmem_arg = s;
 	ctx->owner = s->id;
+	ctx->tenant = s->tenant->engine_id;
 	s->over_quota = 0;
 	s->dbq = block_new(s, RTE_ALIGN_CEIL(rnic_dbq_memsize(rnicd.quota.dbq_size), PAGE));
 	if (s->dbq != NULL) {
 		s->dbq->size = rnicd.quota.dbq_size;
-		ret = -rnic_device_attach_dbq(ctx->dev, s->dbq, rnicd.quota.dbq_size, s->id);
+		ret = -rnic_device_attach_dbq(ctx->dev, s->dbq, rnicd.quota.dbq_size, s->id, ctx->tenant);
 	}
 	if (s->dbq == NULL || ret != 0) {
 		if (s->dbq != NULL)
@@ -242,6 +279,7 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 		s->dbq = NULL;
 		rnic_close_device(s->ctx);
 		s->ctx = NULL;
+		rnicd_tenant_release(s->tenant, RNICD_RES_CTX, 1);
 		return ret != 0 ? ret : s->over_quota ? EDQUOT : ENOMEM;
 	}
 	b = block_find(s, s->dbq);
@@ -249,7 +287,9 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 	rep->u.open.dbq_size = rnicd.quota.dbq_size;
 	rep->u.open.dbq_bytes = b->len;
 	*fd_out = b->fd;
-	RNICD_LOG(INFO, "client %u (pid %d) opened %s", s->id, (int)s->pid, ctx->dev->name);
+	if (rnicd_tenant_log_ok(s->tenant, &left_out))
+		RNICD_LOG(INFO, "client %u (pid %d, tenant %s) opened %s%s", s->id, (int)s->pid, s->tenant->name,
+			  ctx->dev->name, left_out_note(left_out, note, sizeof(note)));
 	return 0;
 }
 
@@ -257,32 +297,44 @@ static int
 do_alloc_pd(struct rnicd_session *s, struct rnicd_rep *rep)
 {
 	struct rnic_pd *pd;
+	int ret = reserve(s, OBJ_PD);
 
-	if (over_quota(s, OBJ_PD))
-		return EDQUOT;
+	if (ret != 0)
+		return ret;
 	pd = rnic_alloc_pd(s->ctx);
-	if (pd == NULL)
+	if (pd == NULL) {
+		unreserve(s, OBJ_PD);
 		return errno;
+	}
 	rep->u.obj.handle = obj_add(s, OBJ_PD, pd, NULL, 0);
 	if (rep->u.obj.handle == 0) {
 		rnic_dealloc_pd(pd);
+		unreserve(s, OBJ_PD);
 		return ENOMEM;
 	}
 	return 0;
 }
 
-/* The daemon's mapping of the pages of a client's memfd that hold [offset, offset + length). */
+/* The daemon's mapping of the pages of a client's memfd that hold [offset, offset + length), with the rights
+ * the region's access needs: read, and write too for LOCAL_WRITE (which remote writes and atomics need). A
+ * read-only mapping is safe: the MPT refuses every write to a region without LOCAL_WRITE. */
 static int
-map_client_buffer(int fd, uint64_t va, uint64_t offset, uint64_t length, void **map, size_t *map_len,
-		  void **host)
+map_client_buffer(int fd, const struct rnicd_req *req, void **map, size_t *map_len, void **host)
 {
-	struct stat st;
-	int seals = fcntl(fd, F_GET_SEALS);
+	uint64_t va = req->u.reg_mr.va, offset = req->u.reg_mr.offset, length = req->u.reg_mr.length;
+	int writable = (req->u.reg_mr.access & RNIC_ACCESS_LOCAL_WRITE) != 0;
+	int seals = fcntl(fd, F_GET_SEALS), mode = fcntl(fd, F_GETFL);
 	uint64_t first = offset & ~(PAGE - 1), end;
+	struct stat st;
 
 	/* A file that may shrink could fault the engine mid-access: only sealed memfds are mapped. */
 	if (seals < 0 || !(seals & F_SEAL_SHRINK))
 		return EPERM;
+	/* Writes asked of memory the client may not write itself: a write-sealed file, a read-only descriptor. */
+	if (writable && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+		return EPERM;
+	if (mode < 0 || (mode & O_ACCMODE) == O_WRONLY || (writable && (mode & O_ACCMODE) != O_RDWR))
+		return EACCES;
 	if (fstat(fd, &st) != 0 || length == 0 || offset + length < offset || offset + length > (uint64_t)st.st_size)
 		return EINVAL;
 	/* The client's VA and the file offset must agree within the page: both are mappings of the file. */
@@ -290,20 +342,39 @@ map_client_buffer(int fd, uint64_t va, uint64_t offset, uint64_t length, void **
 		return EINVAL;
 	end = RTE_ALIGN_CEIL(offset + length, PAGE);
 	*map_len = end - first;
-	*map = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)first);
+	*map = mmap(NULL, *map_len, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, (off_t)first);
 	if (*map == MAP_FAILED)
-		return errno == EACCES ? EACCES : ENOMEM;
+		return errno == EACCES || errno == EPERM ? errno : ENOMEM;
 	*host = (uint8_t *)*map + (offset - first);
 	return 0;
+}
+
+/* Room for a registration: an MR, and the pages its range touches (computed so that nothing overflows:
+ * the bytes the mapping takes, in *bytes), within the connection's limits and the tenant's quotas. */
+static int
+reserve_mr(struct rnicd_session *s, const struct rnicd_req *req, uint64_t *bytes)
+{
+	uint64_t room = s->bytes < rnicd.quota.max_bytes ? rnicd.quota.max_bytes - s->bytes : 0;
+	int ret;
+
+	if (req->u.reg_mr.length > room)
+		return EDQUOT;
+	*bytes = RTE_ALIGN_CEIL(req->u.reg_mr.length + (req->u.reg_mr.offset & (PAGE - 1)), PAGE);
+	if (*bytes > room)
+		return EDQUOT;
+	ret = reserve(s, OBJ_MR);
+	if (ret == 0 && (ret = rnicd_tenant_charge(s->tenant, RNICD_RES_MEM, *bytes, s->pid)) != 0)
+		unreserve(s, OBJ_MR);
+	return ret;
 }
 
 static int
 do_reg_mr(struct rnicd_session *s, const struct rnicd_req *req, int fd, struct rnicd_rep *rep)
 {
 	const struct rnicd_obj *pd = obj_get(s, req->u.reg_mr.pd, OBJ_PD);
-	struct rnic_mr *mr;
+	struct rnic_mr *mr = NULL;
 	size_t map_len = 0;
-	uint64_t room;
+	uint64_t bytes;
 	void *map, *host;
 	int ret;
 
@@ -311,29 +382,25 @@ do_reg_mr(struct rnicd_session *s, const struct rnicd_req *req, int fd, struct r
 		return EBADF;
 	if (pd == NULL)
 		return ENOENT;
-	if (over_quota(s, OBJ_MR))
-		return EDQUOT;
-	/* What the mapping will take: the pages the range touches (checked so that nothing overflows). */
-	room = s->bytes < rnicd.quota.max_bytes ? rnicd.quota.max_bytes - s->bytes : 0;
-	if (req->u.reg_mr.length > room ||
-	    RTE_ALIGN_CEIL(req->u.reg_mr.length + (req->u.reg_mr.offset & (PAGE - 1)), PAGE) > room)
-		return EDQUOT;
-	ret = map_client_buffer(fd, req->u.reg_mr.va, req->u.reg_mr.offset, req->u.reg_mr.length, &map, &map_len,
-				&host);
+	ret = reserve_mr(s, req, &bytes);
 	if (ret != 0)
 		return ret;
-	mr = rnic_mr_reg_host(pd->ptr, (void *)(uintptr_t)req->u.reg_mr.va, host, req->u.reg_mr.length,
-			      req->u.reg_mr.access);
-	if (mr == NULL) {
-		ret = errno;
-		munmap(map, map_len);
-		return ret;
+	ret = map_client_buffer(fd, req, &map, &map_len, &host);
+	if (ret == 0) {
+		mr = rnic_mr_reg_host(pd->ptr, (void *)(uintptr_t)req->u.reg_mr.va, host, req->u.reg_mr.length,
+				      req->u.reg_mr.access);
+		ret = mr == NULL ? errno : 0;
 	}
-	rep->u.reg_mr.handle = obj_add(s, OBJ_MR, mr, map, map_len);
-	if (rep->u.reg_mr.handle == 0) {
+	if (ret == 0 && (rep->u.reg_mr.handle = obj_add(s, OBJ_MR, mr, map, map_len)) == 0) {
 		rnic_dereg_mr(mr);
-		munmap(map, map_len);
-		return ENOMEM;
+		ret = ENOMEM;
+	}
+	if (ret != 0) {
+		if (map_len != 0)
+			munmap(map, map_len);
+		unreserve(s, OBJ_MR);
+		rnicd_tenant_release(s->tenant, RNICD_RES_MEM, bytes);
+		return ret;
 	}
 	rep->u.reg_mr.lkey = mr->lkey;
 	rep->u.reg_mr.rkey = mr->rkey;
@@ -355,6 +422,7 @@ destroy_obj(struct rnicd_session *s, struct rnicd_obj *o)
 		ret = rnic_dereg_mr(o->ptr);	/* quiesces the engine: nothing reads the mapping after */
 		if (ret == 0) {
 			munmap(o->map, o->map_len);
+			rnicd_tenant_release(s->tenant, RNICD_RES_MEM, o->map_len);
 			s->bytes -= o->map_len;
 			rnicd.stats.shared_bytes -= o->map_len;
 		}
@@ -397,17 +465,22 @@ do_create_cq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 {
 	struct rnic_cq *cq;
 	struct rnic_cq_priv *p;
+	int ret = reserve(s, OBJ_CQ);
 
-	if (over_quota(s, OBJ_CQ))
-		return EDQUOT;
+	if (ret != 0)
+		return ret;
 	s->over_quota = 0;
 	cq = rnic_create_cq(s->ctx, req->u.create_cq.cqe, NULL, NULL, 0);
-	if (cq == NULL)
-		return s->over_quota ? EDQUOT : errno;
+	if (cq == NULL) {
+		ret = s->over_quota ? EDQUOT : errno;
+		unreserve(s, OBJ_CQ);
+		return ret;
+	}
 	p = rnic_cq_priv(cq);
 	rep->u.create_cq.handle = obj_add(s, OBJ_CQ, cq, NULL, 0);
 	if (rep->u.create_cq.handle == 0) {
 		rnic_destroy_cq(cq);
+		unreserve(s, OBJ_CQ);
 		return ENOMEM;
 	}
 	rep->u.create_cq.cqn = p->cqn;
@@ -428,21 +501,27 @@ do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 	};
 	struct rnic_qp_priv *p;
 	struct rnic_qp *qp;
+	int ret;
 
 	if (pd == NULL || scq == NULL || rcq == NULL)
 		return ENOENT;
-	if (over_quota(s, OBJ_QP))
-		return EDQUOT;
+	ret = reserve(s, OBJ_QP);
+	if (ret != 0)
+		return ret;
 	ia.send_cq = scq->ptr;
 	ia.recv_cq = rcq->ptr;
 	s->over_quota = 0;
 	qp = rnic_create_qp(pd->ptr, &ia);
-	if (qp == NULL)
-		return s->over_quota ? EDQUOT : errno;
+	if (qp == NULL) {
+		ret = s->over_quota ? EDQUOT : errno;
+		unreserve(s, OBJ_QP);
+		return ret;
+	}
 	p = rnic_qp_priv(qp);
 	rep->u.create_qp.handle = obj_add(s, OBJ_QP, qp, NULL, 0);
 	if (rep->u.create_qp.handle == 0) {
 		rnic_destroy_qp(qp);
+		unreserve(s, OBJ_QP);
 		return ENOMEM;
 	}
 	rep->u.create_qp.qpn = qp->qp_num;
@@ -609,6 +688,11 @@ rnicd_session_new(int sock)
 
 	if (s == NULL)
 		return NULL;
+	/* The peer's credentials, as the kernel saw them at connect(): who the tenant is. */
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+		free(s);
+		return NULL;
+	}
 	s->nb_obj = RTE_MIN(rnicd.quota.max_pd + rnicd.quota.max_cq + rnicd.quota.max_qp + rnicd.quota.max_mr,
 			    MAX_OBJ);
 	s->obj = calloc(s->nb_obj, sizeof(*s->obj));
@@ -617,8 +701,20 @@ rnicd_session_new(int sock)
 		return NULL;
 	}
 	s->sock = sock;
-	s->pid = getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : -1;
+	s->pid = cred.pid;
+	s->uid = cred.uid;
 	pthread_mutex_lock(&rnicd.lock);
+	s->tenant = rnicd_tenant_join(&cred, s->cgroup, sizeof(s->cgroup));
+	if (s->tenant == NULL) {
+		int err = errno;
+
+		pthread_mutex_unlock(&rnicd.lock);
+		free(s->obj);
+		free(s);
+		errno = err;
+		return NULL;
+	}
+	rnicd.stats.tenants = rnicd_tenant_count();
 	s->id = ++rnicd.next_id;
 	if ((s->id & 0xffff) == 0)
 		s->id = ++rnicd.next_id;	/* handles carry the id's low 16 bits: never 0 */
@@ -649,14 +745,20 @@ void
 rnicd_session_end(struct rnicd_session *s)
 {
 	struct rnicd_session **pp;
-	uint32_t live = s->count[OBJ_QP] + s->count[OBJ_CQ] + s->count[OBJ_MR] + s->count[OBJ_PD];
+	uint32_t live = s->count[OBJ_QP] + s->count[OBJ_CQ] + s->count[OBJ_MR] + s->count[OBJ_PD], left_out;
+	char note[64];
 
 	pthread_mutex_lock(&rnicd.lock);
-	if (live != 0) {
-		RNICD_LOG(WARNING, "client %u (pid %d) went with %u QPs, %u CQs, %u MRs, %u PDs: freeing them",
-			  s->id, (int)s->pid, s->count[OBJ_QP], s->count[OBJ_CQ], s->count[OBJ_MR],
-			  s->count[OBJ_PD]);
-		rnicd.stats.clients_gone++;
+	rnicd.stats.clients_gone += live != 0;
+	if (rnicd_tenant_log_ok(s->tenant, &left_out)) {
+		left_out_note(left_out, note, sizeof(note));
+		if (live != 0)
+			RNICD_LOG(WARNING, "client %u (pid %d, tenant %s) went with %u QPs, %u CQs, %u MRs, %u PDs: "
+				  "freeing them%s", s->id, (int)s->pid, s->tenant->name, s->count[OBJ_QP],
+				  s->count[OBJ_CQ], s->count[OBJ_MR], s->count[OBJ_PD], note);
+		else
+			RNICD_LOG(INFO, "client %u (pid %d, tenant %s) disconnected%s", s->id, (int)s->pid,
+				  s->tenant->name, note);
 	}
 	/* QPs first, to the error state so the engine stops sending for them, then destroyed (which quiesces
 	 * the engine); then what they used. */
@@ -676,9 +778,12 @@ rnicd_session_end(struct rnicd_session *s)
 			block_free(s, s->dbq);
 		}
 		rnic_close_device(s->ctx);
+		rnicd_tenant_release(s->tenant, RNICD_RES_CTX, 1);
 	}
 	while (s->blocks != NULL)	/* none left unless an object could not be freed */
 		block_free(s, s->blocks->addr);
+	rnicd_tenant_leave(s->tenant);
+	rnicd.stats.tenants = rnicd_tenant_count();
 	for (pp = &rnicd.sessions; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == s) {
 			*pp = s->next;

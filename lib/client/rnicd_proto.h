@@ -57,6 +57,8 @@ struct rnicd_stats {
 	uint64_t bad_requests;		/* malformed or refused messages */
 	uint64_t connections_total;	/* connections ever accepted: a client process makes one to list the
 					 * devices and one per device it opens */
+	uint64_t quota_refusals;	/* connections, contexts, objects and memory refused by a tenant's quota */
+	uint64_t tenants;		/* tenants with connections now */
 };
 
 struct rnicd_req {

@@ -71,11 +71,12 @@ free_tables(struct rnic_device *dev)
 }
 
 int
-rnic_device_attach_dbq(struct rnic_device *dev, struct rnic_dbq *q, uint32_t size, uint32_t owner)
+rnic_device_attach_dbq(struct rnic_device *dev, struct rnic_dbq *q, uint32_t size, uint32_t owner,
+		       uint32_t tenant)
 {
 	int ret = -ENOSPC;
 
-	if (size == 0 || (size & (size - 1)) != 0)
+	if (size == 0 || (size & (size - 1)) != 0 || tenant >= RNIC_MAX_TENANTS)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	for (uint32_t i = 0; i < RNIC_MAX_CLIENT_DBQ; i++) {
@@ -86,6 +87,7 @@ rnic_device_attach_dbq(struct rnic_device *dev, struct rnic_dbq *q, uint32_t siz
 		r->mask = size - 1;
 		r->cons = __atomic_load_n(&q->cons, __ATOMIC_ACQUIRE);
 		r->owner = owner;
+		r->tenant = tenant;
 		__atomic_store_n(&r->q, q, __ATOMIC_RELEASE);
 		if (i >= dev->nb_client_dbq)
 			__atomic_store_n(&dev->nb_client_dbq, i + 1, __ATOMIC_RELEASE);

@@ -416,3 +416,23 @@ rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counter
 		memcpy(counters, all, sizeof(all[0]) * RTE_MIN(total, (unsigned int)n));
 	return (int)total;
 }
+
+void
+rnic_device_tenant_stats(const struct rnic_device *dev, uint32_t tenant, struct rnic_tenant_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (tenant >= RNIC_MAX_TENANTS)
+		return;
+	for (uint16_t s = 0; s < dev->nb_shards; s++) {
+		const struct rnic_pipeline *p = dev->pipeline[s];
+		const struct rnic_req_tenant *r = &p->req_tenant[tenant];
+		const struct rnic_db_tenant *d = &p->db_tenant[tenant];
+
+		out->doorbells += d->doorbells;
+		out->doorbells_dropped += d->dropped;
+		out->packets += r->packets;
+		out->bytes += r->bytes;
+		out->psns += r->psns;
+		out->deferred += r->deferred;
+	}
+}

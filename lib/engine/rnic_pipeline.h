@@ -135,6 +135,33 @@ struct rnic_pipeline_stats {
 	uint64_t rx_drops[RNIC_DROP_REASON_MAX];	/* by rnic_drop_reason */
 };
 
+/*
+ * One tenant's use of a pipeline (doc/engine.md, "Fair service"). While two tenants or more have QPs with
+ * work, a tenant may send RNIC_TENANT_CREDIT PSNs per scheduler round, however many QPs it has; a tenant
+ * that overdraws (a READ is charged its responses) pays it back in the next rounds. Its QPs are served in
+ * slot order from where it ran out the round before.
+ */
+struct rnic_req_tenant {
+	uint32_t round;			/* the scheduler round credit is for */
+	int32_t credit;			/* PSNs it may still send in that round */
+	uint32_t resume;		/* its first slot to serve after it ran out */
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t psns;
+	uint64_t deferred;
+};
+
+/* One tenant's doorbells (the doorbell stage): at most RNIC_DBQ_SHARE from its queues per turn. */
+struct rnic_db_tenant {
+	uint32_t turn;			/* the doorbell stage's turn left counts */
+	uint32_t left;
+	uint64_t doorbells;
+	uint64_t dropped;
+};
+
+#define RNIC_TENANT_CREDIT 16		/* PSNs per tenant per round: one QP's quantum */
+#define RNIC_DBQ_SHARE 16		/* doorbells per tenant per turn of the doorbell stage */
+
 struct rnic_pipeline {
 	struct rnic_device *dev;
 	uint16_t shard;			/* this pipeline's shard; its TX queues are 2 * shard and 2 * shard + 1 */
@@ -165,6 +192,17 @@ struct rnic_pipeline {
 	uint32_t rtx_free;		/* first free element (0: none left) */
 	struct rte_ring *rtx_reclaim;	/* lists of QPs reset or destroyed, for the requester to free */
 	struct rnic_pipeline_stats stats[RNIC_STAGE_MAX];
+	/* Fair service between tenants: the requester's (tenant_round: the round tenants_now counts; tenants
+	 * with QPs visited in it and in the round before) and the doorbell stage's (dbq_next: the client
+	 * queue its next turn starts at). */
+	uint32_t tenant_round;
+	uint32_t tenants_now;
+	uint32_t tenants_last;
+	uint32_t visit_bytes;		/* payload bytes sent in the current QP visit */
+	struct rnic_req_tenant req_tenant[RNIC_MAX_TENANTS];
+	uint32_t dbq_next;
+	uint32_t dbq_turn;
+	struct rnic_db_tenant db_tenant[RNIC_MAX_TENANTS] __rte_cache_aligned;
 	struct {
 		struct rnic_latency_hist queued;
 		struct rnic_latency_hist busy;

@@ -16,9 +16,11 @@
 #define QUANTUM 16u	/* packets one QP may send per visit: round-robin fairness between QPs */
 
 /* Tell the owning shards' requesters about the QPs the doorbells name. owner: who rang them (an rnicd
- * client may only ring its own QPs; a doorbell naming another's is dropped as if the QP did not exist). */
+ * client may only ring its own QPs; a doorbell naming another's is dropped as if the QP did not exist);
+ * t: the ringer's tenant, charged with them. */
 static void
-route_doorbells(struct rnic_pipeline *p, const uint64_t *db, unsigned int n, uint32_t owner)
+route_doorbells(struct rnic_pipeline *p, const uint64_t *db, unsigned int n, uint32_t owner,
+		struct rnic_db_tenant *t)
 {
 	struct rnic_device *dev = p->dev;
 
@@ -30,6 +32,7 @@ route_doorbells(struct rnic_pipeline *p, const uint64_t *db, unsigned int n, uin
 		qp = rnic_qp_lookup(dev, d.qpn);
 		if (qp == NULL || (owner != 0 && rnic_qp_priv(qp)->owner != owner)) {
 			RNIC_STATS(p, DOORBELL)->no_qp++;	/* destroyed since it rang, or not the ringer's */
+			t->dropped++;
 			continue;
 		}
 		rnic_qp_doorbell_taken(qp);
@@ -37,6 +40,44 @@ route_doorbells(struct rnic_pipeline *p, const uint64_t *db, unsigned int n, uin
 					 sizeof(uint32_t));
 	}
 	RNIC_STATS(p, DOORBELL)->doorbells += n;
+	t->doorbells += n;
+}
+
+/*
+ * rnicd clients' doorbell queues, at most room doorbells: round robin from the queue after the last one the
+ * previous turn looked at, each tenant at most RNIC_DBQ_SHARE a turn over all its queues, so that a client
+ * that keeps its queue full takes its share and no more (doc/engine.md, "Fair service").
+ */
+static unsigned int
+take_client_doorbells(struct rnic_pipeline *p, unsigned int room)
+{
+	struct rnic_device *dev = p->dev;
+	uint32_t nb_dbq = __atomic_load_n(&dev->nb_client_dbq, __ATOMIC_ACQUIRE);
+	uint32_t i = p->dbq_next < nb_dbq ? p->dbq_next : 0;
+	unsigned int total = 0;
+	uint64_t db[RNIC_BURST];
+
+	p->dbq_turn++;
+	for (uint32_t looked = 0; looked < nb_dbq && total < room; looked++) {
+		struct rnic_dbq_reader *r = &dev->client_dbq[i];
+		struct rnic_dbq *q = __atomic_load_n(&r->q, __ATOMIC_ACQUIRE);
+		struct rnic_db_tenant *t = &p->db_tenant[r->tenant];
+		unsigned int n;
+
+		i = i + 1 < nb_dbq ? i + 1 : 0;
+		if (q == NULL)
+			continue;
+		if (t->turn != p->dbq_turn) {
+			t->turn = p->dbq_turn;
+			t->left = RNIC_DBQ_SHARE;
+		}
+		n = rnic_dbq_pop(r, q, db, RTE_MIN(room - total, t->left));
+		t->left -= n;
+		route_doorbells(p, db, n, r->owner, t);
+		total += n;
+	}
+	p->dbq_next = i;
+	return total;
 }
 
 unsigned int
@@ -45,28 +86,18 @@ rnic_stage_doorbell(void *arg, unsigned int budget)
 	struct rnic_pipeline *p = arg;
 	struct rnic_device *dev = p->dev;
 	uint64_t db[RNIC_BURST];
-	unsigned int n, total, room = RNIC_BURST;
-	uint32_t nb_dbq = __atomic_load_n(&dev->nb_client_dbq, __ATOMIC_ACQUIRE);
+	unsigned int n, room = RNIC_BURST;
 
 	/* Take no more doorbells than every shard's requester can be told about: none is ever dropped. */
 	for (uint16_t s = 0; s < dev->nb_shards; s++)
 		room = RTE_MIN(room, rte_ring_free_count(dev->pipeline[s]->slot_ring));
 	room = RTE_MIN(budget, room);
 	n = rte_ring_sc_dequeue_burst_elem(dev->doorbell_ring, db, sizeof(db[0]), room, NULL);
-	route_doorbells(p, db, n, 0);
-	total = n;
+	route_doorbells(p, db, n, 0, &p->db_tenant[0]);
 	/* rnicd clients' doorbell queues (none in an application's own engine). */
-	for (uint32_t i = 0; i < nb_dbq && total < room; i++) {
-		struct rnic_dbq_reader *r = &dev->client_dbq[i];
-		struct rnic_dbq *q = __atomic_load_n(&r->q, __ATOMIC_ACQUIRE);
-
-		if (q == NULL)
-			continue;
-		n = rnic_dbq_pop(r, q, db, room - total);
-		route_doorbells(p, db, n, r->owner);
-		total += n;
-	}
-	return total;
+	if (n < room && dev->nb_client_dbq != 0)
+		n += take_client_doorbells(p, room - n);
+	return n;
 }
 
 /* Copy len bytes at message offset off of the WQE's payload (inline or gather list) into dst. */
@@ -573,6 +604,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 queue:
 	rnic_tx_enqueue(&p->req_tx, m);
 	q->counters.packets_sent++;
+	p->visit_bytes += chunk;
 	if (!resend)
 		r->sent_psn = r->npsn;
 	r->npsn = rnic_psn_add(r->npsn, 1);
@@ -770,6 +802,13 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 		*idle = 1;
 		return 0;
 	}
+	/* A doorbell of a QP that may not send (RESET, INIT, RTR, SQD, SQE: anyone can ring one): it waits for
+	 * the move to RTS, which rings the engine (rnic_modify_qp). Kept active, it would be visited again and
+	 * again without doing any work, and the stage would never return. */
+	if (state != RNIC_QPS_RTS) {
+		*idle = 1;
+		return 0;
+	}
 	if (r->rnr_until != 0) {
 		if (rte_get_tsc_cycles() < r->rnr_until) {
 			*idle = 1;	/* the timer scan wakes it */
@@ -830,6 +869,73 @@ prefetch_next_wqe(const struct rnic_qp_priv *q)
 		rte_prefetch0_write(rnic_req_infl(&q->req, q->req.infl_tail + i));
 }
 
+/*
+ * The QP's tenant's share of the requester in this scheduler round (struct rnic_req_tenant). The first
+ * visit of a tenant in a round gives it the round's credit (less what it overdrew), and counts it among
+ * the tenants with work: the share applies only while there are two or more.
+ */
+static struct rnic_req_tenant *
+tenant_round(struct rnic_pipeline *p, const struct rnic_qp_priv *q)
+{
+	struct rnic_req_tenant *t = &p->req_tenant[q->tenant];
+	uint32_t round = p->sched.round;
+
+	if (p->tenant_round != round) {
+		p->tenant_round = round;
+		p->tenants_last = p->tenants_now;
+		p->tenants_now = 0;
+	}
+	if (t->round != round) {
+		if (t->credit > 0)
+			t->resume = 0;	/* it did not run out: the next pass starts at its first QP */
+		t->round = round;
+		t->credit = RTE_MIN(t->credit, 0) + (int32_t)RNIC_TENANT_CREDIT;
+		p->tenants_now++;
+	}
+	return t;
+}
+
+static int
+tenants_compete(const struct rnic_pipeline *p)
+{
+	return p->tenants_now > 1 || p->tenants_last > 1;
+}
+
+/* Serve a QP within its tenant's share. Returns the packets sent; *idle when it has nothing to send, and
+ * *deferred when its tenant has used its share of the round (the QP stays active). */
+static unsigned int
+serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigned int quantum, int *idle,
+	     int *deferred)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_tenant *t = tenant_round(p, q);
+	int share = tenants_compete(p);
+	uint32_t psn = q->req.npsn;
+	unsigned int sent;
+	int32_t psns;
+
+	*deferred = share && (t->credit <= 0 || slot < t->resume);
+	if (*deferred) {
+		t->deferred++;
+		*idle = 0;
+		return 0;
+	}
+	p->visit_bytes = 0;
+	sent = serve(p, qp, quantum, idle);
+	/* PSNs the visit took (a READ takes one per response packet); a QP that failed or was reset has
+	 * nothing to charge. */
+	psns = RTE_MAX(rnic_psn_diff(q->req.npsn, psn), 0);
+	t->packets += sent;
+	t->bytes += p->visit_bytes;
+	t->psns += (uint32_t)psns;
+	if (share) {
+		t->credit -= psns;
+		if (t->credit <= 0)
+			t->resume = slot + 1;
+	}
+	return sent;
+}
+
 unsigned int
 rnic_stage_requester(void *arg, unsigned int budget)
 {
@@ -856,10 +962,12 @@ rnic_stage_requester(void *arg, unsigned int budget)
 
 		RNIC_STATS(p, REQUESTER)->qp_visits++;
 		if (qp != NULL) {
-			unsigned int sent = serve(p, qp, RTE_MIN(QUANTUM, budget - work), &idle);
+			int deferred;
+			unsigned int sent = serve_shared(p, qp, slot, RTE_MIN(QUANTUM, budget - work), &idle,
+							 &deferred);
 
 			RNIC_STATS(p, REQUESTER)->qp_idle_visits += sent == 0;
-			work += sent;
+			work += sent + (unsigned int)deferred;
 		}
 		if (idle)
 			rnic_sched_deactivate(&p->sched, slot);

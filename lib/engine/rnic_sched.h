@@ -16,6 +16,7 @@ struct rnic_sched {
 	uint32_t nb_slots;
 	uint32_t slab_pos;	/* first slot of the 64-slot slab being served */
 	uint64_t slab;		/* its bits not served yet in this round */
+	uint32_t round;		/* rounds begun: the scan went back to a slab at or before the last one */
 	void *mem;
 };
 
@@ -39,13 +40,19 @@ rnic_sched_deactivate(struct rnic_sched *s, uint32_t slot)
 
 /*
  * The next active slot in round-robin order: every active slot is returned once before any is returned
- * again. Returns 1 and the slot, or 0 when no slot is active.
+ * again. Returns 1 and the slot, or 0 when no slot is active. A round serves slots in increasing order
+ * (the bitmap scan wraps around at the end of the table).
  */
 static inline int
 rnic_sched_next(struct rnic_sched *s, uint32_t *slot)
 {
-	if (s->slab == 0 && !rte_bitmap_scan(s->active, &s->slab_pos, &s->slab))
-		return 0;
+	if (s->slab == 0) {
+		uint32_t last = s->slab_pos;
+
+		if (!rte_bitmap_scan(s->active, &s->slab_pos, &s->slab))
+			return 0;
+		s->round += s->slab_pos <= last;
+	}
 	*slot = s->slab_pos + (uint32_t)__builtin_ctzll(s->slab);
 	s->slab &= s->slab - 1;
 	return 1;

@@ -3,8 +3,11 @@
  * data path uses, with the per-lcore cache.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <rte_malloc.h>
 
@@ -29,6 +32,50 @@ struct rnic_mr_priv {
 /* ------------------------------------------------------------------------------------------------------ */
 /* Table                                                                                                    */
 
+/* Bits of a key that name the MPT index: enough for the largest index (nb_mpt - 1 >= 1). */
+static uint32_t
+index_bits(uint32_t nb_mpt)
+{
+	return 32 - (uint32_t)__builtin_clz(nb_mpt - 1);
+}
+
+/* Random bytes from the kernel: the keys' starting points must not be guessable from outside. */
+static void
+fill_random(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n <= 0)
+			break;	/* only an interrupted call: what is left keeps the zeroes it has */
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static int
+key_state_create(struct rnic_mr_table *t)
+{
+	uint32_t nb_mpt = t->nb_mpt;
+
+	t->key_bits = 32 - index_bits(nb_mpt);
+	t->free_index = malloc(sizeof(*t->free_index) * nb_mpt);
+	t->uses = calloc(nb_mpt, sizeof(*t->uses));
+	t->gen_start = malloc(sizeof(*t->gen_start) * nb_mpt);
+	if (t->free_index == NULL || t->uses == NULL || t->gen_start == NULL)
+		return -ENOMEM;
+	fill_random(t->gen_start, sizeof(*t->gen_start) * nb_mpt);
+	fill_random(t->mix, sizeof(t->mix));
+	t->mix[0] |= 1;		/* multiplications by odd numbers are permutations modulo 2^key_bits */
+	t->mix[1] |= 1;
+	/* Low indexes first, each freed index at the back of the line. */
+	for (uint32_t i = 1; i < nb_mpt; i++)
+		t->free_index[t->nb_free_index++] = i;
+	return 0;
+}
+
 int
 rnic_mr_table_create(struct rnic_device *dev)
 {
@@ -44,17 +91,13 @@ rnic_mr_table_create(struct rnic_device *dev)
 	t->mpt = rte_zmalloc_socket("rnic_mpt", sizeof(*t->mpt) * nb_mpt, RTE_CACHE_LINE_SIZE, dev->socket_id);
 	t->mtt = rte_zmalloc_socket("rnic_mtt", sizeof(*t->mtt) * t->nb_mtt, RTE_CACHE_LINE_SIZE,
 				    dev->socket_id);
-	t->free_index = malloc(sizeof(*t->free_index) * nb_mpt);
 	t->free_mtt = malloc(sizeof(*t->free_mtt) * (dev->lim.max_mr + 1));
-	if (t->mpt == NULL || t->mtt == NULL || t->free_index == NULL || t->free_mtt == NULL) {
+	if (t->mpt == NULL || t->mtt == NULL || t->free_mtt == NULL || key_state_create(t) != 0) {
 		RNIC_LOG(ERR, "%s: cannot allocate the MPT (%u entries) and MTT (%u pages)", dev->name, nb_mpt,
 			 t->nb_mtt);
 		rnic_mr_table_free(dev);
 		return -ENOMEM;
 	}
-	/* Hand out low indexes first: pop from the end of the stack. */
-	for (uint32_t i = 1; i < nb_mpt; i++)
-		t->free_index[t->nb_free_index++] = nb_mpt - i;
 	t->free_mtt[0] = (struct rnic_mtt_extent){ 0, t->nb_mtt };
 	t->nb_free_mtt = 1;
 	return 0;
@@ -70,9 +113,60 @@ rnic_mr_table_free(struct rnic_device *dev)
 	rte_free(t->mpt);
 	rte_free(t->mtt);
 	free(t->free_index);
+	free(t->uses);
+	free(t->gen_start);
 	free(t->free_mtt);
 	rte_free(t);
 	dev->mr_table = NULL;
+}
+
+/*
+ * Generation n of an index as key bits: a permutation of [0, 2^key_bits) (adding, multiplying by an odd
+ * number and xor-shifting right are each one), from the index's random start. Distinct generations give
+ * distinct keys, and one key of an index says little about the next.
+ */
+static uint32_t
+generation_bits(const struct rnic_mr_table *t, uint32_t index, uint32_t n)
+{
+	uint32_t mask = (uint32_t)((1ull << t->key_bits) - 1), shift = (t->key_bits + 1) / 2;
+	uint32_t x = (n + t->gen_start[index]) & mask;
+
+	x = (x * t->mix[0]) & mask;
+	x ^= x >> shift;
+	x = (x * t->mix[1]) & mask;
+	x ^= x >> shift;
+	return x;
+}
+
+int
+rnic_mr_slot_take(struct rnic_mr_table *t, uint32_t *index, uint32_t *key)
+{
+	uint32_t i;
+
+	if (t->nb_free_index == 0)
+		return -ENOMEM;
+	i = t->free_index[t->free_head];
+	t->free_head = t->free_head + 1 == t->nb_mpt ? 0 : t->free_head + 1;
+	t->nb_free_index--;
+	*index = i;
+	*key = i << t->key_bits | generation_bits(t, i, t->uses[i]++);
+	return 0;
+}
+
+void
+rnic_mr_slot_give(struct rnic_mr_table *t, uint32_t index)
+{
+	uint32_t tail = t->free_head + t->nb_free_index;
+
+	/* Every generation handed out once: a later key of this index would be an old one again. */
+	if ((uint64_t)t->uses[index] >> t->key_bits != 0) {
+		if (t->nb_retired++ == 0)
+			RNIC_LOG(NOTICE, "MPT index %u retired after %llu registrations (its keys are used up); "
+				 "the table has %u indexes", index, 1ull << t->key_bits, t->nb_mpt - 1);
+		return;
+	}
+	t->free_index[tail >= t->nb_mpt ? tail - t->nb_mpt : tail] = index;
+	t->nb_free_index++;
 }
 
 /* First fit over the sorted free extents. Returns the MTT start index or -1. */
@@ -143,17 +237,51 @@ check_reg_args(const struct rnic_device *dev, void *addr, size_t length, int acc
 	return 0;
 }
 
+/*
+ * Whether [start, start + length) is mapped in this process with the rights the region's access needs:
+ * readable always (the engine gathers from it), writable as well for LOCAL_WRITE (which REMOTE_WRITE and
+ * REMOTE_ATOMIC require). A region that is not would fault the engine's lcore at its first access. The
+ * mappings of /proc/self/maps come in address order: walk them across the range. 0 or EFAULT.
+ */
+static int
+check_mapped(uint64_t start, uint64_t length, int writable)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	uint64_t at = start, end = start + length, lo, hi;
+	char perms[5];
+
+	if (f == NULL) {
+		RNIC_LOG(ERR, "reg_mr: cannot read /proc/self/maps to check the region: %s", strerror(errno));
+		return EFAULT;
+	}
+	while (at < end && fscanf(f, "%" SCNx64 "-%" SCNx64 " %4s%*[^\n]", &lo, &hi, perms) == 3) {
+		if (hi <= at)
+			continue;
+		if (lo > at || perms[0] != 'r' || (writable && perms[1] != 'w'))
+			break;		/* a hole, or a mapping without the rights */
+		at = hi;
+	}
+	fclose(f);
+	return at >= end ? 0 : EFAULT;
+}
+
 struct rnic_mr *
 rnic_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access)
 {
-	if (pd != NULL && rnic_ctx_is_client(pd->context)) {
-		int err = check_reg_args(rnic_ctx_dev(pd->context), addr, length, access);
+	int err;
 
-		if (err != 0) {
-			errno = err;
-			return NULL;
-		}
+	if (pd == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	err = check_reg_args(rnic_ctx_dev(pd->context), addr, length, access);
+	if (err == 0 && rnic_ctx_is_client(pd->context))
 		return rnic_client_reg_mr(pd, addr, length, access);
+	if (err == 0)
+		err = check_mapped((uintptr_t)addr, length, access & RNIC_ACCESS_LOCAL_WRITE);
+	if (err != 0) {
+		errno = err;
+		return NULL;
 	}
 	return rnic_mr_reg_host(pd, addr, addr, length, access);
 }
@@ -166,7 +294,7 @@ rnic_mr_reg_host(struct rnic_pd *pd, void *addr, void *host, size_t length, int 
 	struct rnic_mr_priv *mr;
 	struct rnic_mpt_entry *e;
 	uint64_t va = (uint64_t)(uintptr_t)addr, pa = (uint64_t)(uintptr_t)host;
-	uint32_t pages, index;
+	uint32_t pages, index, key;
 	int64_t base;
 	int err;
 
@@ -199,7 +327,7 @@ rnic_mr_reg_host(struct rnic_pd *pd, void *addr, void *host, size_t length, int 
 		errno = ENOMEM;
 		return NULL;
 	}
-	index = t->free_index[--t->nb_free_index];
+	rnic_mr_slot_take(t, &index, &key);
 	for (uint32_t i = 0; i < pages; i++)
 		t->mtt[base + i] = (pa & ~PAGE_MASK) + ((uint64_t)i << RNIC_MR_PAGE_SHIFT);
 	e = &t->mpt[index];
@@ -208,8 +336,7 @@ rnic_mr_reg_host(struct rnic_pd *pd, void *addr, void *host, size_t length, int 
 	e->pdn = rnic_pd_priv(pd)->pdn;
 	e->mtt_base = (uint32_t)base;
 	e->access = (uint16_t)access;
-	/* e->key kept its last value: the new registration gets the next one. */
-	e->key++;
+	e->key = key;
 	/* Publish the entry only once it is complete: the data path reads valid first. */
 	__atomic_store_n(&e->valid, 1, __ATOMIC_RELEASE);
 	t->nb_mr++;
@@ -222,8 +349,8 @@ rnic_mr_reg_host(struct rnic_pd *pd, void *addr, void *host, size_t length, int 
 	mr->pub.addr = addr;
 	mr->pub.length = length;
 	mr->pub.handle = index;
-	mr->pub.lkey = index << 8 | e->key;
-	mr->pub.rkey = mr->pub.lkey;
+	mr->pub.lkey = key;
+	mr->pub.rkey = key;
 	return &mr->pub;
 }
 
@@ -257,7 +384,7 @@ rnic_dereg_mr(struct rnic_mr *pub)
 
 	pthread_mutex_lock(&dev->lock);
 	mtt_free(t, e->mtt_base, pages_spanned(e->va, e->length));
-	t->free_index[t->nb_free_index++] = mr->index;
+	rnic_mr_slot_give(t, mr->index);
 	t->nb_mr--;
 	pthread_mutex_unlock(&dev->lock);
 	rnic_pd_put(pub->pd);
@@ -353,7 +480,7 @@ rnic_mr_translate(struct rnic_mr_table *t, struct rnic_mr_cache *cache, uint32_t
 		  uint32_t need, uint64_t va, uint64_t len, struct rnic_mr_seg *segs, uint32_t max_segs,
 		  uint32_t *nb_segs)
 {
-	uint32_t index = key >> 8, n = 0;
+	uint32_t index = key >> t->key_bits, n = 0;
 	struct rnic_mpt_entry copy;
 	const struct rnic_mpt_entry *e;
 
@@ -363,7 +490,7 @@ rnic_mr_translate(struct rnic_mr_table *t, struct rnic_mr_cache *cache, uint32_t
 	e = mpt_lookup(t, cache, index, &copy);
 	if (e == NULL)
 		return RNIC_MR_INVALID;
-	if (e->key != (uint8_t)key)
+	if (e->key != key)
 		return RNIC_MR_BAD_KEY;
 	if (e->pdn != pdn)
 		return RNIC_MR_BAD_PD;

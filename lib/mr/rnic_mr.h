@@ -3,8 +3,11 @@
  * of the seed's VirtToPhys (digest seed-000 §4), and the per-lcore 4-way set-associative translation cache
  * of the patent (seed 004).
  *
- * Keys: lkey = rkey = MPT index << 8 | key byte. The key byte changes every time an index is reused, so a
- * key of a deregistered region never matches its successor. Index 0 is never used: key 0 is always invalid.
+ * Keys: lkey = rkey = MPT index << key_bits | generation bits, the index taking as few bits as the table needs
+ * and the generation the rest (doc/mr.md). Each registration of an index gets the next of its generations,
+ * scrambled by a per-table permutation from a random start per index; free indexes are reused
+ * least-recently-freed first, and an index whose generations are used up is retired, never reused. So a
+ * key of a deregistered region never matches a later region. Index 0 is never used: it is never valid.
  */
 #ifndef RNIC_MR_H
 #define RNIC_MR_H
@@ -23,8 +26,8 @@ struct rnic_mpt_entry {
 	uint64_t length;
 	uint32_t pdn;
 	uint32_t mtt_base;		/* MTT index of the page holding va */
+	uint32_t key;			/* the whole lkey/rkey of the registration */
 	uint16_t access;		/* RNIC_ACCESS_* */
-	uint8_t key;
 	uint8_t valid;
 };
 
@@ -42,7 +45,7 @@ enum rnic_mr_status {
 	RNIC_MR_OK = 0,
 	RNIC_MR_BAD_INDEX,		/* key's MPT index beyond the table (or 0) */
 	RNIC_MR_INVALID,		/* the entry is free: never registered or deregistered */
-	RNIC_MR_BAD_KEY,		/* key byte differs: a stale key */
+	RNIC_MR_BAD_KEY,		/* generation bits differ: a stale key */
 	RNIC_MR_BAD_PD,
 	RNIC_MR_NO_RIGHTS,
 	RNIC_MR_OUT_OF_BOUNDS,		/* [va, va + len) not inside the region, or va + len overflows */
@@ -90,12 +93,18 @@ struct rnic_mr_cache {
 struct rnic_mr_table {
 	struct rnic_mpt_entry *mpt;
 	uint32_t nb_mpt;
+	uint32_t key_bits;		/* a key's generation bits: its MPT index is key >> key_bits */
 	uint64_t *mtt;			/* page addresses (in-process: this process's view of the page) */
 	uint32_t nb_mtt;
 	uint32_t epoch;			/* bumped by every deregistration (cache invalidation) */
 	/* control path only, under dev->lock */
-	uint32_t *free_index;		/* stack of free MPT indexes */
+	uint32_t *free_index;		/* FIFO of free MPT indexes (nb_mpt entries): oldest freed first */
+	uint32_t free_head;
 	uint32_t nb_free_index;
+	uint32_t *uses;			/* registrations of each index so far; 2^key_bits: retired */
+	uint32_t *gen_start;		/* each index's random first generation */
+	uint32_t mix[2];		/* odd multipliers of the generation permutation (random) */
+	uint32_t nb_retired;
 	struct rnic_mtt_extent *free_mtt;	/* free MTT ranges, sorted by start */
 	uint32_t nb_free_mtt;
 	uint32_t nb_mr;
@@ -104,6 +113,14 @@ struct rnic_mr_table {
 /* Create/free the device's MPT and MTT (called by the device module). */
 int rnic_mr_table_create(struct rnic_device *dev);
 void rnic_mr_table_free(struct rnic_device *dev);
+
+/*
+ * The key allocator (under dev->lock; rnic_reg_mr and rnic_dereg_mr use it). take: the free index freed
+ * longest ago and the key of its next registration; -ENOMEM when no index is free. give: a deregistered
+ * index goes back to the free list, or is retired when every key of it has been handed out once.
+ */
+int rnic_mr_slot_take(struct rnic_mr_table *t, uint32_t *index, uint32_t *key);
+void rnic_mr_slot_give(struct rnic_mr_table *t, uint32_t index);
 
 void rnic_mr_cache_init(struct rnic_mr_cache *cache);
 

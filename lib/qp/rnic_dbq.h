@@ -29,6 +29,7 @@ struct rnic_dbq_reader {
 	uint32_t mask;
 	uint32_t cons;
 	uint32_t owner;			/* the client: doorbells may only name its QPs */
+	uint32_t tenant;		/* < RNIC_MAX_TENANTS: whose share of the doorbell stage they take */
 };
 
 static inline size_t

@@ -393,6 +393,7 @@ rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 		goto fail;
 	}
 	qp->owner = rnic_context_priv(pd->context)->owner;
+	qp->tenant = rnic_context_priv(pd->context)->tenant;
 	pthread_mutex_lock(&dev->lock);
 	err = -alloc_slot(dev, qp);
 	pthread_mutex_unlock(&dev->lock);
@@ -734,6 +735,9 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 		rnic_qp_error_flush(pub);
 	if (next == RNIC_QPS_RESET)
 		reset_queues(qp);
+	/* WQEs posted while the QP could not send (SQD) were not started: the requester looks again. */
+	if (next == RNIC_QPS_RTS && cur != RNIC_QPS_RTS && rnic_engine_running())
+		rnic_qp_notify_engine(pub);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #define TEST_ENV_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -46,6 +47,40 @@ test_env_close(struct rnic_context *ctx)
 {
 	rnic_close_device(ctx);
 	return rnic_engine_fini();
+}
+
+/* One side of the engine tests' traffic: a context on a device, its PD, a CQ, a registered buffer, the GID. */
+struct test_side {
+	struct rnic_context *ctx;
+	struct rnic_pd *pd;
+	struct rnic_cq *cq;
+	uint8_t *buf;
+	struct rnic_mr *mr;
+	union rnic_gid gid;
+};
+
+/* Open a side of `bytes` of buffer registered with `access`, its CQ of 4096 entries. 0 or -1. */
+static inline int
+test_side_open(struct test_side *s, struct rnic_device *dev, size_t bytes, int access)
+{
+	s->ctx = rnic_open_device(dev);
+	if (s->ctx == NULL)
+		return -1;
+	s->pd = rnic_alloc_pd(s->ctx);
+	s->cq = rnic_create_cq(s->ctx, 4096, NULL, NULL, 0);
+	s->buf = aligned_alloc(4096, bytes);
+	s->mr = s->pd != NULL && s->buf != NULL ? rnic_reg_mr(s->pd, s->buf, bytes, access) : NULL;
+	return s->cq != NULL && s->mr != NULL && rnic_query_gid(s->ctx, 1, 0, &s->gid) == 0 ? 0 : -1;
+}
+
+static inline void
+test_side_close(struct test_side *s)
+{
+	rnic_dereg_mr(s->mr);
+	free(s->buf);
+	rnic_destroy_cq(s->cq);
+	rnic_dealloc_pd(s->pd);
+	rnic_close_device(s->ctx);
 }
 
 /* How a test connects a QP: path MTU, the first PSN both ways, loss timer exponent, timeout and RNR

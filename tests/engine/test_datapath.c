@@ -25,41 +25,14 @@
 static int g_argc;
 static char **g_argv;
 
-/* One side of a connection. */
-struct side {
-	struct rnic_context *ctx;
-	struct rnic_pd *pd;
-	struct rnic_cq *cq;
-	uint8_t *buf;
-	struct rnic_mr *mr;
-	union rnic_gid gid;
-};
-
-static struct side A, B;
+/* The two sides of every connection. */
+static struct test_side A, B;
 
 static void
-open_side(struct side *s, struct rnic_device *dev)
+open_side(struct test_side *s, struct rnic_device *dev)
 {
-	s->ctx = rnic_open_device(dev);
-	assert_non_null(s->ctx);
-	s->pd = rnic_alloc_pd(s->ctx);
-	s->cq = rnic_create_cq(s->ctx, 4096, NULL, NULL, 0);
-	s->buf = aligned_alloc(4096, BUF_SIZE);
-	assert_non_null(s->buf);
-	s->mr = rnic_reg_mr(s->pd, s->buf, BUF_SIZE, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |
-			    RNIC_ACCESS_REMOTE_READ | RNIC_ACCESS_REMOTE_ATOMIC);
-	assert_non_null(s->mr);
-	assert_int_equal(rnic_query_gid(s->ctx, 1, 0, &s->gid), 0);
-}
-
-static void
-close_side(struct side *s)
-{
-	rnic_dereg_mr(s->mr);
-	free(s->buf);
-	rnic_destroy_cq(s->cq);
-	rnic_dealloc_pd(s->pd);
-	rnic_close_device(s->ctx);
+	assert_int_equal(test_side_open(s, dev, BUF_SIZE, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |
+					RNIC_ACCESS_REMOTE_READ | RNIC_ACCESS_REMOTE_ATOMIC), 0);
 }
 
 static int
@@ -82,13 +55,13 @@ teardown(void **state)
 {
 	(void)state;
 	rnic_engine_stop();
-	close_side(&A);
-	close_side(&B);
+	test_side_close(&A);
+	test_side_close(&B);
 	return rnic_engine_fini();
 }
 
 static struct rnic_qp *
-make_qp(struct side *s, enum rnic_qp_type type)
+make_qp(struct test_side *s, enum rnic_qp_type type)
 {
 	struct rnic_qp_init_attr ia = {
 		.send_cq = s->cq, .recv_cq = s->cq, .qp_type = type,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Memory regions: every check of the VirtToPhys digest (§4, §8.2), the translation, the 4-way cache and
- * its invalidation, registration errors and exhaustion.
+ * its invalidation, registration errors and exhaustion, keys that never come back (2^24 registrations of
+ * one index), and registration of memory that is not mapped with the rights asked.
  * Run as: test_mr <EAL args> -- --max-mr 300
  */
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 
 #include "rnic.h"
@@ -29,6 +31,13 @@ static uint32_t
 pdn(struct rnic_pd *p)
 {
 	return rnic_pd_priv(p)->pdn;
+}
+
+/* The MPT index a key names. */
+static uint32_t
+key_index(uint32_t key)
+{
+	return key >> table->key_bits;
 }
 
 static enum rnic_mr_status
@@ -74,8 +83,8 @@ test_keys(void **state)
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_int_equal(a->lkey, a->rkey);
-	assert_int_not_equal(a->lkey >> 8, b->lkey >> 8);	/* distinct MPT entries */
-	assert_int_not_equal(a->lkey >> 8, 0);			/* index 0 is never used */
+	assert_int_not_equal(key_index(a->lkey), key_index(b->lkey));	/* distinct MPT entries */
+	assert_int_not_equal(key_index(a->lkey), 0);			/* index 0 is never used */
 	assert_ptr_equal(a->addr, buf);
 	assert_int_equal(a->length, PAGE);
 	assert_int_equal(check(a->lkey, pd, RNIC_MR_NEED_LOCAL_WRITE, buf, PAGE), RNIC_MR_OK);
@@ -83,6 +92,24 @@ test_keys(void **state)
 	assert_int_equal(rnic_dereg_mr(a), 0);
 	assert_int_equal(rnic_dereg_mr(b), 0);
 	assert_int_equal(rnic_dereg_mr(NULL), EINVAL);
+}
+
+/* Register regions (held) until one lands on MPT index `index`; the others are let go again. */
+static struct rnic_mr *
+reg_at_index(uint32_t index)
+{
+	static struct rnic_mr *held[MAX_MR];
+	struct rnic_mr *mr = NULL;
+	unsigned int n = 0;
+
+	while (n < MAX_MR && (mr = rnic_reg_mr(pd, buf, PAGE, RNIC_ACCESS_LOCAL_WRITE)) != NULL &&
+	       key_index(mr->lkey) != index)
+		held[n++] = mr;
+	for (unsigned int i = 0; i < n; i++)
+		assert_int_equal(rnic_dereg_mr(held[i]), 0);
+	assert_non_null(mr);
+	assert_int_equal(key_index(mr->lkey), index);
+	return mr;
 }
 
 static void
@@ -96,11 +123,138 @@ test_stale_key_after_reregistration(void **state)
 	assert_int_equal(rnic_dereg_mr(a), 0);
 	assert_int_equal(check(old, pd, 0, buf, 8), RNIC_MR_INVALID);	/* deregistered */
 	b = rnic_reg_mr(pd, buf, PAGE, RNIC_ACCESS_LOCAL_WRITE);
-	assert_int_equal(b->lkey >> 8, old >> 8);			/* same MPT entry reused ... */
-	assert_int_not_equal(b->lkey & 0xff, old & 0xff);		/* ... with a new key byte */
+	assert_int_not_equal(key_index(b->lkey), key_index(old));	/* the index freed last is reused last */
+	assert_int_equal(rnic_dereg_mr(b), 0);
+	b = reg_at_index(key_index(old));				/* the same MPT entry reused ... */
+	assert_int_not_equal(b->lkey, old);				/* ... with other key bits */
 	assert_int_equal(check(old, pd, 0, buf, 8), RNIC_MR_BAD_KEY);
 	assert_int_equal(check(b->lkey, pd, 0, buf, 8), RNIC_MR_OK);
 	assert_int_equal(rnic_dereg_mr(b), 0);
+}
+
+/*
+ * Finding 6 of issue 15: with every other index held, 3000 registrations of the one left free; every key
+ * ever handed out for it is refused once its region is gone (an 8-bit key came back after 256).
+ */
+static void
+test_stale_keys_never_return(void **state)
+{
+	static struct rnic_mr *held[MAX_MR];
+	static uint32_t keys[3000];
+	unsigned int nb_held = 0;
+	struct rnic_mr *mr;
+
+	(void)state;
+	while ((mr = rnic_reg_mr(pd, buf, PAGE, RNIC_ACCESS_LOCAL_WRITE)) != NULL)
+		held[nb_held++] = mr;
+	assert_int_equal(nb_held, MAX_MR);
+	assert_int_equal(rnic_dereg_mr(held[--nb_held]), 0);
+	for (unsigned int i = 0; i < RTE_DIM(keys); i++) {
+		mr = rnic_reg_mr(pd, buf, PAGE, RNIC_ACCESS_LOCAL_WRITE);
+		assert_non_null(mr);
+		keys[i] = mr->lkey;
+		assert_int_equal(key_index(keys[i]), key_index(keys[0]));	/* always the one free index */
+		for (unsigned int k = 0; k < i; k++)
+			if (check(keys[k], pd, 0, buf, 8) != RNIC_MR_BAD_KEY)
+				fail_msg("registration %u: the key of registration %u (%#x) is accepted again", i, k,
+					 keys[k]);
+		assert_int_equal(check(keys[i], pd, 0, buf, 8), RNIC_MR_OK);
+		assert_int_equal(rnic_dereg_mr(mr), 0);
+	}
+	while (nb_held > 0)
+		assert_int_equal(rnic_dereg_mr(held[--nb_held]), 0);
+}
+
+/*
+ * The key allocator alone, on a table of 255 indexes (8 index bits, 24 generation bits): with 254 indexes
+ * taken, 2^24 registrations of the last one. Every key is new (a bitmap of the 2^24 generation values), the
+ * MPT refuses the previous and the first key at each step, and then the index is retired: never reused.
+ */
+static void
+test_key_allocator_2_24(void **state)
+{
+	struct rnic_device dev = { .name = "keys", .socket_id = SOCKET_ID_ANY,
+				   .lim = { .max_mr = 255, .max_mtt_entries = 16 } };
+	uint8_t *seen = calloc(1u << 21, 1);
+	uint32_t index, key, prev = 0, first = 0, other, sequential = 0, n;
+	struct rnic_mr_table *t;
+	struct rnic_mpt_entry *e;
+
+	(void)state;
+	assert_non_null(seen);
+	assert_int_equal(rnic_mr_table_create(&dev), 0);
+	t = dev.mr_table;
+	assert_int_equal(t->key_bits, 24);
+	for (uint32_t i = 0; i < 254; i++)
+		assert_int_equal(rnic_mr_slot_take(t, &other, &key), 0);
+	for (uint32_t i = 0; i < (1u << 24); i++) {
+		uint32_t gen;
+
+		assert_int_equal(rnic_mr_slot_take(t, &index, &key), 0);
+		gen = key & 0xffffff;
+		if (index != 255 || key >> 24 != 255 || (seen[gen >> 3] & (1u << (gen & 7))))
+			fail_msg("registration %u: index %u, key %#x (seen before: %d)", i, index, key,
+				 !!(seen[gen >> 3] & (1u << (gen & 7))));
+		seen[gen >> 3] |= (uint8_t)(1u << (gen & 7));
+		e = &t->mpt[index];
+		*e = (struct rnic_mpt_entry){ .va = 4096, .length = 4096, .pdn = 1, .key = key, .valid = 1 };
+		if (i == 0)
+			first = key;
+		if (i > 0 && (rnic_mr_translate(t, NULL, prev, 1, 0, 4096, 8, NULL, 0, &n) != RNIC_MR_BAD_KEY ||
+			      rnic_mr_translate(t, NULL, first, 1, 0, 4096, 8, NULL, 0, &n) != RNIC_MR_BAD_KEY))
+			fail_msg("registration %u: a stale key is accepted", i);
+		assert_int_equal(rnic_mr_translate(t, NULL, key, 1, 0, 4096, 8, NULL, 0, &n), RNIC_MR_OK);
+		sequential += i > 0 && key == prev + 1;
+		prev = key;
+		e->valid = 0;
+		rnic_mr_slot_give(t, index);
+	}
+	/* Every generation was handed out once: the index is retired, and nothing is left to take. */
+	assert_int_equal(t->nb_retired, 1);
+	assert_int_equal(rnic_mr_slot_take(t, &index, &key), -ENOMEM);
+	/* Not a counter: consecutive keys of an index are not consecutive numbers. */
+	assert_true(sequential < 1000);
+	rnic_mr_table_free(&dev);
+	free(seen);
+}
+
+/* Finding 7 of issue 15: memory that is not mapped, or not writable when the access writes, is refused. */
+static void
+test_reg_unmapped_or_read_only(void **state)
+{
+	uint8_t *m = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rnic_mr *mr;
+
+	(void)state;
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(munmap(m + PAGE, PAGE), 0);		/* a hole in the middle */
+	assert_null(rnic_reg_mr(pd, m, 3 * PAGE, RNIC_ACCESS_LOCAL_WRITE));
+	assert_int_equal(errno, EFAULT);
+	assert_null(rnic_reg_mr(pd, m + PAGE + 100, 8, 0));	/* inside the hole */
+	assert_int_equal(errno, EFAULT);
+	assert_null(rnic_reg_mr(pd, m + PAGE - 8, 16, 0));	/* running into it */
+	assert_int_equal(errno, EFAULT);
+	mr = rnic_reg_mr(pd, m + 2 * PAGE, PAGE, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE);
+	assert_non_null(mr);
+	assert_int_equal(rnic_dereg_mr(mr), 0);
+	/* Read-only memory: registered for reading, refused for any right that writes. */
+	assert_int_equal(mprotect(m, PAGE, PROT_READ), 0);
+	mr = rnic_reg_mr(pd, m, PAGE, RNIC_ACCESS_REMOTE_READ);
+	assert_non_null(mr);
+	assert_int_equal(rnic_dereg_mr(mr), 0);
+	assert_null(rnic_reg_mr(pd, m, PAGE, RNIC_ACCESS_LOCAL_WRITE));
+	assert_int_equal(errno, EFAULT);
+	assert_null(rnic_reg_mr(pd, m, PAGE, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE));
+	assert_int_equal(errno, EFAULT);
+	assert_null(rnic_reg_mr(pd, m, PAGE, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_ATOMIC));
+	assert_int_equal(errno, EFAULT);
+	/* Nothing mapped at all, and a range past the end of the address space's mappings. */
+	assert_null(rnic_reg_mr(pd, m + PAGE, PAGE, 0));
+	assert_int_equal(errno, EFAULT);
+	assert_null(rnic_reg_mr(pd, (void *)(uintptr_t)0x1000, PAGE, 0));
+	assert_int_equal(errno, EFAULT);
+	munmap(m, PAGE);
+	munmap(m + 2 * PAGE, PAGE);
 }
 
 static void
@@ -108,9 +262,9 @@ test_bad_index(void **state)
 {
 	(void)state;
 	assert_int_equal(check(0x00000001, pd, 0, buf, 8), RNIC_MR_BAD_INDEX);	/* index 0 */
-	assert_int_equal(check((MAX_MR + 1) << 8, pd, 0, buf, 8), RNIC_MR_BAD_INDEX);
+	assert_int_equal(check((uint32_t)(MAX_MR + 1) << table->key_bits, pd, 0, buf, 8), RNIC_MR_BAD_INDEX);
 	assert_int_equal(check(0xffffff00, pd, 0, buf, 8), RNIC_MR_BAD_INDEX);
-	assert_int_equal(check(MAX_MR << 8, pd, 0, buf, 8), RNIC_MR_INVALID);	/* in range, never registered */
+	assert_int_equal(check((uint32_t)MAX_MR << table->key_bits, pd, 0, buf, 8), RNIC_MR_INVALID);	/* never registered */
 }
 
 static void
@@ -254,7 +408,7 @@ test_cache_hits_and_set_conflict(void **state)
 	for (uint32_t set = 0; set < RNIC_MR_CACHE_SETS && found < 5; set++) {
 		found = 0;
 		for (unsigned int i = 0; i < nmr && found < 5; i++)
-			if ((mrs[i]->lkey >> 8 & (RNIC_MR_CACHE_SETS - 1)) == set)
+			if ((key_index(mrs[i]->lkey) & (RNIC_MR_CACHE_SETS - 1)) == set)
 				same_set[found++] = mrs[i];
 	}
 	assert_int_equal(found, 5);
@@ -306,8 +460,7 @@ test_cache_invalidated_by_dereg(void **state)
 			 RNIC_MR_INVALID);
 	assert_int_equal(cache.flushes, flushes + 1);
 	/* A new region at the same index, through the same cache: the old key stays dead. */
-	mr = rnic_reg_mr(pd, buf, PAGE, RNIC_ACCESS_LOCAL_WRITE);
-	assert_int_equal(mr->lkey >> 8, key >> 8);
+	mr = reg_at_index(key_index(key));
 	assert_int_equal(rnic_mr_translate(table, &cache, key, pdn(pd), 0, (uintptr_t)buf, 8, &seg, 1, &n),
 			 RNIC_MR_BAD_KEY);
 	assert_int_equal(rnic_mr_translate(table, &cache, mr->lkey, pdn(pd), 0, (uintptr_t)buf, 8, &seg, 1, &n),
@@ -369,6 +522,9 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_stale_key_after_reregistration),
+		cmocka_unit_test(test_stale_keys_never_return),
+		cmocka_unit_test(test_key_allocator_2_24),
+		cmocka_unit_test(test_reg_unmapped_or_read_only),
 		cmocka_unit_test(test_bad_index),
 		cmocka_unit_test(test_pd_mismatch),
 		cmocka_unit_test(test_rights),
