@@ -168,12 +168,12 @@ def scenario_config(tmp):
     print(f"config: {len(cases) + 1} bad configurations refused with FILE:LINE (or the option); max-mem 1G")
 
 
-def reload_with(d, conf, text, logged):
-    """Write the configuration file, SIGHUP the daemon, wait for its log line."""
+def reload_with(d, conf, text, logged, count=1):
+    """Write the configuration file, SIGHUP the daemon, wait for its log line (the count-th of them)."""
     with open(conf, "w") as f:
         f.write(text)
     d.signal(signal.SIGHUP)
-    d.wait_log(logged)
+    d.wait_log(logged, count)
 
 
 def scenario_sighup(tmp):
@@ -193,11 +193,23 @@ def scenario_sighup(tmp):
         assert rc == 3 and "qps: 3 " in out, out     # the last good configuration holds
         reload_with(d, conf, "max-qp 3\nsocket /tmp/elsewhere.sock\n", "change at a restart only")
         assert reachable(d.sock) and not os.path.exists("/tmp/elsewhere.sock")
+        # Tenant lines are read again too: a quota set, kept through a bad file, gone when the line goes.
+        loaded = "SIGHUP: configuration read again: per client 8 QPs"
+        reload_with(d, conf, "max-qp 8\ntenant uid=0 max-qp 5\n", loaded)
+        rc, out = client(d.sock, "qps", "10")
+        assert rc == 3 and "qps: 5 Disk quota exceeded" in out, out
+        reload_with(d, conf, "tenant uid=0 max-qp 2\nmax-qp none\n", "the running one stays", 2)
+        rc, out = client(d.sock, "qps", "10")
+        assert rc == 3 and "qps: 5 " in out, out
+        reload_with(d, conf, "max-qp 8\n", loaded, 2)
+        rc, out = client(d.sock, "qps", "10")
+        assert rc == 3 and "qps: 8 " in out, out
         assert d.proc.poll() is None, "SIGHUP ended the daemon"
     finally:
         assert d.stop() == 0
     print("sighup: max-qp 8 -> 3 for the next client; a bad file reported at its line, nothing changed; "
-          "socket unchanged until a restart; the daemon lives on")
+          "socket unchanged until a restart; a tenant's quota read again, kept through a bad file, dropped with "
+          "its line; the daemon lives on")
 
 
 def notifications(ns, seconds=TIMEOUT):
