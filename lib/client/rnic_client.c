@@ -280,7 +280,8 @@ rnic_client_open(struct rnic_device *dev)
 	}
 	if (ret != 0) {
 		RNIC_LOG(ERR, "rnicd: cannot open %s: %s", dev->name, ret == EDQUOT ?
-			 "over this client's quota (the daemon's max-mem: its doorbell queue does not fit)" :
+			 "over quota (its tenant's contexts, or the memory its doorbell queue needs: the daemon's "
+			 "log and /rnicd/tenants say which)" :
 			 strerror(ret));
 		if (fd >= 0)
 			close(fd);

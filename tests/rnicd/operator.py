@@ -262,7 +262,7 @@ def scenario_quota(tmp):
     try:
         rc, out = client(d.sock, "open")
         assert rc == 3 and "open: Disk quota exceeded" in out, out
-        assert "over this client's quota" in out and "no device" not in out, out
+        assert "over quota" in out and "no device" not in out, out
         d.wait_log("refused")
         assert d.output().count("refused") == 1, d.output()
     finally:
