@@ -17,7 +17,7 @@
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
 
-#define MAX_COUNTERS 64
+#define MAX_COUNTERS 96
 
 static void
 add_ring(struct rte_tel_data *d, const char *name, const struct rte_ring *r)
@@ -182,6 +182,9 @@ cmd_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 		RNIC_TEL_QP(inv_req_naks_sent);
 		RNIC_TEL_QP(access_naks_sent);
 		RNIC_TEL_QP(remote_op_naks_sent);
+		RNIC_TEL_QP(spoofed_requests);
+		RNIC_TEL_QP(bad_addr_responses);
+		RNIC_TEL_QP(bad_addr_requests);
 #undef RNIC_TEL_QP
 		/* Transport state as the engine's lcores last wrote it: where a stuck QP stands. */
 		const struct rnic_qp_priv *priv = rnic_qp_priv(qp);

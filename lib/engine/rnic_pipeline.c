@@ -81,7 +81,7 @@ rnic_pipeline_release_qp(struct rnic_qp *qp)
 		return;
 	r->rtx_head = r->rtx_tail = r->rtx_next = 0;
 	if (rte_ring_mp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->rtx_reclaim, &head, sizeof(head)) != 0)
-		RNIC_LOG(ERR, "QP %u: reclaim ring full: its kept frames are lost to the pool", qp->qp_num);
+		RNIC_LOG_LIMITED(ERR, "QP %u: reclaim ring full: its kept frames are lost to the pool", qp->qp_num);
 }
 
 int
@@ -242,15 +242,11 @@ gid_is_ipv4(const union rnic_gid *gid)
 static int
 resolve_dmac(const union rnic_gid *dgid, uint8_t mac[6])
 {
-	for (int i = 0; i < rnic_engine_device_count(); i++) {
-		const struct rnic_device *d = rnic_engine_device(i);
+	const struct rnic_device *d = rnic_engine_device_by_gid(dgid);
 
-		for (int g = 0; g < d->gid_count; g++) {
-			if (memcmp(d->gid[g].raw, dgid->raw, sizeof(dgid->raw)) == 0) {
-				memcpy(mac, d->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
-				return 0;
-			}
-		}
+	if (d != NULL) {
+		memcpy(mac, d->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
+		return 0;
 	}
 	return rnic_engine_neighbor(dgid, mac);
 }
@@ -391,16 +387,34 @@ rnic_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counte
 	return rnic_device_counters(rnic_ctx_dev(ctx), counters, n);
 }
 
+/* The counters kept outside the pipelines: the device's CQ events, and the log lines suppressed (for the
+ * whole engine: the limits are per call site, not per device). */
+static const char *const other_names[] = { "cq_errors", "cqes_lost", "log_lines_suppressed" };
+
+static void
+other_counter(const struct rnic_device *dev, unsigned int i, struct rnic_counter *c)
+{
+	const uint64_t *values[RTE_DIM(other_names)] = { &dev->cq_errors, &dev->cqes_lost, &rnic_log_suppressed };
+
+	snprintf(c->name, sizeof(c->name), "%s", other_names[i]);
+	c->value = __atomic_load_n(values[i], __ATOMIC_RELAXED);
+}
+
 int
 rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counters, int n)
 {
 	const unsigned int named = RTE_DIM(counter_names);
-	const unsigned int total = named + RNIC_DROP_REASON_MAX - 1;	/* drops: every reason but "none" */
+	const unsigned int drops = named + RNIC_DROP_REASON_MAX - 1;	/* drops: every reason but "none" */
+	const unsigned int total = drops + RTE_DIM(other_names);
 
 	if (n < 0 || (n > 0 && counters == NULL))
 		return -EINVAL;
 	RTE_BUILD_BUG_ON(offsetof(struct rnic_pipeline_stats, rx_drops) != sizeof(uint64_t) * RTE_DIM(counter_names));
 	for (unsigned int i = 0; i < total && i < (unsigned int)n; i++) {
+		if (i >= drops) {
+			other_counter(dev, i - drops, &counters[i]);
+			continue;
+		}
 		if (i < named)
 			snprintf(counters[i].name, sizeof(counters[i].name), "%s", counter_names[i]);
 		else

@@ -81,10 +81,10 @@ test_connect(struct rnic_qp *qp, uint32_t peer_qpn, const union rnic_gid *peer_g
 static inline uint64_t
 test_counter(struct rnic_context *ctx, const char *name)
 {
-	struct rnic_counter c[64];
-	int n = rnic_query_device_counters(ctx, c, 64);
+	struct rnic_counter c[128];
+	int n = rnic_query_device_counters(ctx, c, 128);
 
-	for (int i = 0; i < n && i < 64; i++)
+	for (int i = 0; i < n && i < 128; i++)
 		if (strcmp(c[i].name, name) == 0)
 			return c[i].value;
 	return UINT64_MAX;
