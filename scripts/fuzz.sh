@@ -3,17 +3,19 @@
 #   scripts/fuzz.sh [RUNS [PKTGEN [OUTDIR [TARGETS]]]]
 #     RUNS     inputs per target (default 200000; the long runs in doc/fuzzing.md use 10000000)
 #     PKTGEN   a built rnic-pktgen (else build/ is built)
-#     TARGETS  "parser responder" (default: both)
+#     TARGETS  "parser responder hostif" (default: all three)
 # parser: the header parser, any bytes. responder: the responder and completer behind it, sequences of
-# frames steered at live QPs (tests/fuzz/fuzz_responder.c).
-# Seeds: every frame of ../shared/oracles and of rnic-pktgen. Crashes are saved in OUTDIR/crashes-TARGET/:
+# frames steered at live QPs (tests/fuzz/fuzz_responder.c). hostif: a tenant's shared memory (QP and CQ
+# host-interface blocks, doorbell queue) written with any bytes while its traffic runs (tests/fuzz/fuzz_hostif.c).
+# Seeds: every frame of ../shared/oracles and of rnic-pktgen (hostif: a few runs of traffic,
+# seed_corpus.py --hostif). Crashes are saved in OUTDIR/crashes-TARGET/:
 # each one found becomes a regression test in tests/fuzz/regressions/TARGET/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-200000}
 pktgen=${2:-}
 out=${3:-build-fuzz}
-targets=${4:-parser responder}
+targets=${4:-parser responder hostif}
 mkdir -p "$out"
 if [ -z "$pktgen" ]; then
 	bash scripts/install-deps.sh
@@ -37,12 +39,21 @@ for t in $targets; do
 		# LeakSanitizer does not scan DPDK's memory (rte_malloc), so what only it points to looks leaked.
 		leaks=0
 		maxlen=12000 ;;
+	hostif)
+		srcs="lib/*/*.c drivers/*.c"
+		seeds="--hostif"
+		leaks=0
+		maxlen=4096 ;;
 	*) echo "fuzz: no target $t"; exit 2 ;;
 	esac
 	rm -rf "$out/seeds-$t"
 	mkdir -p "$out/corpus-$t" "$out/crashes-$t"
-	/usr/bin/python3 tests/fuzz/seed_corpus.py $seeds "$out/seeds-$t" ../shared/oracles/*.pcap "$out/pktgen.pcap" \
-		>/dev/null
+	if [ "$seeds" = --hostif ]; then
+		/usr/bin/python3 tests/fuzz/seed_corpus.py --hostif "$out/seeds-$t" >/dev/null
+	else
+		/usr/bin/python3 tests/fuzz/seed_corpus.py $seeds "$out/seeds-$t" ../shared/oracles/*.pcap \
+			"$out/pktgen.pcap" >/dev/null
+	fi
 	# shellcheck disable=SC2086
 	clang $cflags -Ilib -Ilib/core -Ilib/wire -Ilib/mr -Ilib/cq -Ilib/qp -Ilib/engine -Ilib/client -Idrivers -Itests/common \
 		$srcs "tests/fuzz/fuzz_$t.c" $(pkg-config --libs libdpdk) -lrte_net_ring -lisal -lnuma -lpthread -o "$out/fuzz_$t"
