@@ -924,7 +924,7 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 /*
  * The lines a QP's visit uses, which the poster wrote long ago with thousands of QPs in turn: the SQ head,
  * and for the quantum of WQEs a visit may start, their post times and in-flight entries, and the first
- * WQEs (the hardware prefetcher follows the rest of the run).
+ * WQEs and their copies' slots (the hardware prefetcher follows the rest of the run).
  */
 static void
 prefetch_next_wqe(const struct rnic_qp_priv *q)
@@ -933,8 +933,11 @@ prefetch_next_wqe(const struct rnic_qp_priv *q)
 
 	RTE_BUILD_BUG_ON(sizeof(struct rnic_inflight) > RTE_CACHE_LINE_SIZE);
 	rte_prefetch0(q->sq.idx);
-	for (uint32_t i = 0; i < RTE_MIN(n, 4u); i++)
+	for (uint32_t i = 0; i < RTE_MIN(n, 4u); i++) {
 		rte_prefetch0(rnic_wq_slot(&q->sq, next + i));
+		/* ... and where the engine's copy of each will go (a slot written once per WQE). */
+		rte_prefetch0_write(rnic_req_wqe(q, rnic_req_infl(&q->req, q->req.infl_tail + i)));
+	}
 	for (uint32_t i = 0; i < n; i += RTE_CACHE_LINE_SIZE / sizeof(uint64_t))
 		rte_prefetch0(&q->sq.posted_tsc[(next + i) & mask]);
 	for (uint32_t i = 0; i < RTE_MIN(n, q->req.infl_mask + 1);
