@@ -21,7 +21,8 @@
 #define QPN_MASK 0xffffffu
 #define FIRST_SLOT 2		/* QPNs 0 and 1 are IBA's special QPs */
 
-uint32_t rnic_qp_peers_gen = 1;
+/* On a line of its own: every requester reads it per packet, and only the control path writes it. */
+uint32_t rnic_qp_peers_gen __rte_cache_aligned = 1;
 
 /* A QP was connected, reset or destroyed: requesters sending to QPs of this engine check their peer again. */
 static void
