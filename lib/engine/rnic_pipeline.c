@@ -12,6 +12,7 @@
 #include <rte_malloc.h>
 
 #include "rnic_cq.h"
+#include "rnic_dbq.h"
 #include "rnic_pipeline.h"
 #include "rnic_client.h"
 
@@ -387,17 +388,33 @@ rnic_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counte
 	return rnic_device_counters(rnic_ctx_dev(ctx), counters, n);
 }
 
-/* The counters kept outside the pipelines: the device's CQ events, and the log lines suppressed (for the
- * whole engine: the limits are per call site, not per device). */
-static const char *const other_names[] = { "cq_errors", "cqes_lost", "log_lines_suppressed" };
+/* The counters kept outside the pipelines: the device's CQ events, the bad producer indexes of its clients'
+ * doorbell queues, and the log lines suppressed (for the whole engine: the limits are per call site, not
+ * per device). */
+static const char *const other_names[] = { "cq_errors", "cqes_lost", "bad_dbq_index", "log_lines_suppressed" };
+
+/* Summed over every doorbell queue entry the device had (an entry's count outlives its queue). */
+static uint64_t
+dbq_bad_index(const struct rnic_device *dev)
+{
+	uint32_t nb = __atomic_load_n(&dev->nb_client_dbq, __ATOMIC_ACQUIRE);
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < nb; i++)
+		sum += __atomic_load_n(&dev->client_dbq[i].bad_index, __ATOMIC_RELAXED);
+	return sum;
+}
 
 static void
 other_counter(const struct rnic_device *dev, unsigned int i, struct rnic_counter *c)
 {
-	const uint64_t *values[RTE_DIM(other_names)] = { &dev->cq_errors, &dev->cqes_lost, &rnic_log_suppressed };
+	const uint64_t values[RTE_DIM(other_names)] = {
+		__atomic_load_n(&dev->cq_errors, __ATOMIC_RELAXED), __atomic_load_n(&dev->cqes_lost, __ATOMIC_RELAXED),
+		dbq_bad_index(dev), __atomic_load_n(&rnic_log_suppressed, __ATOMIC_RELAXED),
+	};
 
 	snprintf(c->name, sizeof(c->name), "%s", other_names[i]);
-	c->value = __atomic_load_n(values[i], __ATOMIC_RELAXED);
+	c->value = values[i];
 }
 
 int

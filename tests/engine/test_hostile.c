@@ -21,6 +21,7 @@
 
 #include "rnic.h"
 #include "rnic_cq.h"
+#include "rnic_dbq.h"
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
 #include "rnic_qp.h"
@@ -529,6 +530,37 @@ test_queue_heads_past_the_queue(void **state)
 	assert_int_equal(rnic_destroy_qp(other), 0);
 }
 
+/* A client's doorbell queue whose producer index the client moved far past the queue: the engine takes none
+ * of the slots before it (garbage), counts it once and goes on with the doorbells published after it. */
+static void
+test_doorbell_queue_index_past_the_queue(void **state)
+{
+	enum { SIZE = 16, OWNER = 9 };
+	struct rnic_device *dev = rnic_ctx_dev(ctx);
+	struct rnic_dbq *q = calloc(1, rnic_dbq_memsize(SIZE));
+	uint64_t bad = test_counter(ctx, "bad_dbq_index"), taken = test_counter(ctx, "doorbells");
+	unsigned int work = 0;
+
+	(void)state;
+	assert_non_null(q);
+	q->size = SIZE;
+	assert_int_equal(rnic_device_attach_dbq(dev, q, SIZE, OWNER), 0);
+	q->prod_head = q->prod_tail = 0x40000000u;
+	for (int i = 0; i < 8; i++)
+		work += rnic_stage_doorbell(pipe_a, 64);
+	assert_int_equal(work, 0);
+	assert_int_equal(test_counter(ctx, "doorbells") - taken, 0);
+	assert_int_equal(test_counter(ctx, "bad_dbq_index") - bad, 1);
+	assert_int_equal(q->cons, 0x40000000u);
+	/* A doorbell published after it is taken (and dropped: it names no QP of the client's). */
+	assert_int_equal(rnic_dbq_push(q, 0), 0);
+	assert_int_equal(rnic_stage_doorbell(pipe_a, 64), 1);
+	assert_int_equal(test_counter(ctx, "doorbells") - taken, 1);
+	assert_int_equal(test_counter(ctx, "bad_dbq_index") - bad, 1);
+	rnic_device_detach_dbq(dev, q);
+	free(q);
+}
+
 /* Complete the next WQE of a fresh QP whose SQ slot the test wrote: it must fail as a bad WQE and send
  * nothing. */
 static void
@@ -917,6 +949,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_read_rewritten_while_answered),
 		cmocka_unit_test(test_recv_wqe_rewritten_while_placed),
 		cmocka_unit_test(test_queue_heads_past_the_queue),
+		cmocka_unit_test(test_doorbell_queue_index_past_the_queue),
 		cmocka_unit_test(test_bad_wqes),
 		cmocka_unit_test(test_spoofed_frames),
 		cmocka_unit_test(test_spoofed_qp),
