@@ -5,11 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/random.h>
-
 #include <rte_malloc.h>
 #include <rte_pause.h>
-#include <rte_random.h>
 #include <rte_ring.h>
 
 #include "rnic_cq.h"
@@ -32,26 +29,6 @@ peers_changed(void)
 		__atomic_add_fetch(&rnic_qp_peers_gen, 1, __ATOMIC_RELEASE);	/* 0 is "never checked" */
 }
 
-/*
- * The generations start at random: a slot's QPNs then follow no pattern another tenant could predict (a
- * request must still come from the QP's peer, but a number to aim at need not be handed out).
- */
-static void
-random_generations(uint32_t *gen, uint32_t n)
-{
-	size_t len = sizeof(*gen) * n, got = 0;
-
-	while (got < len) {
-		ssize_t r = getrandom((uint8_t *)gen + got, len - got, 0);
-
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	for (uint32_t i = (uint32_t)(got / sizeof(*gen)); i < n; i++)
-		gen[i] = (uint32_t)rte_rand();	/* no getrandom: still no fixed pattern */
-}
-
 int
 rnic_qp_table_create(struct rnic_device *dev)
 {
@@ -70,7 +47,6 @@ rnic_qp_table_create(struct rnic_device *dev)
 		free(t);
 		return -ENOMEM;
 	}
-	random_generations(t->generation, t->nb_slots);
 	dev->qp_table = t;
 	return 0;
 }

@@ -13,8 +13,8 @@
  * frame either port receives, nor in the tenant's buffers. Both devices' stages run on the fuzzer's thread.
  *
  * An input is a list of records [kind][target][offset: 2 bytes][length][bytes]; the kinds are in enum op
- * below. The stages run where the input says (OP_PUMP) and at its end until they have nothing left to do,
- * so what it writes may land between any two steps of the engine.
+ * below. The stages run where the input says, whole rounds (OP_PUMP) or a few packets at a time (OP_STEP),
+ * and at its end until they have nothing left to do, so what it writes may land between any two packets.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -55,6 +55,7 @@ enum op {
 	OP_POST_RECV,
 	OP_PUMP,		/* run both devices' stages target + 1 times */
 	OP_POLL,		/* poll the tenant's CQ */
+	OP_STEP,		/* run each stage of both devices once, at most target % 32 + 1 packets or frames each */
 	OP_MAX
 };
 
@@ -409,6 +410,10 @@ run(uint8_t kind, uint8_t target, uint32_t off, const uint8_t *b, uint32_t len)
 		break;
 	case OP_PUMP:
 		pump(target % 8 + 1);
+		break;
+	case OP_STEP:
+		test_pipeline_step(pipe_a, target % 32u + 1);
+		test_pipeline_step(pipe_b, target % 32u + 1);
 		break;
 	case OP_POLL:
 		rnic_poll_cq(tcq, 16, wc);

@@ -41,7 +41,7 @@ def inputs(paths, records):
 
 
 # fuzz_hostif's record kinds (enum op in tests/fuzz/fuzz_hostif.c)
-QP_HIF, CQ_HIF, DBQ, DOORBELL, POST_SEND, POST_RECV, PUMP, POLL = range(8)
+QP_HIF, CQ_HIF, DBQ, DOORBELL, POST_SEND, POST_RECV, PUMP, POLL, STEP = range(9)
 
 
 def op(kind, target=0, offset=0, data=b""):
@@ -59,6 +59,13 @@ def hostif_inputs():
                  op(DBQ, 0, 0, b"\x40\x00\x00\x00" * 4), op(DOORBELL, 0, 0, bytes(8))]
     for s in scribbles:
         yield traffic[0] + s + traffic[1]
+    # 50 KB WRITEs on the RC and UC QPs sent 8 packets at a time, their first WQE's segments overwritten
+    # between two steps (NextSeg, RaddrSeg, DataSeg: zeros, all ones).
+    stepped = op(POST_SEND, 0, 0, bytes([0, 200])) + op(POST_SEND, 1, 0, bytes([0, 200])) + op(STEP, 7)
+    for qp in range(2):
+        for off in (0, 16, 32):
+            for fill in (b"\x00", b"\xff"):
+                yield stepped + op(QP_HIF, qp, off, fill * 16) + op(STEP, 7) + op(PUMP, 3) + op(POLL)
 
 
 def main():
