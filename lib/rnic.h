@@ -540,6 +540,11 @@ struct rnic_qp_counters {
 	uint64_t inv_req_naks_sent;
 	uint64_t access_naks_sent;
 	uint64_t remote_op_naks_sent;
+	/* source validation (softrnic extension): a connected QP and its peer are each other's */
+	uint64_t spoofed_requests;	/* requester: packets not sent, its destination is a QP of this engine
+					 * that is not connected to it (that QP would have taken them) */
+	uint64_t bad_addr_responses;	/* completer: responses dropped, not from the peer's address to ours */
+	uint64_t bad_addr_requests;	/* responder: requests dropped, not from the peer's address to ours */
 };
 
 int rnic_query_qp_counters(struct rnic_qp *qp, struct rnic_qp_counters *counters);

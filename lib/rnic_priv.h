@@ -19,6 +19,36 @@ extern int rnic_logtype;
 #define RNIC_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, rnic_logtype, "softrnic: " fmt "\n", ##__VA_ARGS__)
 
+/*
+ * Lines a tenant or a remote peer can cause (a CQ it overran, a queue it wrote nonsense into, a peer with no
+ * route) go through a limit per call site: RNIC_LOG_BURST lines a second, and the first line of a later
+ * second says how many were suppressed before it; the events themselves are counted (device counters). A
+ * flood of them costs the lcores a counter increment, not a write to the log.
+ */
+#define RNIC_LOG_BURST 5
+
+struct rnic_log_limit {
+	uint64_t second;		/* the second the lines were counted in (monotonic, + 1: 0 is none) */
+	uint32_t lines;			/* lines of that second */
+	uint32_t suppressed;		/* lines suppressed since the last one logged */
+};
+
+/* Lines suppressed by every limit since the engine started (engine-wide; the device counters show it). */
+extern uint64_t rnic_log_suppressed;
+
+/* Whether the call site may log now; *suppressed: lines it suppressed before, to say so (0: none). */
+int rnic_log_limit_pass(struct rnic_log_limit *limit, uint32_t *suppressed);
+
+#define RNIC_LOG_LIMITED(level, fmt, ...) do { \
+	static struct rnic_log_limit rnic_log_limit_; \
+	uint32_t rnic_log_suppressed_; \
+	if (rnic_log_limit_pass(&rnic_log_limit_, &rnic_log_suppressed_)) { \
+		if (rnic_log_suppressed_ != 0) \
+			RNIC_LOG(level, "%u lines like the next one suppressed", rnic_log_suppressed_); \
+		RNIC_LOG(level, fmt, ##__VA_ARGS__); \
+	} \
+} while (0)
+
 #define RNIC_DEV_NAME_MAX 32
 #define RNIC_GID_TBL_LEN 4
 #define RNIC_MAX_DEVICES 8
@@ -84,6 +114,11 @@ struct rnic_device {
 	 * published with a release store of q, removed by clearing q then rnic_engine_quiesce. */
 	struct rnic_dbq_reader *client_dbq;
 	uint32_t nb_client_dbq;		/* entries in use or used: the doorbell stage looks at these */
+
+	/* Events any producer of a CQ may see (atomics, off the data path's lines): CQs that overran and went
+	 * to error, completions they did not take. */
+	uint64_t cq_errors __rte_cache_aligned;
+	uint64_t cqes_lost;
 };
 
 #define RNIC_MAX_CLIENT_DBQ 256
@@ -202,6 +237,8 @@ int rnic_device_destroy(struct rnic_device *dev);
 /* The devices the engine created, for rnic_get_device_list. */
 int rnic_engine_device_count(void);
 struct rnic_device *rnic_engine_device(int index);
+/* The device of this process that has the GID, or NULL. */
+struct rnic_device *rnic_engine_device_by_gid(const union rnic_gid *gid);
 
 /*
  * A pipeline stage: poll() does up to budget units of work and returns how many it did (0 = idle). The

@@ -21,6 +21,7 @@
 #include <rte_cycles.h>
 
 #include "oob.h"
+#include "psn.h"
 #include "perf.h"
 
 #define MAX_ARGS 128
@@ -361,7 +362,7 @@ end_info(const struct perf_end *e, uint32_t q, struct perf_qp_info *info)
 
 	rnic_query_gid(e->ctx, 1, 0, &gid);
 	*info = (struct perf_qp_info){
-		.qpn = e->qp[q]->qp_num, .psn = (uint32_t)(rand() & 0xffffff), .rkey = e->mr->rkey,
+		.qpn = e->qp[q]->qp_num, .psn = random_psn(), .rkey = e->mr->rkey,
 		.rx_addr = (uintptr_t)perf_rx_slot(e, q, 0), .tx_addr = (uintptr_t)perf_tx_slot(e, q, 0),
 	};
 	memcpy(info->gid, gid.raw, 16);
@@ -1297,7 +1298,6 @@ main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o, &eargc, eargv) != 0)
 		return 2;
-	srand((unsigned int)getpid());
 	if (rnic_engine_init(eargc, eargv) < 0 || rnic_engine_start() != 0) {
 		fprintf(stderr, "rnic-perf: the engine did not start (rnic_engine_usage lists its arguments)\n");
 		return 2;

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "oob.h"
+#include "psn.h"
 #include "rnic.h"
 #include "rnic_version.h"
 
@@ -303,7 +304,7 @@ main(int argc, char **argv)
 		return fail("cannot create the verbs objects");
 	rnic_query_gid(ctx, 1, 0, &gid);
 	mine.qpn = c.qp->qp_num;
-	mine.psn = (uint32_t)getpid() & 0xffffff;
+	mine.psn = random_psn();
 	mine.rkey = c.mr->rkey;
 	mine.addr = (uintptr_t)c.buf;
 	memcpy(mine.gid, gid.raw, 16);

@@ -370,7 +370,7 @@ rnic_async_event_raise(struct rnic_context *context, enum rnic_event_type type, 
 	else
 		ev.element.qp = element;
 	if (rnic_evq_post(&ctx->async, &ev, sizeof(ev)) != 0) {
-		RNIC_LOG(ERR, "%s: async event ring full, %s lost", ctx->dev->name, rnic_event_type_str(type));
+		RNIC_LOG_LIMITED(ERR, "%s: async event ring full, %s lost", ctx->dev->name, rnic_event_type_str(type));
 		return -ENOSPC;
 	}
 	return 0;

@@ -141,6 +141,19 @@ rnic_engine_device(int index)
 	return engine.device[index];
 }
 
+struct rnic_device *
+rnic_engine_device_by_gid(const union rnic_gid *gid)
+{
+	for (int i = 0; i < engine.nb_devices; i++) {
+		struct rnic_device *d = engine.device[i];
+
+		for (int g = 0; g < d->gid_count; g++)
+			if (memcmp(d->gid[g].raw, gid->raw, sizeof(gid->raw)) == 0)
+				return d;
+	}
+	return NULL;
+}
+
 void
 rnic_engine_usage(void *stream)
 {

@@ -44,7 +44,7 @@ rnic_evq_post(struct rnic_evq *q, void *event, uint32_t size)
 		return -ENOSPC;
 	/* The count follows the event, so a reader that got a count always finds its event. */
 	if (write(q->fd, &one, sizeof(one)) != sizeof(one))
-		RNIC_LOG(ERR, "event queue %s: eventfd write: %s", q->ring->name, strerror(errno));
+		RNIC_LOG_LIMITED(ERR, "event queue %s: eventfd write: %s", q->ring->name, strerror(errno));
 	return 0;
 }
 

@@ -211,6 +211,9 @@ qp_entry(struct rnic_qp *qp)
 	RNIC_TEL_QP(inv_req_naks_sent);
 	RNIC_TEL_QP(access_naks_sent);
 	RNIC_TEL_QP(remote_op_naks_sent);
+	RNIC_TEL_QP(spoofed_requests);
+	RNIC_TEL_QP(bad_addr_responses);
+	RNIC_TEL_QP(bad_addr_requests);
 #undef RNIC_TEL_QP
 	/* Transport state as the engine's lcores last wrote it: where a stuck QP stands. */
 	rte_tel_data_add_dict_u64(q, "sq_posted", __atomic_load_n(&priv->sq.idx->head, __ATOMIC_RELAXED));

@@ -148,7 +148,7 @@ deliver_event(struct rnic_cq_priv *cq)
 
 	__atomic_fetch_add(&cq->events, 1, __ATOMIC_RELAXED);
 	if (ch != NULL && rnic_evq_post(&ch->events, &cq, sizeof(cq)) != 0)
-		RNIC_LOG(ERR, "CQ %u: completion channel full, event lost", cq->cqn);
+		RNIC_LOG_LIMITED(ERR, "CQ %u: completion channel full, event lost", cq->cqn);
 }
 
 /* Fire the armed event at most once: whoever clears the arm word delivers it. */
@@ -369,9 +369,11 @@ rnic_cq_free_slots(struct rnic_cq *pub)
 static int
 overflow(struct rnic_cq_priv *cq)
 {
-	if (__atomic_exchange_n(&cq->hif->error, 1, __ATOMIC_ACQ_REL) == 0) {
+	if (__atomic_exchange_n(&cq->failed, 1, __ATOMIC_ACQ_REL) == 0) {
+		__atomic_store_n(&cq->hif->error, 1, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&cq->overflows, 1, __ATOMIC_RELAXED);
-		RNIC_LOG(ERR, "CQ %u overflowed (%u entries): CQ in error", cq->cqn, 1u << cq->log_nent);
+		__atomic_fetch_add(&rnic_ctx_dev(cq->pub.context)->cq_errors, 1, __ATOMIC_RELAXED);
+		RNIC_LOG_LIMITED(ERR, "CQ %u overflowed (%u entries): CQ in error", cq->cqn, 1u << cq->log_nent);
 		rnic_async_event_raise(cq->pub.context, RNIC_EVENT_CQ_ERR, &cq->pub);
 	}
 	return -ENOSPC;
@@ -391,7 +393,7 @@ reserve(struct rnic_cq_priv *cq, uint32_t n)
 	 */
 	prod = __atomic_load_n(&cq->hif->prod, __ATOMIC_ACQUIRE);
 	do {
-		if (__atomic_load_n(&cq->hif->error, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&cq->failed, __ATOMIC_ACQUIRE))
 			return -EIO;
 		/* The consumer index seen last only lags: a CQ that looks full by it is checked for real. */
 		if (((prod + n - 1 - __atomic_load_n(&cq->ci_seen, __ATOMIC_RELAXED)) & 0xffffff) >= nent) {
@@ -405,6 +407,13 @@ reserve(struct rnic_cq_priv *cq, uint32_t n)
 	} while (!__atomic_compare_exchange_n(&cq->hif->prod, &prod, prod + n, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
 	return prod;
+}
+
+/* Completions a CQ in error did not take: counted for the device (the producers' callers go on). */
+static void
+cqes_lost(struct rnic_cq_priv *cq, unsigned int n)
+{
+	__atomic_fetch_add(&rnic_ctx_dev(cq->pub.context)->cqes_lost, n, __ATOMIC_RELAXED);
 }
 
 int
@@ -423,13 +432,17 @@ rnic_cq_push_burst(struct rnic_cq *pub, const struct rnic_cqe_desc *d, unsigned 
 		for (unsigned int i = 0; i < n; i++) {
 			int ret = rnic_cq_push_burst(pub, &d[i], 1);
 
-			if (ret != 0)
+			if (ret != 0) {
+				cqes_lost(cq, n - i - 1);	/* the one that failed counted itself */
 				return ret;
+			}
 		}
 		return 0;
 	}
-	if (first < 0)
+	if (first < 0) {
+		cqes_lost(cq, n);
 		return (int)first;
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		uint32_t prod = (uint32_t)first + i;
 		struct rnic_cqe64 *cqe = &cq->cqes[prod & ((1u << cq->log_nent) - 1)];

@@ -104,7 +104,8 @@ struct rnic_cq_hif {
 	 * seldom: the consumer arms, the producer that fires the event clears the arm, overflow sets error. */
 	uint32_t arm __rte_cache_aligned;	/* 0, or RNIC_CQ_ARMED [| RNIC_CQ_ARMED_SOLICITED] | sn */
 	uint32_t last_fired_sn;		/* sn + 1 of the last arm that fired an event (0: none yet) */
-	uint8_t error;			/* overflowed: no CQE is written any more */
+	uint8_t error;			/* overflowed: no CQE is written any more (for the consumer: the
+					 * producers go by their own flag, rnic_cq_priv.failed) */
 };
 
 struct rnic_cq_priv {
@@ -117,6 +118,9 @@ struct rnic_cq_priv {
 
 	/* producer side (the engine lcores whose QPs complete here) */
 	uint32_t ci_seen;		/* the consumer index producers read last (a lower bound of the real one) */
+	uint8_t failed;			/* overran: in error for good. Kept here, not in the block, whose error
+					 * word an rnicd client can clear: the overrun is told once, whatever
+					 * the block says */
 	uint64_t events;		/* completion events delivered */
 	uint64_t overflows;
 

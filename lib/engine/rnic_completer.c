@@ -192,7 +192,7 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 		fail_at(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);	/* the responder sent a wrong length */
 		return;
 	}
-	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w);
+	rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, 0, &w);	/* the engine's copy: its SGEs as they started */
 	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, pdn, RNIC_MR_NEED_LOCAL_WRITE, off,
 			  (uint8_t *)(uintptr_t)d->payload, len, 1) != RNIC_MR_OK) {
 		fail_at(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
@@ -226,7 +226,7 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
 		return;
 	}
-	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w);
+	rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, 0, &w);
 	/* The original value, in host order as the application reads it (as Linux rxe returns it). */
 	memcpy(orig, &d->atomic_ack_orig, sizeof(orig));
 	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, rnic_pd_priv(qp->pd)->pdn, RNIC_MR_NEED_LOCAL_WRITE,
@@ -271,6 +271,11 @@ handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 	if (qp == NULL || qp->qp_type != RNIC_QPT_RC ||
 	    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS || d->payload == NULL) {
 		RNIC_STATS(p, COMPLETER)->no_qp++;
+		return;
+	}
+	if (!rnic_from_peer(p->dev, rnic_qp_priv(qp), d)) {
+		RNIC_STATS(p, COMPLETER)->rx_drops[RNIC_DROP_BAD_ADDR]++;
+		rnic_qp_priv(qp)->counters.bad_addr_responses++;
 		return;
 	}
 	op = d->opcode & 0x1f;

@@ -12,6 +12,7 @@
 #include <rte_malloc.h>
 
 #include "rnic_cq.h"
+#include "rnic_dbq.h"
 #include "rnic_pipeline.h"
 #include "rnic_client.h"
 
@@ -81,7 +82,7 @@ rnic_pipeline_release_qp(struct rnic_qp *qp)
 		return;
 	r->rtx_head = r->rtx_tail = r->rtx_next = 0;
 	if (rte_ring_mp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->rtx_reclaim, &head, sizeof(head)) != 0)
-		RNIC_LOG(ERR, "QP %u: reclaim ring full: its kept frames are lost to the pool", qp->qp_num);
+		RNIC_LOG_LIMITED(ERR, "QP %u: reclaim ring full: its kept frames are lost to the pool", qp->qp_num);
 }
 
 int
@@ -242,15 +243,11 @@ gid_is_ipv4(const union rnic_gid *gid)
 static int
 resolve_dmac(const union rnic_gid *dgid, uint8_t mac[6])
 {
-	for (int i = 0; i < rnic_engine_device_count(); i++) {
-		const struct rnic_device *d = rnic_engine_device(i);
+	const struct rnic_device *d = rnic_engine_device_by_gid(dgid);
 
-		for (int g = 0; g < d->gid_count; g++) {
-			if (memcmp(d->gid[g].raw, dgid->raw, sizeof(dgid->raw)) == 0) {
-				memcpy(mac, d->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
-				return 0;
-			}
-		}
+	if (d != NULL) {
+		memcpy(mac, d->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
+		return 0;
 	}
 	return rnic_engine_neighbor(dgid, mac);
 }
@@ -391,18 +388,49 @@ rnic_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counte
 	return rnic_device_counters(rnic_ctx_dev(ctx), counters, n);
 }
 
+/* The counters kept outside the pipelines: the device's CQ events, the bad producer indexes of its clients'
+ * doorbell queues, and the log lines suppressed (for the whole engine: the limits are per call site, not
+ * per device). */
+static const char *const other_names[] = { "cq_errors", "cqes_lost", "bad_dbq_index", "log_lines_suppressed" };
+
+/* Summed over every doorbell queue entry the device had (an entry's count outlives its queue). */
+static uint64_t
+dbq_bad_index(const struct rnic_device *dev)
+{
+	uint32_t nb = __atomic_load_n(&dev->nb_client_dbq, __ATOMIC_ACQUIRE);
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < nb; i++)
+		sum += __atomic_load_n(&dev->client_dbq[i].bad_index, __ATOMIC_RELAXED);
+	return sum;
+}
+
+static void
+other_counter(const struct rnic_device *dev, unsigned int i, struct rnic_counter *c)
+{
+	const uint64_t values[RTE_DIM(other_names)] = {
+		__atomic_load_n(&dev->cq_errors, __ATOMIC_RELAXED), __atomic_load_n(&dev->cqes_lost, __ATOMIC_RELAXED),
+		dbq_bad_index(dev), __atomic_load_n(&rnic_log_suppressed, __ATOMIC_RELAXED),
+	};
+
+	snprintf(c->name, sizeof(c->name), "%s", other_names[i]);
+	c->value = values[i];
+}
+
 int
 rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counters, int n)
 {
 	const unsigned int named = RTE_DIM(counter_names);
-	const unsigned int base = named + RNIC_DROP_REASON_MAX - 1;	/* drops: every reason but "none" */
+	const unsigned int drops = named + RNIC_DROP_REASON_MAX - 1;	/* drops: every reason but "none" */
+	const unsigned int base = drops + RTE_DIM(other_names);	/* then the counters kept outside */
 	const unsigned int total = base + rnic_hw_counter_count();	/* then the mlx5 names */
-	struct rnic_counter all[RTE_DIM(counter_names) + RNIC_DROP_REASON_MAX + RNIC_HW_COUNTERS_MAX];
+	struct rnic_counter all[RTE_DIM(counter_names) + RNIC_DROP_REASON_MAX + RTE_DIM(other_names) +
+				RNIC_HW_COUNTERS_MAX];
 
 	if (n < 0 || (n > 0 && counters == NULL))
 		return -EINVAL;
 	RTE_BUILD_BUG_ON(offsetof(struct rnic_pipeline_stats, rx_drops) != sizeof(uint64_t) * RTE_DIM(counter_names));
-	for (unsigned int i = 0; i < base; i++) {
+	for (unsigned int i = 0; i < drops; i++) {
 		if (i < named)
 			snprintf(all[i].name, sizeof(all[i].name), "%s", counter_names[i]);
 		else
@@ -410,6 +438,8 @@ rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counter
 				 rnic_drop_reason_str((enum rnic_drop_reason)(i - named + 1)));
 		all[i].value = counter_sum(dev, i < named ? i : i + 1);
 	}
+	for (unsigned int i = drops; i < base; i++)
+		other_counter(dev, i - drops, &all[i]);
 	for (unsigned int i = base; i < total; i++)
 		rnic_hw_counter(i - base, all, base, &all[i]);
 	if (n > 0)

@@ -17,6 +17,7 @@
 #define RNIC_PIPELINE_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -126,7 +127,13 @@ struct rnic_tx_buffer {
 	X(recv_wqe_missing, "SENDs that found no receive WQE (RC: RNR NAK; UC, UD: dropped)") \
 	X(recv_length_errors, "SENDs longer than their receive WQE (local length error)") \
 	X(rnr_retries_exceeded, "WQEs failed after the last RNR retry") \
-	X(read_gaps, "READ responses past a lost one (implied NAK: the rest asked again)")
+	X(read_gaps, "READ responses past a lost one (implied NAK: the rest asked again)") \
+	X(bad_wqes, "send WQEs refused as malformed (opcode, size, SGEs, inline or message length): QP to error") \
+	X(bad_queue_index, "work queue heads further ahead than the queue holds: QP to error") \
+	X(spoofed_requests, "request packets not sent: their destination, a QP of this engine, is not " \
+	  "connected to the sending QP") \
+	X(no_route, "WQEs failed for want of the destination's MAC") \
+	X(flush_ring_full, "QPs in error whose receive queue the responder could not be told to flush")
 
 struct rnic_pipeline_stats {
 #define RNIC_X(name, what) uint64_t name;
@@ -365,6 +372,20 @@ rnic_stage_frames(struct rnic_pipeline *p, enum rnic_lat_stage lat, struct rte_m
 			start = end;
 		}
 	}
+}
+
+/*
+ * Whether a packet for a connected (RC, UC) QP comes from its peer: from the GID of the QP's address vector to
+ * the QP's own source GID (as Linux rxe's check_addr). Anything else is dropped before its PSN is looked at,
+ * so a frame aimed at the QP's number from elsewhere changes nothing.
+ */
+static inline int
+rnic_from_peer(const struct rnic_device *dev, const struct rnic_qp_priv *q, const struct rnic_pkt_desc *d)
+{
+	const struct rnic_global_route *grh = &q->attr.ah_attr.grh;
+
+	return memcmp(d->sgid.raw, grh->dgid.raw, sizeof(grh->dgid.raw)) == 0 &&
+	       memcmp(d->dgid.raw, dev->gid[grh->sgid_index].raw, sizeof(grh->dgid.raw)) == 0;
 }
 
 /* Build a frame with no payload (ACK, NAK, READ request, atomics) and queue it. 0 or -ENOMEM. */

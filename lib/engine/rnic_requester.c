@@ -271,8 +271,10 @@ rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
 	rnic_qp_flush_sq(qp);
 	q->req.sq_next = q->req.sq_done;
 	/* The receive queue completes on the responder's lcore: hand it over. */
-	if (rte_ring_sp_enqueue_elem(p->flush_ring, &q->slot, sizeof(q->slot)) != 0)
-		RNIC_LOG(ERR, "QP %u: flush ring full: its receive queue is not flushed", qp->qp_num);
+	if (rte_ring_sp_enqueue_elem(p->flush_ring, &q->slot, sizeof(q->slot)) != 0) {
+		RNIC_STATS(p, REQUESTER)->flush_ring_full++;
+		RNIC_LOG_LIMITED(ERR, "QP %u: flush ring full: its receive queue is not flushed", qp->qp_num);
+	}
 }
 
 /* Fail a WQE now (local error): its error completion, then the QP to error and the flush. */
@@ -356,7 +358,57 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 	rnic_cq_push_burst(qp->send_cq, done, nb_done);
 }
 
-/* Start the next WQE of the SQ: parse and check it, take its PSNs. 1 if one was started. */
+/* What rnic_post_send writes for the QP: no more SGEs or inline bytes than the QP was created with, a message
+ * of at most max_msg_sz, a UD address vector naming one of the device's GIDs. */
+static int
+wqe_in_bounds(const struct rnic_device *dev, const struct rnic_qp_priv *q, const struct rnic_send_wqe *w)
+{
+	if (w->inline_data != NULL ? w->length > q->cap.max_inline_data : w->nb_sge > q->cap.max_send_sge)
+		return 0;
+	if (w->ud != NULL && w->ud->sgid_index >= dev->gid_count)
+		return 0;
+	return w->length <= RNIC_WQE_MAX_MESSAGE;
+}
+
+/*
+ * Read the WQE with counter index from the SQ, once: the SQ is the poster's memory (an rnicd client's, shared),
+ * which it may rewrite at any time, so the WQE is copied into the in-flight entry's own slot, parsed there
+ * and checked against what the QP was created with; every later look at it parses the copy
+ * (rnic_req_wqe). Returns RNIC_WC_SUCCESS, or the error the WQE completes with: one the poster cannot have
+ * written is counted as a bad WQE.
+ */
+static enum rnic_wc_status
+take_wqe(struct rnic_pipeline *p, struct rnic_qp_priv *q, const struct rnic_inflight *e, uint32_t index,
+	 struct rnic_send_wqe *w)
+{
+	uint8_t *copy = rnic_req_wqe(q, e);
+	int ud = q->pub.qp_type == RNIC_QPT_UD;
+
+	w->opcode = RNIC_WQE_OP_NOP;	/* the opcode a WQE of no readable size completes with */
+	if (rnic_send_wqe_copy(copy, rnic_wq_slot(&q->sq, index), q->sq.stride) == 0 ||
+	    rnic_send_wqe_parse(copy, 0, ud, w) != 0 || !wqe_in_bounds(p->dev, q, w)) {
+		RNIC_STATS(p, REQUESTER)->bad_wqes++;
+		return RNIC_WC_LOC_QP_OP_ERR;
+	}
+	if (!wqe_allowed(q->pub.qp_type, w->opcode))
+		return RNIC_WC_LOC_QP_OP_ERR;
+	if (ud && w->length > rnic_mtu_bytes(p->dev->active_mtu))
+		return RNIC_WC_LOC_LEN_ERR;
+	return RNIC_WC_SUCCESS;
+}
+
+/* The SQ's head says more is posted than the SQ holds: nothing a poster writes (rnic_wq_posted). */
+static void
+bad_queue_index(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	RNIC_STATS(p, REQUESTER)->bad_queue_index++;
+	RNIC_LOG_LIMITED(ERR, "QP %u: SQ head %u is past the %u WQEs the SQ holds: QP in error", qp->qp_num,
+			 __atomic_load_n(&rnic_qp_priv(qp)->sq.idx->head, __ATOMIC_RELAXED),
+			 rnic_qp_priv(qp)->sq.wqe_cnt);
+	rnic_requester_fail(p, qp);
+}
+
+/* Start the next WQE of the SQ: take and check it, take its PSNs. 1 if one was started. */
 static int
 start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
@@ -365,40 +417,39 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	uint32_t index = r->sq_next, pdn = rnic_pd_priv(qp->pd)->pdn;
 	struct rnic_send_wqe *w = &p->wqe;	/* kept for send_packet, which comes next */
 	struct rnic_inflight *e;
-	uint32_t pmtu;
-	int reads;
+	enum rnic_wc_status st;
+	int posted, reads;
 
 	if (r->halted || r->infl_tail - r->infl_head == r->infl_mask + 1) {
 		r->blocked = 1;
 		return 0;
 	}
-	if (!rnic_wq_posted(&q->sq, &r->sq_head_seen, index)) {
+	posted = rnic_wq_posted(&q->sq, &r->sq_head_seen, index, r->sq_done);
+	if (posted <= 0) {
 		r->blocked = 0;		/* nothing posted: the next doorbell wakes the QP */
+		if (posted < 0)
+			bad_queue_index(p, qp);
 		return 0;
 	}
 	p->wqe_qp = qp;
 	p->wqe_index = index;
 	/* Past here, a WQE that does not start waits for a response (or is rejected and halts the QP). */
 	r->blocked = 1;
-	if (rnic_send_wqe_parse(rnic_wq_slot(&q->sq, index), 0, qp->qp_type == RNIC_QPT_UD, w) != 0 ||
-	    !wqe_allowed(qp->qp_type, w->opcode)) {
-		reject_wqe(p, qp, index, w->opcode, RNIC_WC_LOC_QP_OP_ERR);
+	e = rnic_req_infl(r, r->infl_tail);
+	st = take_wqe(p, q, e, index, w);
+	if (st != RNIC_WC_SUCCESS) {
+		reject_wqe(p, qp, index, w->opcode, st);
 		return 0;
 	}
 	reads = w->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(w->opcode);
-	/* A fenced WQE waits for the READs and atomics before it; the READ/atomic depth is max_rd_atomic. */
+	/* A fenced WQE waits for the READs and atomics before it; the READ/atomic depth is max_rd_atomic.
+	 * When it starts later, it is taken again: what was read now decides nothing but the wait. */
 	if ((w->fence && r->rd_atomic != 0) || (reads && r->rd_atomic >= RTE_MAX(q->attr.max_rd_atomic, (uint8_t)1)))
 		return 0;
-	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
-	if (qp->qp_type == RNIC_QPT_UD && w->length > pmtu) {
-		reject_wqe(p, qp, index, w->opcode, RNIC_WC_LOC_LEN_ERR);
-		return 0;
-	}
 	if (check_sges(p, w, pdn, reads ? RNIC_MR_NEED_LOCAL_WRITE : RNIC_MR_NEED_LOCAL_READ) != RNIC_MR_OK) {
 		reject_wqe(p, qp, index, w->opcode, RNIC_WC_LOC_PROT_ERR);
 		return 0;
 	}
-	e = rnic_req_infl(r, r->infl_tail);
 	memset(e, 0, sizeof(*e));
 	e->index = index;
 	e->opcode = w->opcode;
@@ -500,6 +551,54 @@ requester_busy(struct rnic_pipeline *p, struct rnic_req_ctx *r)
 	p->req_clock = now;
 }
 
+/*
+ * Whether the QP's destination takes its requests, as far as this engine knows: when the destination GID is a
+ * device of this process, the QP there must be connected to this one (its destination QPN this QP's, its
+ * address vector's GID this QP's source GID) if it takes requests at all. RC and UC frames carry no source
+ * QPN, and the tenants of one rnicd share a device's GID, so the receiver's address check cannot tell a
+ * tenant's QP aimed at another's from that one's peer; the sender, which knows both ends, can.
+ */
+static int
+peer_connected(const struct rnic_device *dev, const struct rnic_qp_priv *q)
+{
+	const struct rnic_global_route *grh = &q->attr.ah_attr.grh;
+	struct rnic_device *peer_dev = rnic_engine_device_by_gid(&grh->dgid);
+	struct rnic_qp *dst = peer_dev != NULL ? rnic_qp_lookup(peer_dev, q->attr.dest_qp_num) : NULL;
+	const struct rnic_qp_priv *dq = dst != NULL ? rnic_qp_priv(dst) : NULL;
+	enum rnic_qp_state st;
+
+	if (dst == NULL)
+		return 1;	/* not a QP of this engine: its own checks (and the address check) apply */
+	st = __atomic_load_n(&dst->state, __ATOMIC_ACQUIRE);
+	if (st != RNIC_QPS_RTR && st != RNIC_QPS_RTS && st != RNIC_QPS_SQD)
+		return 1;	/* takes no requests: it drops them (no_qp) */
+	return dst->qp_type == q->pub.qp_type && dq->attr.dest_qp_num == q->pub.qp_num &&
+	       memcmp(&dq->attr.ah_attr.grh.dgid, &dev->gid[grh->sgid_index], sizeof(grh->dgid)) == 0;
+}
+
+/* peer_connected, looked at again only when a QP of this process was connected, reset or destroyed since:
+ * per packet, so a message cannot go on into a QP that was connected to another while it was sent. */
+static inline int
+peer_check(struct rnic_pipeline *p, struct rnic_qp_priv *q)
+{
+	uint32_t gen = __atomic_load_n(&rnic_qp_peers_gen, __ATOMIC_ACQUIRE);
+
+	if (unlikely(q->req.peer_gen != gen)) {
+		q->req.peer_ok = (uint8_t)peer_connected(p->dev, q);
+		q->req.peer_gen = gen;
+	}
+	return q->req.peer_ok;
+}
+
+/* A packet to a QP that would not take it from this QP: not sent, as if that QP had dropped it (a UC message
+ * completes, an RC one times out), and counted. */
+static void
+refuse_packet(struct rnic_pipeline *p, struct rnic_qp_priv *q)
+{
+	RNIC_STATS(p, REQUESTER)->spoofed_requests++;
+	q->counters.spoofed_requests++;
+}
+
 /* Send the next packet of the WQE under the cursor. 1 if a packet went out. */
 static int
 send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
@@ -512,24 +611,27 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	const struct rnic_send_wqe *w;
 	struct rte_mbuf *m;
 	uint32_t pmtu, chunk, frame_len;
-	int first, last, ret, resend;
+	int first, last, ret, resend, spoofed;
 	uint8_t *frame;
 
-	/* The WQE start_wqe has just parsed, or this one parsed again (a later packet of it, a resend). */
+	/* The WQE start_wqe has just parsed, or the engine's copy of it parsed again (a later packet, a resend):
+	 * the copy parsed as the first time, and the SQ is not read again. */
 	if (p->wqe_qp == qp && p->wqe_index == e->index) {
 		w = &p->wqe;
 	} else {
-		rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, qp->qp_type == RNIC_QPT_UD, &parsed);
+		rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, qp->qp_type == RNIC_QPT_UD, &parsed);
 		w = &parsed;
 	}
 	memset(&d, 0, sizeof(d));
 	ret = qp->qp_type == RNIC_QPT_UD ? ud_route(p, qp, w, &d) :
 	      rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, r->dmac, &r->dmac_known, &d);
 	if (ret != 0) {
-		RNIC_LOG(ERR, "QP %u: no route to the destination GID", qp->qp_num);
+		RNIC_STATS(p, REQUESTER)->no_route++;
+		RNIC_LOG_LIMITED(ERR, "QP %u: no route to the destination GID", qp->qp_num);
 		fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_LOC_QP_OP_ERR);
 		return 0;
 	}
+	spoofed = qp->qp_type != RNIC_QPT_UD && !peer_check(p, q);
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
 
 	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) {
@@ -553,9 +655,12 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		d.atomiceth.rkey = w->rkey;
 		d.atomiceth.swap_add = w->swap_add;
 		d.atomiceth.compare = w->compare;
-		if (rnic_send_control(p, &p->req_tx, &d) != 0)
+		if (spoofed)
+			refuse_packet(p, q);
+		else if (rnic_send_control(p, &p->req_tx, &d) != 0)
 			return 0;
-		q->counters.packets_sent++;
+		else
+			q->counters.packets_sent++;
 		if (rnic_latency_on && !e->sent_once)
 			requester_busy(p, r);
 		e->sent_once = 1;
@@ -576,6 +681,10 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	fill_request(qp, w, &d, message_opcode(qp->qp_type, e->opcode, first, last), r->npsn, last);
 	d.payload_len = chunk;
 	resend = rnic_psn_diff(r->npsn, r->sent_psn) <= 0;
+	if (spoofed) {
+		refuse_packet(p, q);
+		goto sent;
+	}
 	m = resend ? rtx_resend(p, r) : NULL;
 	if (m != NULL) {
 		RNIC_STATS(p, REQUESTER)->resent_kept++;
@@ -604,6 +713,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 queue:
 	rnic_tx_enqueue(&p->req_tx, m);
 	q->counters.packets_sent++;
+sent:
 	p->visit_bytes += chunk;
 	if (!resend)
 		r->sent_psn = r->npsn;
@@ -782,7 +892,9 @@ rnic_requester_timers(struct rnic_pipeline *p)
 static int
 has_more(struct rnic_qp_priv *q)
 {
-	return q->req.cur != q->req.infl_tail || rnic_wq_posted(&q->sq, &q->req.sq_head_seen, q->req.sq_next);
+	/* A head past the SQ's end (-1) is more too: the next visit's start_wqe fails the QP for it. */
+	return q->req.cur != q->req.infl_tail ||
+	       rnic_wq_posted(&q->sq, &q->req.sq_head_seen, q->req.sq_next, q->req.sq_done) != 0;
 }
 
 /* Serve one QP: up to quantum packets. Returns the packets sent; *idle when it has nothing to send. */
@@ -851,7 +963,7 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 /*
  * The lines a QP's visit uses, which the poster wrote long ago with thousands of QPs in turn: the SQ head,
  * and for the quantum of WQEs a visit may start, their post times and in-flight entries, and the first
- * WQEs (the hardware prefetcher follows the rest of the run).
+ * WQEs and their copies' slots (the hardware prefetcher follows the rest of the run).
  */
 static void
 prefetch_next_wqe(const struct rnic_qp_priv *q)
@@ -860,8 +972,11 @@ prefetch_next_wqe(const struct rnic_qp_priv *q)
 
 	RTE_BUILD_BUG_ON(sizeof(struct rnic_inflight) > RTE_CACHE_LINE_SIZE);
 	rte_prefetch0(q->sq.idx);
-	for (uint32_t i = 0; i < RTE_MIN(n, 4u); i++)
+	for (uint32_t i = 0; i < RTE_MIN(n, 4u); i++) {
 		rte_prefetch0(rnic_wq_slot(&q->sq, next + i));
+		/* ... and where the engine's copy of each will go (a slot written once per WQE). */
+		rte_prefetch0_write(rnic_req_wqe(q, rnic_req_infl(&q->req, q->req.infl_tail + i)));
+	}
 	for (uint32_t i = 0; i < n; i += RTE_CACHE_LINE_SIZE / sizeof(uint64_t))
 		rte_prefetch0(&q->sq.posted_tsc[(next + i) & mask]);
 	for (uint32_t i = 0; i < RTE_MIN(n, q->req.infl_mask + 1);

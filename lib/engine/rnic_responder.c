@@ -19,6 +19,7 @@ enum verdict {
 	V_DROP,		/* silently dropped (UC/UD errors, duplicates already answered) */
 	V_NAK_INVALID,
 	V_NAK_ACCESS,
+	V_NAK_OP,	/* the QP failed here (its receive queue in a state no poster writes) */
 	V_RNR,
 };
 
@@ -129,54 +130,75 @@ flush_acks(struct rnic_pipeline *p)
 	p->nb_acks = 0;
 }
 
-/* The RQ WQE the current SEND lands in (the oldest not completed), or NULL when the RQ is empty. */
-static const uint8_t *
-current_rq_wqe(struct rnic_qp_priv *q)
+/*
+ * The QP failed on the responder's side: to error, its receive queue flushed here, the affiliated asynchronous
+ * event raised (no completion may tell the application: a WRITE consumes no receive), and the requester's
+ * lcore told, which flushes the send queue.
+ */
+static void
+responder_fail(struct rnic_qp *qp, enum rnic_event_type event)
+{
+	rnic_qp_fail(qp);
+	rnic_qp_flush_rq(qp);
+	rnic_async_event_raise(qp->context, event, qp);
+	rnic_qp_notify_engine(qp);
+}
+
+/*
+ * Whether the receive WQE the current message lands in (the oldest not completed) is posted: 1 or 0; or, when
+ * the RQ's head is past what the RQ holds (rnic_wq_posted), the QP fails (a local work queue error, IBA
+ * 11.6.3.1) and -1.
+ */
+static int
+rq_posted(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	int posted = rnic_wq_posted(&q->rq, &q->resp.rq_head_seen, q->resp.rq_done, q->resp.rq_done);
+
+	if (posted < 0) {
+		RNIC_STATS(p, RESPONDER)->bad_queue_index++;
+		RNIC_LOG_LIMITED(ERR, "QP %u: RQ head %u is past the %u WQEs the RQ holds: QP in error", qp->qp_num,
+				 __atomic_load_n(&q->rq.idx->head, __ATOMIC_RELAXED), q->rq.wqe_cnt);
+		responder_fail(qp, RNIC_EVENT_QP_FATAL);
+	}
+	return posted;
+}
+
+/* What a message finds no receive WQE for: RNR for RC (the requester sends it again), a drop for UC and UD; a
+ * failed RQ a NAK for RC. */
+static enum verdict
+no_recv_wqe(struct rnic_pipeline *p, const struct rnic_qp *qp, int posted)
+{
+	RNIC_STATS(p, RESPONDER)->recv_wqe_missing += posted == 0;
+	if (qp->qp_type != RNIC_QPT_RC)
+		return V_DROP;
+	return posted < 0 ? V_NAK_OP : V_RNR;
+}
+
+/*
+ * A message's first packet takes its receive WQE: the scatter list is copied from the RQ once (the RQ is the
+ * poster's memory, which it may rewrite while the message's packets come), and every packet of the message
+ * is placed by the copy.
+ */
+static void
+take_recv_wqe(struct rnic_qp_priv *q)
 {
 	struct rnic_resp_ctx *r = &q->resp;
 
-	if (!rnic_wq_posted(&q->rq, &r->rq_head_seen, r->rq_done))
-		return NULL;
-	return rnic_wq_slot(&q->rq, r->rq_done);
+	r->recv_nb_sge = rnic_recv_wqe_copy(r->recv_sge, RTE_MAX(q->cap.max_recv_sge, 1u),
+					    rnic_wq_slot(&q->rq, r->rq_done), q->rq.stride);
+	r->recv_capacity = 0;
+	for (uint32_t i = 0; i < r->recv_nb_sge; i++)
+		r->recv_capacity += rte_be_to_cpu_32(r->recv_sge[i].byte_count);
 }
 
-/* The scatter list of a receive WQE: the DataSegs up to the all-zero delimiter; returns their number. */
-static uint32_t
-rq_wqe_sges(const uint8_t *wqe, const struct rnic_wqe_data **first)
-{
-	const struct rnic_wqe_data *sge = (const void *)(wqe + sizeof(struct rnic_wqe_next));
-	uint32_t n = 0;
-
-	*first = sge;
-	/* Bounded: a WQE without its delimiter (an rnicd client's memory is not trusted) ends where the
-	 * largest WQE would, which the QP's host-interface block always holds (rnic_qp_hif_layout). */
-	while (n < RNIC_WQE_MAX_SIZE16 - 1 && (sge[n].byte_count != 0 || sge[n].lkey != 0 || sge[n].addr != 0))
-		n++;
-	return n;
-}
-
-static uint64_t
-rq_wqe_capacity(const uint8_t *wqe)
-{
-	const struct rnic_wqe_data *sge;
-	uint32_t n = rq_wqe_sges(wqe, &sge);
-	uint64_t total = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		total += rte_be_to_cpu_32(sge[i].byte_count);
-	return total;
-}
-
-/* Place len bytes at message offset off of the receive WQE's scatter list. */
+/* Place len bytes at message offset off of the receive WQE's scatter list (the copy take_recv_wqe made). */
 static enum rnic_mr_status
-scatter(struct rnic_pipeline *p, const uint8_t *wqe, uint32_t pdn, uint32_t off, const uint8_t *src,
+scatter(struct rnic_pipeline *p, const struct rnic_qp_priv *q, uint32_t pdn, uint32_t off, const uint8_t *src,
 	uint32_t len)
 {
-	const struct rnic_wqe_data *sge;
-	uint32_t n = rq_wqe_sges(wqe, &sge);
-
-	return rnic_sge_copy(p, &p->resp_cache, sge, n, pdn, RNIC_MR_NEED_LOCAL_WRITE, off,
-			     (uint8_t *)(uintptr_t)src, len, 1);
+	return rnic_sge_copy(p, &p->resp_cache, q->resp.recv_sge, q->resp.recv_nb_sge, pdn, RNIC_MR_NEED_LOCAL_WRITE,
+			     off, (uint8_t *)(uintptr_t)src, len, 1);
 }
 
 /* The GRH a UD receive buffer starts with: the IPv6 header, or for IPv4 the IPv4 header in its last 20
@@ -227,34 +249,34 @@ do_send(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rte_mbuf *m, c
 	struct rnic_resp_ctx *r = &q->resp;
 	uint8_t pos = rnic_opcode_info(d->opcode)->position;
 	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, pmtu = rnic_mtu_bytes(q->attr.path_mtu);
-	int ud = qp->qp_type == RNIC_QPT_UD;
-	const uint8_t *wqe;
+	int ud = qp->qp_type == RNIC_QPT_UD, first = pos == RNIC_POS_FIRST || pos == RNIC_POS_ONLY;
 	enum rnic_mr_status st;
 
-	if ((pos == RNIC_POS_FIRST || pos == RNIC_POS_ONLY) == r->in_send)
+	if (first == r->in_send)
 		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;	/* opcode out of sequence */
 	if ((pos == RNIC_POS_FIRST || pos == RNIC_POS_MIDDLE) && d->payload_len != pmtu)
 		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
-	wqe = current_rq_wqe(q);
-	if (wqe == NULL) {
-		RNIC_STATS(p, RESPONDER)->recv_wqe_missing++;
-		return qp->qp_type == RNIC_QPT_RC ? V_RNR : V_DROP;	/* UC and UD drop without a receive WQE */
-	}
-	if (pos == RNIC_POS_FIRST || pos == RNIC_POS_ONLY)
+	if (first) {
+		int posted = rq_posted(p, qp);
+
+		if (posted <= 0)
+			return no_recv_wqe(p, qp, posted);
 		r->recv_off = 0;
+		take_recv_wqe(q);
+	}
 	/* Too long for the receive buffer: detected before a byte is placed (IBA 9.9.3.1.2 local length). */
-	if ((uint64_t)r->recv_off + (ud ? GRH_LEN : 0) + d->payload_len > rq_wqe_capacity(wqe))
+	if ((uint64_t)r->recv_off + (ud ? GRH_LEN : 0) + d->payload_len > r->recv_capacity)
 		st = RNIC_MR_OUT_OF_BOUNDS;
 	else if (ud) {
 		uint8_t grh[GRH_LEN];
 
 		make_grh(m, d, grh);
-		st = scatter(p, wqe, pdn, 0, grh, GRH_LEN);
+		st = scatter(p, q, pdn, 0, grh, GRH_LEN);
 		r->recv_off = GRH_LEN;
 		if (st == RNIC_MR_OK)
-			st = scatter(p, wqe, pdn, r->recv_off, d->payload, d->payload_len);
+			st = scatter(p, q, pdn, r->recv_off, d->payload, d->payload_len);
 	} else {
-		st = scatter(p, wqe, pdn, r->recv_off, d->payload, d->payload_len);
+		st = scatter(p, q, pdn, r->recv_off, d->payload, d->payload_len);
 	}
 	if (st != RNIC_MR_OK) {
 		/* Too long for the buffer, or a bad local key: the receive WQE completes in error. */
@@ -299,8 +321,12 @@ do_write(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc
 	if (!last && d->payload_len != pmtu)
 		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
 	/* WRITE with immediate consumes a receive WQE: none posted is an RNR before anything is written. */
-	if (last && (info->hdrs & RNIC_HDR_IMMDT) && current_rq_wqe(q) == NULL)
-		return qp->qp_type == RNIC_QPT_RC ? V_RNR : V_DROP;
+	if (last && (info->hdrs & RNIC_HDR_IMMDT)) {
+		int posted = rq_posted(p, qp);
+
+		if (posted <= 0)
+			return no_recv_wqe(p, qp, posted);
+	}
 	if (first) {
 		/* The write address table entry: the whole range is checked once, up front. */
 		if (!(q->attr.qp_access_flags & RNIC_ACCESS_REMOTE_WRITE) ||
@@ -641,6 +667,11 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 		return;
 	}
 	q = rnic_qp_priv(qp);
+	if (qp->qp_type != RNIC_QPT_UD && !rnic_from_peer(p->dev, q, d)) {
+		RNIC_STATS(p, RESPONDER)->rx_drops[RNIC_DROP_BAD_ADDR]++;
+		q->counters.bad_addr_requests++;
+		return;
+	}
 	if (!rnic_opcode_allowed(d->opcode, qp->qp_type)) {
 		RNIC_STATS(p, RESPONDER)->bad_requests++;
 		return;		/* an opcode of another transport: not this QP's packet (IBA 9.6.1.5) */
@@ -681,13 +712,11 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 			RNIC_STATS(p, RESPONDER)->bad_requests++;
 		send_ack(p, qp, d->psn, v == V_NAK_ACCESS ? RNIC_AETH_NAK_REMOTE_ACCESS :
 			 RNIC_AETH_NAK_INVALID_REQUEST);
-		rnic_qp_fail(qp);
-		rnic_qp_flush_rq(qp);
-		/* No completion may tell the application (a WRITE consumes no receive): the affiliated
-		 * asynchronous error of IBA 11.6.3 does. */
-		rnic_async_event_raise(qp->context, v == V_NAK_ACCESS ? RNIC_EVENT_QP_ACCESS_ERR :
-				       RNIC_EVENT_QP_REQ_ERR, qp);
-		rnic_qp_notify_engine(qp);	/* the requester's lcore flushes the send queue */
+		responder_fail(qp, v == V_NAK_ACCESS ? RNIC_EVENT_QP_ACCESS_ERR : RNIC_EVENT_QP_REQ_ERR);
+		return;
+	case V_NAK_OP:
+		/* The QP has failed here (rq_posted): the requester learns it from a remote operational error. */
+		send_ack(p, qp, d->psn, RNIC_AETH_NAK_REMOTE_OP);
 		return;
 	case V_DROP:
 		return;

@@ -27,6 +27,7 @@ struct rnic_dbq {
 struct rnic_dbq_reader {
 	struct rnic_dbq *q;		/* the daemon's mapping; NULL: free entry */
 	uint32_t mask;
+	uint64_t bad_index;		/* producer indexes no producer writes, skipped (the device's bad_dbq_index) */
 	uint32_t cons;
 	uint32_t owner;			/* the client: doorbells may only name its QPs */
 	uint32_t tenant;		/* < RNIC_MAX_TENANTS: whose share of the doorbell stage they take */
@@ -60,16 +61,22 @@ rnic_dbq_push(struct rnic_dbq *q, uint64_t db)
 
 /* Consumer (the engine's doorbell stage): take up to n doorbells from q, the queue the caller loaded from
  * r->q once (the control path may clear r->q meanwhile; it frees the queue only after a quiescent state).
- * A producer index further than the queue size from ours can only come from a broken client: take at most
- * one queue's worth. */
+ * A producer index further ahead of ours than the queue holds comes from no producer (rnic_dbq_push stays
+ * within a queue of the consumer index we publish): the client wrote it, and what lies before it is not
+ * doorbells. The reader skips to it, takes nothing and counts the queue's bad index: the client lost its
+ * own doorbells, and the engine does not spend its turns on up to 2^32 slots of garbage. */
 static inline unsigned int
 rnic_dbq_pop(struct rnic_dbq_reader *r, struct rnic_dbq *q, uint64_t *db, unsigned int n)
 {
-	uint32_t avail = __atomic_load_n(&q->prod_tail, __ATOMIC_ACQUIRE) - r->cons;
+	uint32_t tail = __atomic_load_n(&q->prod_tail, __ATOMIC_ACQUIRE), avail = tail - r->cons;
 	unsigned int i;
 
-	if (avail > r->mask + 1)
-		avail = r->mask + 1;
+	if (avail > r->mask + 1) {
+		r->cons = tail;
+		__atomic_store_n(&r->bad_index, r->bad_index + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&q->cons, r->cons, __ATOMIC_RELEASE);
+		return 0;
+	}
 	if (n > avail)
 		n = avail;
 	for (i = 0; i < n; i++)

@@ -18,6 +18,17 @@
 #define QPN_MASK 0xffffffu
 #define FIRST_SLOT 2		/* QPNs 0 and 1 are IBA's special QPs */
 
+/* On a line of its own: every requester reads it per packet, and only the control path writes it. */
+uint32_t rnic_qp_peers_gen __rte_cache_aligned = 1;
+
+/* A QP was connected, reset or destroyed: requesters sending to QPs of this engine check their peer again. */
+static void
+peers_changed(void)
+{
+	if (__atomic_add_fetch(&rnic_qp_peers_gen, 1, __ATOMIC_RELEASE) == 0)
+		__atomic_add_fetch(&rnic_qp_peers_gen, 1, __ATOMIC_RELEASE);	/* 0 is "never checked" */
+}
+
 int
 rnic_qp_table_create(struct rnic_device *dev)
 {
@@ -153,20 +164,31 @@ rnic_qp_hif_layout(uint32_t sq_cnt, uint32_t sq_stride, uint32_t rq_cnt, uint32_
 	off += sizeof(struct rnic_wq_idx);
 	l->state = off;
 	off += RTE_CACHE_LINE_SIZE;
-	/* A WQE whose size field says more than its slot holds reads into this block, never past it. */
-	off += RNIC_WQE_MAX_SIZE16 * RNIC_WQE_SEG;
 	l->size = RTE_ALIGN_CEIL(off, 4096);
 }
 
-/* The requester's in-flight ring: one entry per SQ slot, RNIC_MAX_INFLIGHT at most. */
+/*
+ * What the engine keeps of a QP's queues in its own memory, in one block: the requester's in-flight ring (one
+ * entry per SQ slot, RNIC_MAX_INFLIGHT at most) with a copy of each entry's WQE (a slot of the SQ's stride),
+ * and the responder's copy of the scatter list of the receive WQE a SEND is landing in.
+ */
 static int
-infl_alloc(struct rnic_req_ctx *r, uint32_t sq_slots, int socket_id)
+engine_mem_alloc(struct rnic_qp_priv *qp, int socket_id)
 {
-	uint32_t n = RTE_MIN(sq_slots, (uint32_t)RNIC_MAX_INFLIGHT);
+	uint32_t n = RTE_MIN(qp->sq.wqe_cnt, (uint32_t)RNIC_MAX_INFLIGHT);
+	size_t ring = RTE_ALIGN_CEIL(sizeof(*qp->req.infl) * n, RTE_CACHE_LINE_SIZE);
+	size_t copies = (size_t)n * qp->sq.stride;
+	uint8_t *block = rte_zmalloc_socket("rnic_qp_engine", ring + copies +
+					    sizeof(struct rnic_wqe_data) * RTE_MAX(qp->cap.max_recv_sge, 1u),
+					    RTE_CACHE_LINE_SIZE, socket_id);
 
-	r->infl = rte_zmalloc_socket("rnic_infl", sizeof(*r->infl) * n, RTE_CACHE_LINE_SIZE, socket_id);
-	r->infl_mask = n - 1;
-	return r->infl != NULL ? 0 : -ENOMEM;
+	if (block == NULL)
+		return -ENOMEM;
+	qp->req.infl = (struct rnic_inflight *)block;
+	qp->req.infl_mask = n - 1;
+	qp->req.wqe_copy = block + ring;
+	qp->resp.recv_sge = (struct rnic_wqe_data *)(block + ring + copies);
+	return 0;
 }
 
 void
@@ -227,9 +249,9 @@ flush_wq(struct rnic_qp_priv *qp, struct rnic_wq *wq, uint32_t *done, struct rni
 
 		d.wqe_counter = (uint16_t)*done;
 		d.wqe_opcode = is_send ? (uint8_t)(rte_be_to_cpu_32(next->flags) >> RNIC_WQE_F_OPCODE_SHIFT) : 0;
-		if (rnic_cq_push(cq, &d) != 0)
-			RNIC_LOG(ERR, "QP %u: flush completion lost (CQ %u full or in error)", qp->pub.qp_num,
-				 rnic_cq_priv(cq)->cqn);
+		if (rnic_cq_push(cq, &d) != 0)	/* counted as cqes_lost */
+			RNIC_LOG_LIMITED(ERR, "QP %u: flush completion lost (CQ %u full or in error)",
+					 qp->pub.qp_num, rnic_cq_priv(cq)->cqn);
 	}
 }
 
@@ -279,7 +301,7 @@ rnic_qp_ring_doorbell(struct rnic_qp *pub, uint64_t db)
 		if (tries == 10000000) {
 			/* Only a queue smaller than the QPs it serves, or a doorbell stage that never runs
 			 * while it is full, gets here. */
-			RNIC_LOG(ERR, "QP %u: doorbell queue full, the engine was not told", pub->qp_num);
+			RNIC_LOG_LIMITED(ERR, "QP %u: doorbell queue full, the engine was not told", pub->qp_num);
 			__atomic_store_n(pending, 0, __ATOMIC_SEQ_CST);
 			return;
 		}
@@ -386,9 +408,10 @@ rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	/* An RQ WQE: NextSeg, the scatter entries, the all-zero delimiter. */
 	recv_bytes = (uint32_t)sizeof(struct rnic_wqe_next) +
 		     RTE_MAX(ia->cap.max_recv_sge, 1u) * (uint32_t)sizeof(struct rnic_wqe_data) + RNIC_WQE_SEG;
+	qp->cap = ia->cap;
 	if (qp_hif_alloc(pd->context, qp, ia->cap.max_send_wr, max_send_wqe_bytes(ia->qp_type, &ia->cap),
 			 RTE_MAX(ia->cap.max_recv_wr, 1u), recv_bytes) != 0 ||
-	    infl_alloc(&qp->req, qp->sq.wqe_cnt, dev->socket_id) != 0) {
+	    engine_mem_alloc(qp, dev->socket_id) != 0) {
 		err = ENOMEM;
 		goto fail;
 	}
@@ -444,6 +467,7 @@ rnic_destroy_qp(struct rnic_qp *pub)
 	__atomic_store_n(&dev->qp_table->slot[qp->slot], NULL, __ATOMIC_RELEASE);
 	dev->qp_table->nb_qp--;
 	pthread_mutex_unlock(&dev->lock);
+	peers_changed();
 	/* No engine lcore may still hold the QP it looked up before it disappeared from the table. */
 	ret = rnic_engine_quiesce();
 	if (ret < 0)
@@ -731,6 +755,7 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 	qp->attr.sq_draining = 0;
 	__atomic_store_n(&pub->state, next, __ATOMIC_RELEASE);
 	__atomic_store_n(qp->post_state, next, __ATOMIC_RELEASE);
+	peers_changed();
 	if (next == RNIC_QPS_ERR)
 		rnic_qp_error_flush(pub);
 	if (next == RNIC_QPS_RESET)

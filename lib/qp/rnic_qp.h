@@ -12,6 +12,7 @@
 #include "rnic_priv.h"
 
 struct rnic_dbq;
+struct rnic_wqe_data;
 
 /* A work queue's producer and consumer indexes, in the host memory the poster and the engine share. */
 struct rnic_wq_idx {
@@ -95,10 +96,15 @@ struct rnic_req_ctx {
 	uint32_t rtx_head;		/* kept frames (rnic_pipeline.h: the retransmit buffer), oldest PSN first */
 	uint32_t rtx_tail;
 	uint32_t rtx_next;		/* going back: the next kept frame to send again */
+	uint32_t peer_gen;		/* rnic_qp_peers_gen when the destination QP was last checked (0: never) */
+	uint8_t peer_ok;		/* ... and whether it is connected to this QP */
 	/* Kept across resets (zeroing stops here): a ring as long as the SQ, up to RNIC_MAX_INFLIGHT, since
 	 * no more WQEs can be in flight than the SQ holds; so a QP of a short SQ is a small QP. */
 	uint32_t infl_mask;		/* entries - 1 (a power of two) */
 	struct rnic_inflight *infl;
+	/* The engine's copy of each in-flight entry's WQE (rnic_req_wqe), slots of the SQ's stride: the SQ is
+	 * the poster's memory, which it may rewrite while the engine sends, so a WQE is read from it once. */
+	uint8_t *wqe_copy;
 	uint32_t sq_done;		/* SQ WQEs completed or flushed (the RESET transition clears it) */
 };
 
@@ -148,12 +154,16 @@ struct rnic_resp_ctx {
 	uint8_t dmac_known;
 	uint32_t rq_head_seen;		/* the RQ head last read: the poster's line is read again only when
 					 * every receive WQE up to it is used */
+	uint32_t recv_nb_sge;		/* the receive WQE of the current SEND, read once at its first
+					 * packet: its scatter entries (in recv_sge) and their bytes */
+	uint64_t recv_capacity;
 	/* Kept across resets (zeroing stops here): the responder resources, as many as max_dest_rd_atomic
 	 * rounded up to a power of two, allocated when an RC QP enters RTR (a WRITE/SEND QP needs one). */
 	uint32_t rd_mask;
 	struct rnic_read_job *rd;	/* READs accepted and atomic answers queued, [rd_head..rd_tail) */
 	uint32_t *atomic_psn;
 	uint64_t *atomic_orig;
+	struct rnic_wqe_data *recv_sge;	/* max_recv_sge entries (at least one): the engine's copy */
 	uint32_t rq_done;		/* RQ WQEs completed or flushed (the RESET transition clears it) */
 };
 
@@ -195,6 +205,21 @@ rnic_qp_priv(struct rnic_qp *qp)
 {
 	return (struct rnic_qp_priv *)qp;
 }
+
+/* The engine's copy of the WQE of in-flight entry e (rnic_send_wqe_copy), made when the WQE started: its later
+ * packets, resends, READ responses and atomic results all parse this copy, never the SQ again. */
+static inline uint8_t *
+rnic_req_wqe(const struct rnic_qp_priv *q, const struct rnic_inflight *e)
+{
+	return q->req.wqe_copy + (size_t)(e - q->req.infl) * q->sq.stride;
+}
+
+/*
+ * Bumped (by the control path) whenever a QP of this process is connected, reconnected, reset or destroyed:
+ * a requester sending to a QP of this engine checks that it is that QP's peer again when it changed
+ * (rnic_requester.c, peer_check).
+ */
+extern uint32_t rnic_qp_peers_gen;
 
 /* Create/free the device's QP table (called by the device module). */
 int rnic_qp_table_create(struct rnic_device *dev);
@@ -243,18 +268,26 @@ rnic_qp_prefetch(const struct rnic_qp *qp)
 }
 
 /*
- * Whether the WQE with counter index is posted on the queue. *seen caches the head last read: the poster
- * writes the head's line, so it is read again only when the WQEs up to *seen are used (a queue is found
- * empty only after a fresh read, so a post is never missed). Sequentially consistent: the SQ's doorbell
- * flag is ordered against it (rnic_qp_doorbell_taken).
+ * Whether the WQE with counter index is posted on the queue: 1 or 0; or -1 when the head says more WQEs are
+ * posted past done (the oldest not completed) than the queue holds, which no poster writes (it keeps head -
+ * tail within the queue, and tail never passes done): the queue's memory holds nonsense, and the QP goes to
+ * error. *seen caches the head last read and found sane: the poster writes the head's line, so it is read
+ * again only when the WQEs up to *seen are used (a queue is found empty only after a fresh read, so a post
+ * is never missed). Sequentially consistent: the SQ's doorbell flag is ordered against it
+ * (rnic_qp_doorbell_taken).
  */
 static inline int
-rnic_wq_posted(const struct rnic_wq *wq, uint32_t *seen, uint32_t index)
+rnic_wq_posted(const struct rnic_wq *wq, uint32_t *seen, uint32_t index, uint32_t done)
 {
+	uint32_t head;
+
 	if ((int32_t)(*seen - index) > 0)
 		return 1;
-	*seen = __atomic_load_n(&wq->idx->head, __ATOMIC_SEQ_CST);
-	return (int32_t)(*seen - index) > 0;
+	head = __atomic_load_n(&wq->idx->head, __ATOMIC_SEQ_CST);
+	if (head - done > wq->wqe_cnt)
+		return -1;
+	*seen = head;
+	return (int32_t)(head - index) > 0;
 }
 
 /* wr_id of the WQE at this index of the QP's SQ / RQ (the CQ poll maps CQE wqe_counter to wr_id). */

@@ -5,13 +5,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_atomic.h>
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 
 #include "rnic_qp.h"
 #include "rnic_wqe.h"
-
-#define MAX_MESSAGE (1ULL << 31)
 
 static const uint8_t wr_to_wqe_opcode[] = {
 	[RNIC_WR_RDMA_WRITE] = RNIC_WQE_OP_RDMA_WRITE,
@@ -77,7 +76,7 @@ check_send_wr(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr)
 	if (wr->send_flags & ~(uint32_t)(RNIC_SEND_FENCE | RNIC_SEND_SIGNALED | RNIC_SEND_SOLICITED |
 					 RNIC_SEND_INLINE))
 		return EINVAL;
-	if (wr_length(wr) > MAX_MESSAGE)
+	if (wr_length(wr) > RNIC_WQE_MAX_MESSAGE)
 		return EINVAL;
 	if (wr->send_flags & RNIC_SEND_INLINE) {
 		/* Inline carries outgoing data only, up to the QP's inline size. */
@@ -353,8 +352,42 @@ rnic_send_wqe_parse(const uint8_t *wqe, uint32_t size16, int is_ud, struct rnic_
 	return 0;
 }
 
+uint32_t
+rnic_send_wqe_copy(uint8_t *dst, const uint8_t *slot, uint32_t stride)
+{
+	struct rnic_wqe_next next;
+	uint32_t size;
+
+	memcpy(&next, slot, sizeof(next));
+	size = ((rte_be_to_cpu_32(next.flags) >> RNIC_WQE_F_SIZE_SHIFT) & RNIC_WQE_NDS_SIZE_MASK) * RNIC_WQE_SEG;
+	if (size == 0 || size > stride)
+		return 0;
+	memcpy(dst, &next, sizeof(next));
+	memcpy(dst + sizeof(next), slot + sizeof(next), size - sizeof(next));
+	/* What the engine uses from here on is the copy: no load of it may be turned back into one of the slot. */
+	rte_compiler_barrier();
+	return size;
+}
+
 /* ------------------------------------------------------------------------------------------------------ */
 /* Receive                                                                                                  */
+
+uint32_t
+rnic_recv_wqe_copy(struct rnic_wqe_data *sge, uint32_t max_sge, const uint8_t *slot, uint32_t stride)
+{
+	static const struct rnic_wqe_data delimiter;
+	const uint8_t *p = slot + sizeof(struct rnic_wqe_next);
+	uint32_t n;
+
+	max_sge = RTE_MIN(max_sge, (stride - (uint32_t)sizeof(struct rnic_wqe_next)) / (uint32_t)sizeof(*sge));
+	for (n = 0; n < max_sge; n++, p += sizeof(*sge)) {
+		memcpy(&sge[n], p, sizeof(*sge));
+		if (memcmp(&sge[n], &delimiter, sizeof(delimiter)) == 0)
+			break;
+	}
+	rte_compiler_barrier();
+	return n;
+}
 
 static void
 write_recv_wqe(const struct rnic_recv_wr *wr, uint8_t *wqe)

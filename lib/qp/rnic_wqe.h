@@ -31,6 +31,7 @@ enum rnic_wqe_opcode {
 };
 
 #define RNIC_WQE_SEG 16			/* segment granularity */
+#define RNIC_WQE_MAX_MESSAGE (1ULL << 31)	/* bytes of a message, at most (the device's max_msg_sz) */
 #define RNIC_WQE_MAX_SIZE16 63		/* the 6-bit size fields */
 
 /* NextSeg flags word */
@@ -154,9 +155,23 @@ rnic_send_wqe_size(int has_raddr, int has_atomic, int is_ud, uint32_t nb_sge, in
 /*
  * Parse the send WQE at wqe (size16 16-byte units; 0: the size the WQE states in its flags). Returns 0, or
  * -EINVAL if the segments do not fit the size or the opcode is unknown (the engine completes such a WQE in
- * error).
+ * error). The pointers of out (SGEs, inline data, UD address vector) point into wqe: the engine parses its
+ * own copy (rnic_send_wqe_copy), never the SQ the poster can rewrite.
  */
 int rnic_send_wqe_parse(const uint8_t *wqe, uint32_t size16, int is_ud, struct rnic_send_wqe *out);
+
+/*
+ * Copy the send WQE in an SQ slot of stride bytes into the engine's own slot dst (as large), reading each byte
+ * of the slot once: its NextSeg, then the rest of the size that NextSeg states. Returns that size in bytes,
+ * or 0 when the slot cannot hold it (size 0 or past the slot: nothing more is read).
+ */
+uint32_t rnic_send_wqe_copy(uint8_t *dst, const uint8_t *slot, uint32_t stride);
+
+/*
+ * Copy the scatter list of the receive WQE in an RQ slot of stride bytes: its DataSegs up to the all-zero
+ * delimiter, at most max_sge of them and never past the slot, each read once. Returns how many.
+ */
+uint32_t rnic_recv_wqe_copy(struct rnic_wqe_data *sge, uint32_t max_sge, const uint8_t *slot, uint32_t stride);
 
 /* Which segments a WQE opcode carries. */
 int rnic_wqe_op_has_raddr(uint8_t opcode);

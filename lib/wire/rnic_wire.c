@@ -108,6 +108,7 @@ rnic_drop_reason_str(enum rnic_drop_reason reason)
 		[RNIC_DROP_BAD_PAD] = "bad_pad",
 		[RNIC_DROP_BAD_LENGTH] = "bad_length",
 		[RNIC_DROP_BAD_ICRC] = "bad_icrc",
+		[RNIC_DROP_BAD_ADDR] = "bad_addr",
 	};
 
 	if ((unsigned int)reason >= RNIC_DROP_REASON_MAX)

@@ -131,6 +131,8 @@ enum rnic_drop_reason {
 	RNIC_DROP_BAD_PAD,		/* pad count on an opcode without payload, or pad longer than payload */
 	RNIC_DROP_BAD_LENGTH,		/* payload on an opcode that carries none, or atomic/ACK of wrong size */
 	RNIC_DROP_BAD_ICRC,
+	RNIC_DROP_BAD_ADDR,		/* not the parser's: a connected QP's packet not from its peer's address to
+					 * its own (the responder's and completer's address check) */
 	RNIC_DROP_REASON_MAX
 };
 

@@ -20,17 +20,25 @@ test_pipeline_attach(struct rnic_context *ctx, struct rte_mempool *pool)
 	return dev->pipeline[0];
 }
 
-/* Run every stage a few rounds: what was posted or received is handled, what the device sends is sent. */
-static inline void
+/* Run every stage once, each doing at most budget units of work. Returns the work the stages did (0: they
+ * had nothing to do). */
+static inline unsigned int
+test_pipeline_step(struct rnic_pipeline *p, unsigned int budget)
+{
+	return rnic_stage_doorbell(p, budget) + rnic_stage_requester(p, budget) + rnic_stage_parser(p, budget) +
+	       rnic_stage_completer(p, budget) + rnic_stage_responder(p, budget);
+}
+
+/* Run every stage a few rounds: what was posted or received is handled, what the device sends is sent.
+ * Returns the work the stages did (0: they had nothing to do). */
+static inline unsigned int
 test_pipeline_pump(struct rnic_pipeline *p)
 {
-	for (int i = 0; i < 4; i++) {
-		rnic_stage_doorbell(p, 64);
-		rnic_stage_requester(p, 64);
-		rnic_stage_parser(p, 64);
-		rnic_stage_completer(p, 64);
-		rnic_stage_responder(p, 64);
-	}
+	unsigned int work = 0;
+
+	for (int i = 0; i < 4; i++)
+		work += test_pipeline_step(p, 64);
+	return work;
 }
 
 #endif /* TEST_PIPELINE_H */

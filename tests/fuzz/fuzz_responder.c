@@ -5,7 +5,8 @@
  *
  * An input is a list of records [length: 2 bytes, big-endian][frame]. Each frame that parses is steered
  * at one of the device's QPs (RC, UC, UD; by its destination QPN), its PSN optionally set to the one the
- * QP expects and its R_Key optionally replaced by a live one, so that the fuzzer gets past the first checks;
+ * QP expects, its R_Key optionally replaced by a live one and its addresses those of the QPs' peer (unless
+ * a bit says to keep its own), so that the fuzzer gets past the first checks;
  * it is then rebuilt with a correct ICRC and received by device A, whose stages run on this thread.
  * Beyond crashes, hangs and sanitizer reports it checks that nothing is written outside the registered
  * buffer's bounds and nothing through a key of another protection domain.
@@ -36,7 +37,7 @@ static struct rnic_context *ctx;
 static struct rnic_pipeline *pipe_a;
 static struct rte_mempool *pool;
 static uint16_t peer_port;
-static union rnic_gid peer_gid;
+static union rnic_gid peer_gid, own_gid;
 static struct rnic_pd *pd, *other_pd;
 static struct rnic_cq *cq;
 static struct rnic_mr *mr, *other_mr;
@@ -119,7 +120,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	peer = rnic_open_device(list[1]);
 	peer_port = list[1]->port_id;
 	rnic_free_device_list(list);
-	if (ctx == NULL || peer == NULL || rnic_query_gid(peer, 1, 0, &peer_gid) != 0)
+	if (ctx == NULL || peer == NULL || rnic_query_gid(peer, 1, 0, &peer_gid) != 0 ||
+	    rnic_query_gid(ctx, 1, 0, &own_gid) != 0)
 		fail("devices");
 	rnic_close_device(peer);
 	/* A's pipeline, polled here (no worker lcore). */
@@ -214,6 +216,13 @@ steer(struct rnic_pkt_desc *d, uint8_t bits)
 	}
 	if (bits & 8)
 		d->deth.qkey = 0x11111111;
+	if (!(bits & 16)) {
+		/* From the QPs' peer to A (a connected QP takes nothing else): the frame's own addresses only
+		 * when the bit says so, for the address check. */
+		d->ip_version = 4;
+		d->sgid = peer_gid;
+		d->dgid = own_gid;
+	}
 }
 
 /* Nothing outside the buffer's bounds or behind another PD's key may have been written. */
