@@ -14,30 +14,20 @@
 #define OOB_CONNECT_TIMEOUT_S 20
 
 /*
- * Connect to "HOST:PORT" (client: host != NULL; the server may still be starting, so retry for a while) or
- * accept one connection on PORT (server). Returns the connected socket or -1.
+ * Connect to host on TCP port (client: host != NULL; the server may still be starting, so retry for a
+ * while) or accept one connection on port (server: host == NULL). Returns the connected socket or -1.
  */
 static inline int
-oob_connect(const char *client, const char *server_port)
+oob_connect(const char *host, const char *port)
 {
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai;
-	const char *port = server_port;
-	char host[256];
 	int fd = -1;
 
-	if (client != NULL) {
-		const char *colon = strrchr(client, ':');
-
-		if (colon == NULL)
-			return -1;
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - client), client);
-		port = colon + 1;
-	} else {
+	if (host == NULL)
 		hints.ai_flags = AI_PASSIVE;
-	}
-	if (getaddrinfo(client != NULL ? host : NULL, port, &hints, &ai) != 0)
+	if (getaddrinfo(host, port, &hints, &ai) != 0)
 		return -1;
-	if (client != NULL) {
+	if (host != NULL) {
 		for (int i = 0; i < OOB_CONNECT_TIMEOUT_S * 10; i++) {
 			fd = socket(ai->ai_family, SOCK_STREAM, 0);
 			if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
