@@ -402,25 +402,22 @@ static int
 pingpong(struct conn *c, const struct opts *o)
 {
 	int oob = open_verbs(c, o) == 0 ? connect_peer(c, o) : -1, ret = oob < 0;
-	char bye = 0;
 
 	if (ret == 0)
 		ret = run(c, o->client != NULL, o->iters);
 	if (ret == 0)
 		printf("{\"role\": \"%s\", \"iterations\": %u, \"bytes\": %u, \"verified\": true}\n",
 		       o->client != NULL ? "client" : "server", o->iters, o->size);
-	/*
-	 * Goodbye: the client closes its port first and then tells the server, which closes only after, so
-	 * neither port disappears while the other still sends (a memif peer leaving mid-teardown is unsafe).
-	 */
-	if (oob >= 0 && o->client == NULL && recv(oob, &bye, 1, MSG_WAITALL) != 1)
-		fprintf(stderr, "rnic-pingpong: no goodbye from the client\n");
 	usleep(100000);	/* the last ACKs on their way */
+	/* Neither port may go while the other side's lcores poll it (oob_goodbye). */
+	if (oob_goodbye(oob, o->client == NULL, OOB_BEFORE_STOP) != 0)
+		fprintf(stderr, "rnic-pingpong: the server did not stop\n");
 	rnic_engine_stop();
+	if (oob_goodbye(oob, o->client == NULL, OOB_STOPPED) != 0)
+		fprintf(stderr, "rnic-pingpong: no goodbye from the client\n");
 	close_verbs(c);
 	rnic_engine_fini();
-	if (oob >= 0 && o->client != NULL && write(oob, &bye, 1) != 1)
-		fprintf(stderr, "rnic-pingpong: goodbye not sent\n");
+	oob_goodbye(oob, o->client == NULL, OOB_DOWN);
 	if (oob >= 0)
 		close(oob);
 	free(c->buf);
