@@ -557,7 +557,7 @@ apply(struct perf_opts *o, const struct optdef *d, const char *arg)
 		rnic_engine_usage(stdout);
 		return 1;
 	default:
-		printf("%s (softrnic) %s: perftest 4.5's options (doc/perftest.md)\n", prog, RNIC_VERSION);
+		printf("%s (softrnic) %s\n", prog, RNIC_VERSION);
 		return 1;
 	}
 }

@@ -87,12 +87,16 @@ print_addresses(const struct perf_opts *o, const struct perf_end *e)
 		printf(" (%u QPs: the first 4 shown)\n", e->nb_qp);
 }
 
+/* The device of the results (--out_json's "Device"). */
+static const char *device;
+
 /* perftest's ctx_print_test_info, for what softrnic has, then the table's columns. */
 void
 perf_print_header(const struct perf_opts *o, const struct perf_end *e)
 {
 	const struct perf_test *t = &o->t;
 
+	device = e->name;
 	if (o->json || o->output != OUT_FULL)
 		return;
 	printf(RESULT_LINE);
@@ -146,7 +150,7 @@ out_json(const struct perf_opts *o, const struct perf_result *r)
 		t->post_list > 1 && t->mode == MODE_BW ? "Post_List_" : "", t->mode == MODE_BW ? "BW_" : "Latency_");
 	fprintf(f, "\"Dual_port\": \"OFF\",\n\"Device\": \"%s\",\n\"Number_of_qps\": %u,\n\"Transport_type\": \"IB\",\n"
 		"\"Connection_type\": \"%s\",\n\"Using_SRQ\": \"OFF\",\n\"PCIe_relax_order\": \"Unsupported\",\n"
-		"\"ibv_wr_API\": \"OFF\",\n\"TX_depth\": %u,\n", o->dev_name ? o->dev_name : "", t->nb_qp,
+		"\"ibv_wr_API\": \"OFF\",\n\"TX_depth\": %u,\n", device != NULL ? device : "", t->nb_qp,
 		conn_name(t->conn), t->mode == MODE_BW ? t->tx_depth : 1);
 	if (t->mode == MODE_BW)
 		fprintf(f, "\"CQ_Moderation\": %u,\n", t->cq_mod);
