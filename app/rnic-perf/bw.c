@@ -10,6 +10,7 @@
 #include <rte_common.h>
 
 #include "perf.h"
+#include "post.h"
 
 #define PEAK_WINDOW_S 0.05
 

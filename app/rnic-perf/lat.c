@@ -12,6 +12,7 @@
 #include <rte_cycles.h>
 
 #include "perf.h"
+#include "post.h"
 
 /* The byte a ping's last byte holds: the peer waits for it to change (WRITE). */
 static uint8_t

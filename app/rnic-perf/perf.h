@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * rnic-perf: what the benchmark's parts share. options.c parses the command line (perftest's flags),
- * main.c brings the engine up and runs the sizes, end.c holds one end's verbs objects, bw.c and lat.c are the
- * tests, remote.c the exchange between a server and a client, report.c and stages.c the output.
+ * main.c brings the engine up and runs the sizes, end.c holds one end's verbs objects, post.h posts sends
+ * (inline: the bandwidth loop's hot path), bw.c and lat.c are the tests, remote.c the exchange between a
+ * server and a client, report.c and stages.c the output.
  */
 #ifndef RNIC_PERF_H
 #define RNIC_PERF_H
@@ -20,6 +21,7 @@
 #define PERF_WAIT_S 10			/* bound of every wait for the peer or a completion */
 #define PERF_DEFAULT_PORT "18515"	/* perftest's */
 #define PERF_MAX_STAGES 8
+#define PERF_QKEY 0x11111111u		/* UD: every QP's */
 
 enum perf_op { OP_WRITE, OP_READ, OP_SEND, OP_FETCH_ADD, OP_CMP_SWAP, OP_N };
 enum perf_mode { MODE_BW, MODE_LAT };
@@ -211,9 +213,6 @@ int perf_end_connect_all(struct perf_end *e, const struct perf_opts *o);
 int perf_end_quiesce(struct perf_end *e);
 int perf_post_recv(struct perf_end *e, uint32_t q, uint64_t idx);
 int perf_post_receives(struct perf_end *e);
-int perf_post_sends(struct perf_end *e, const struct perf_test *t, uint32_t q, uint64_t msg, uint32_t n,
-		    uint32_t size, uint64_t limit);
-uint64_t perf_account_send(struct perf_end *e, const struct rnic_wc *wc);
 int perf_poll_send(struct perf_end *e, int max, struct rnic_wc *wc);
 int perf_poll_recv(struct perf_end *e, int max, struct rnic_wc *wc);
 int perf_wait_events(struct perf_end *const *ends, int n);
