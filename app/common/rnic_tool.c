@@ -11,17 +11,18 @@
 /* Engine options a tool takes among its own, with a value; --no-latency has none. The tools' --mtu is the
  * path MTU of their QPs, so the engine's --mtu (the ports') goes after the second "--". */
 static const char *const engine_opts[] = {
-	"--config", "--port", "--ip", "--neigh", "--mbufs", "--stages", "--pcap", "--fault", "--idle-sleep",
-	"--max-qp", "--max-cq", "--max-cqe", "--max-mr", "--max-pd", "--max-qp-wr", "--max-sge", "--max-inline",
-	NULL,
+	"--config", "--port", "--ip", "--neigh", "--mbufs", "--stages", "--pcap", "--pcap-snaplen", "--pcap-count",
+	"--pcap-filter", "--fault", "--idle-sleep", "--max-qp", "--max-cq", "--max-cqe", "--max-mr", "--max-pd",
+	"--max-qp-wr", "--max-sge", "--max-inline", NULL,
 };
 static const char engine_flag[] = "--no-latency";
 
 const char rnic_tool_engine_opts_help[] =
 	"  engine options (also accepted after a second \"--\", with every other engine option):\n"
-	"      --config FILE, --port NAME, --ip ADDR, --neigh IP,MAC, --stages MAP, --pcap FILE, --fault SPEC,\n"
-	"      --no-latency, --mbufs N, --idle-sleep US, --max-qp N, --max-cq N, --max-cqe N, --max-mr N,\n"
-	"      --max-pd N, --max-qp-wr N, --max-sge N, --max-inline N\n";
+	"      --config FILE, --port NAME, --ip ADDR, --neigh IP,MAC, --stages MAP, --pcap FILE,\n"
+	"      --pcap-snaplen N, --pcap-count N, --pcap-filter F, --fault SPEC, --no-latency, --mbufs N,\n"
+	"      --idle-sleep US, --max-qp N, --max-cq N, --max-cqe N, --max-mr N, --max-pd N, --max-qp-wr N,\n"
+	"      --max-sge N, --max-inline N (a --port that is a number is the tool's TCP port, perftest's)\n";
 
 /*
  * The EAL defaults and the user options that replace each: an option of the same kind (-l and --lcores and
@@ -76,15 +77,38 @@ add(char **list, int *n, char *arg, const char *tool)
 	return 0;
 }
 
+/* Whether s is a number: the value of a --port that is a TCP port (perftest's, rnic-perf's -p), never an
+ * ethdev's name (the engine's --port names a --vdev or a PCI address). */
+static int
+is_number(const char *s)
+{
+	if (s == NULL || *s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* Whether argv[i] (an engine option's name, its value in it or next) is the tool's own: a numeric --port. */
+static int
+tools_port(char **argv, int i, int end)
+{
+	const char *eq = strchr(argv[i], '=');
+
+	if (!is_opt(argv[i], "--port"))
+		return 0;
+	return eq != NULL ? is_number(eq + 1) : i + 1 < end && is_number(argv[i + 1]);
+}
+
 /* The tool's part (before the first "--"): its own options to app_argv, engine options to eng. */
 static int
 split_tool_part(const char *tool, char **argv, int end, struct rnic_tool_cmdline *c, char **eng, int *neng)
 {
 	for (int i = 1; i < end; i++) {
-		int k = engine_opt(argv[i]);
-		int ret;
-
+		int k = tools_port(argv, i, end) ? -1 : engine_opt(argv[i]);
 		char *eq = strchr(argv[i], '=');
+		int ret;
 
 		if (k == -1) {
 			ret = add(c->app_argv, &c->app_argc, argv[i], tool);

@@ -4,7 +4,8 @@
  *   TOOL [tool options] [-- EAL options [-- engine options]]
  *
  * The tool's own options come first. The engine options most runs need (rnic_tool_engine_opts) may also be
- * given among them; every engine option may follow a second "--". EAL options are MERGED with the defaults
+ * given among them (but --port with a number: that is the tool's TCP port, as perftest's --port); every
+ * engine option may follow a second "--". EAL options are MERGED with the defaults
  * (RNIC_TOOL_EAL_DEFAULTS): a default stays unless the user gives an option of the same kind (rnic_tool.c has
  * the table), so "-- --file-prefix p1" keeps --no-huge, -m 1024 and --no-pci.
  */

@@ -365,7 +365,7 @@ static const struct optdef optdefs[] = {
 	/* where */
 	FN("loopback", 0, 0, set_loopback, NULL, "two devices in this process (rnic-perf's default)"),
 	FN("server", 0, 0, set_server, NULL, "wait for a client (rnic_* names: the default without HOST)"),
-	FN("port", 'p', 1, set_port, "PORT", "TCP port of the exchange (default 18515)"),
+	FN("port", 'p', 1, set_port, "PORT", "TCP port of the exchange (default 18515; --port NAME: the engine's)"),
 	STR("ib-dev", 'd', dev_name, "DEV", "device (default the first; loopback: the requester's)"),
 	FN("ib-port", 'i', 1, set_ib_port, "1", "device port (softrnic devices have port 1)"),
 	OPT_U32("gid-index", 'x', gid_index, 0, 255, "N", "source GID index (default 0)"),

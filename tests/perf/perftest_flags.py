@@ -52,8 +52,8 @@ def row(text, size):
 def memif_pair(tmp, server_args, client_args):
     """A server and its client over net_memif (two processes): their exit statuses and outputs."""
     sock, port = os.path.join(tmp, "m.sock"), str(20000 + os.getpid() % 20000)
-    common = ["-p", port, "--port", "net_memif0"]
-    srv = subprocess.Popen([PERF, "--server"] + common + server_args + [
+    # perftest's --port (a number: the TCP port) beside the engine's --port (a name: the ethdev).
+    srv = subprocess.Popen([PERF, "--server", f"--port={port}", "--port", "net_memif0"] + server_args + [
         "--ip", "10.99.0.1", "--neigh", "10.99.0.2,02:00:00:00:00:c2", "--", "-m", "512", "--file-prefix",
         f"pf-s-{os.getpid()}", f"--vdev=net_memif0,role=server,socket={sock},socket-abstract=no,mac=02:00:00:00:00:c1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -61,7 +61,7 @@ def memif_pair(tmp, server_args, client_args):
         if os.path.exists(sock):
             break
         time.sleep(0.1)
-    cli = subprocess.run([PERF, "127.0.0.1"] + common + client_args + [
+    cli = subprocess.run([PERF, "127.0.0.1", "--port", port, "--port=net_memif0"] + client_args + [
         "--ip", "10.99.0.2", "--neigh", "10.99.0.1,02:00:00:00:00:c1", "--", "-m", "512", "--file-prefix",
         f"pf-c-{os.getpid()}", f"--vdev=net_memif0,role=client,socket={sock},socket-abstract=no,mac=02:00:00:00:00:c2"],
         capture_output=True, text=True, timeout=90)
