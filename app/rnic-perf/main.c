@@ -262,7 +262,7 @@ default_mtu(struct perf_opts *o)
 static int
 run(struct perf_opts *o)
 {
-	int ret = perf_hist_open(o);
+	int ret = perf_hist_open(o) || perf_out_json_open(o) ? -1 : 0;
 
 	if (ret == 0 && !o->mtu_given)
 		ret = default_mtu(o);
@@ -271,7 +271,9 @@ run(struct perf_opts *o)
 	if (ret == 0)
 		ret = o->role == ROLE_SERVER ? perf_run_server(o) : o->role == ROLE_CLIENT ? perf_run_client(o) :
 		      run_loopback(o);
-	return perf_hist_close() != 0 ? -1 : ret;
+	if (perf_hist_close() != 0 || perf_out_json_close() != 0)
+		ret = -1;
+	return ret;
 }
 
 int

@@ -242,6 +242,8 @@ int perf_run_client(const struct perf_opts *o);
 void perf_remote_goodbye(const struct perf_opts *o, enum oob_goodbye_step step);
 
 /* report.c */
+int perf_out_json_open(const struct perf_opts *o);
+int perf_out_json_close(void);
 void perf_print_header(const struct perf_opts *o, const struct perf_end *e);
 void perf_print_result(const struct perf_opts *o, const struct perf_result *r, const struct perf_stage_set *st);
 void perf_print_both(const struct perf_opts *o, const struct perf_result *local, const struct perf_result *remote);

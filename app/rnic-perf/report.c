@@ -3,6 +3,7 @@
  * perftest's output parses this), --output's single figures, --out_json's file with perftest's keys, and
  * rnic-perf's own JSON lines (--json).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -135,15 +136,40 @@ perf_print_footer(const struct perf_opts *o)
 	fflush(stdout);
 }
 
+/* A result --out_json could not write: the run fails at its end (perf_out_json_close). */
+static int out_json_failed;
+
+/* --out_json's file can be written: checked before the run, as perftest does (it creates the file). */
+int
+perf_out_json_open(const struct perf_opts *o)
+{
+	FILE *f;
+
+	if (o->out_json_file == NULL)
+		return 0;
+	f = fopen(o->out_json_file, "w");
+	if (f == NULL)
+		return perf_fail("--out_json_file %s: %s", o->out_json_file, strerror(errno));
+	fclose(f);
+	return 0;
+}
+
+int
+perf_out_json_close(void)
+{
+	return out_json_failed ? -1 : 0;
+}
+
 /* --out_json: perftest's document, its keys (the file holds the last result, as perftest's). */
 static void
 out_json(const struct perf_opts *o, const struct perf_result *r)
 {
 	const struct perf_test *t = &o->t;
 	FILE *f = fopen(o->out_json_file, "w");
+	int err;
 
 	if (f == NULL) {
-		fprintf(stderr, "rnic-perf: --out_json_file %s: cannot write it\n", o->out_json_file);
+		out_json_failed = perf_fail("--out_json_file %s: %s", o->out_json_file, strerror(errno));
 		return;
 	}
 	fprintf(f, "{\n\"test_info\": {\n\"test\": \"%s_%s%s%sTest\",\n", test_name(t->op), t->duplex ? "Bidirectional_" : "",
@@ -170,8 +196,9 @@ out_json(const struct perf_opts *o, const struct perf_result *r)
 			"\"percentile_99.9\": %.2f\n", r->size, r->iters, r->lat_min, r->lat_max, r->lat_p50, r->lat_avg,
 			r->lat_stdev, r->lat_p99, r->lat_p999);
 	fprintf(f, "}\n}\n");
-	if (fclose(f) != 0)
-		fprintf(stderr, "rnic-perf: --out_json_file %s: write error\n", o->out_json_file);
+	err = ferror(f);
+	if (fclose(f) != 0 || err != 0)
+		out_json_failed = perf_fail("--out_json_file %s: write error", o->out_json_file);
 }
 
 /* rnic-perf's --json line. */

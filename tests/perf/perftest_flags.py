@@ -316,6 +316,7 @@ def check_errors():
     refused(["--server", "somehost"], needle="takes no HOST")
     refused(["-q", "2000", "somehost"], needle="between two processes")
     refused(["--hist-out", "/nonexistent/dir/x.json", "-n", "10"], code=1, needle="--hist-out")
+    refused(["--out_json", "--out_json_file=/nonexistent/dir/x.json", "-n", "10"], code=1, needle="--out_json_file")
     refused(["--stages", "nonsense", "-n", "10"], needle="the engine did not start")
     assert "--port NAME" in ok(["--help-engine"], eal=False)
     ok(["--config", os.path.join(SRC, "config", "softrnic.conf"), "-n", "10"])
