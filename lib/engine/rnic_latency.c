@@ -138,13 +138,14 @@ bucket_cycles(unsigned int b)
 int
 rnic_latency_bucket_ns(unsigned int bucket, double *lo_ns, double *hi_ns)
 {
-	double lo, hi, ns_per_cycle = 1e9 / (double)rte_get_tsc_hz();
+	double lo, hi;
 
 	if (bucket >= RNIC_LAT_BUCKETS || lo_ns == NULL || hi_ns == NULL)
 		return -EINVAL;
 	bucket_range(bucket, &lo, &hi);
-	*lo_ns = lo * ns_per_cycle;
-	*hi_ns = hi * ns_per_cycle;
+	/* As rnic_latency_quantile_ns converts: a bucket's quantile is within its bounds to the last bit. */
+	*lo_ns = lo * 1e9 / (double)rte_get_tsc_hz();
+	*hi_ns = hi * 1e9 / (double)rte_get_tsc_hz();
 	return 0;
 }
 

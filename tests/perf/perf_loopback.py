@@ -3,13 +3,15 @@
 and holds bandwidth, message rate, latency percentiles and the per-stage table per device; the text output is
 perftest's table, then one stage table (after a whole -a sweep) with '-' for what is not measured; the latency
 sweep runs through (it stopped after 2 bytes, exit 1 and nothing said); with -n per QP, each device's
-requester counts its own WQEs, not both devices'.
+requester counts its own WQEs, not both devices'; --hist-out's raw buckets hold what --json reports.
     perf_loopback.py RNIC_PERF
 """
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 
 EAL = ["--", "-l", "0,1", "-m", "512"]
 STAGES = ["requester", "wire", "parser", "responder", "completer"]
@@ -108,6 +110,37 @@ def check_per_device(perf):
     assert d["iterations"] == 300 and stages_of(d)["rnic0"]["requester"]["busy"]["count"] == 300, d
 
 
+def check_hist(perf):
+    """--hist-out: the raw buckets of every size, device and stage; their counts add up, the buckets tile the
+    time axis, and the --json percentiles are read from them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "h.json")
+        d = json.loads(run(perf, ["-o", "write", "-s", "4096", "-n", "300", "--hist-out", path]))
+        h = json.load(open(path))
+        bounds = h["bucket_ns"]
+        assert h["unit"] == "ns" and len(bounds) == 256 and bounds[0][0] == 0, h.keys()
+        assert all(lo < hi for lo, hi in bounds) and all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+        assert [r["size"] for r in h["results"]] == [4096], h["results"]
+        raw = {(s["device"], s["stage"]): s for s in h["results"][0]["stages"]}
+        assert sorted(raw) == sorted((dev, st) for dev in ("rnic0", "rnic1") for st in STAGES), sorted(raw)
+        for (dev, stage), s in raw.items():
+            for kind in ("queued", "busy"):
+                hist, summary = s[kind], stages_of(d)[dev][stage][kind]
+                assert sum(c for _, c in hist["buckets"]) == hist["count"] == summary["count"], (dev, stage, kind)
+                if hist["count"] == 0:
+                    continue
+                rank, seen = max(int(0.5 * hist["count"] + 0.5), 1), 0
+                for b, c in hist["buckets"]:
+                    seen += c
+                    if seen >= rank:
+                        break
+                lo, hi = bounds[b]
+                assert lo - 0.05 <= summary["p50"] <= hi + 0.05, (dev, stage, kind, summary, bounds[b])
+        assert raw[("rnic0", "requester")]["busy"]["count"] == 300
+        run(perf, ["-o", "write", "--lat", "-a", "-n", "3", "--hist-out", path])
+        assert [r["size"] for r in json.load(open(path))["results"]] == [1 << i for i in range(1, 24)]
+
+
 def main():
     perf = sys.argv[1]
     cases = verified_cases()
@@ -118,7 +151,8 @@ def main():
     assert results == len(cases) - 3 + 3 * 23, results
     check_text(perf)
     check_per_device(perf)
-    print(f"rnic-perf loopback: {len(cases) + 5} runs, {results} verified results")
+    check_hist(perf)
+    print(f"rnic-perf loopback: {len(cases) + 7} runs, {results} verified results")
     print("1 passed, 0 failed")
 
 
