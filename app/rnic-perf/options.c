@@ -397,6 +397,8 @@ static const struct optdef optdefs[] = {
 	NO_EFFECT("dont_xchg_versions", 0, 0, "the peers exchange no versions"),
 	NO_EFFECT("use_old_post_send", 0, 0, "rnic_post_send is softrnic's one posting call"),
 	NO_EFFECT("disable_pcie_relaxed", 0, 0, "no PCIe between the application and softrnic"),
+	/* a client names its server as perftest's does, by the HOST argument */
+	REFUSED("client", 0, 1, "the server is the HOST argument, as perftest's: rnic-perf [options] HOST [-p PORT]"),
 	/* perftest options softrnic does not support */
 	REFUSED("rdma_cm", 'R', 0, "EOPNOTSUPP: softrnic has no RDMA CM yet (the QPs connect over TCP, -p)"),
 	REFUSED("com_rdma_cm", 'z', 0, "EOPNOTSUPP: softrnic has no RDMA CM yet"),

@@ -314,6 +314,7 @@ def check_errors():
     refused(["--size"], needle="missing value")
     refused(["-o", "read", "-c", "UC"], needle="need -c RC")
     refused(["--server", "somehost"], needle="takes no HOST")
+    refused(["--client", "somehost:18515"], needle="the HOST argument")
     refused(["-q", "2000", "somehost"], needle="between two processes")
     refused(["--hist-out", "/nonexistent/dir/x.json", "-n", "10"], code=1, needle="--hist-out")
     refused(["--out_json", "--out_json_file=/nonexistent/dir/x.json", "-n", "10"], code=1, needle="--out_json_file")
