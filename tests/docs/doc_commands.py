@@ -67,8 +67,10 @@ def shorten(cmd):
 
 
 def rewrite(cmd, build, tmp):
+    """The text's /tmp/ first: BUILD_DIR itself may lie under /tmp."""
+    cmd = cmd.replace("/tmp/", tmp + "/")
     cmd = re.sub(r"(^|[\s=])build/", lambda m: m.group(1) + build + "/", cmd)
-    return shorten(cmd.replace("/tmp/", tmp + "/"))
+    return shorten(cmd)
 
 
 def script(opts, cmds, build, tmp):
