@@ -33,20 +33,6 @@ ping(struct perf_end *e, const struct perf_test *t, uint32_t tag, uint64_t it, u
 	return perf_post_sends(e, t, 0, it, 1, size, it + 1);
 }
 
-/* Wait until the last byte of a buffer the peer writes takes the value. */
-static int
-wait_byte(const struct perf_end *e, const volatile uint8_t *p, uint8_t value)
-{
-	double deadline = perf_now_s() + PERF_WAIT_S;
-
-	while (*p != value) {
-		rnic_engine_progress();
-		if (perf_now_s() > deadline)
-			return perf_fail("%s: the peer's WRITE did not arrive in %d s", e->name, PERF_WAIT_S);
-	}
-	return 0;
-}
-
 /* Reap the completions of the ping-pong's own sends (their status only). */
 static int
 reap(struct perf_end *e)
@@ -58,6 +44,23 @@ reap(struct perf_end *e)
 		if (wc[i].status != RNIC_WC_SUCCESS)
 			return perf_fail("%s: %s", e->name, rnic_wc_status_str(wc[i].status));
 	return n < 0 ? -1 : 0;
+}
+
+/* Wait until the last byte of a buffer the peer writes takes the value. A WRITE that never lands failed at
+ * its sender (retries exhausted, ...): when the wait is over, that sender's completion in this process says
+ * why. */
+static int
+wait_byte(struct perf_end *e, const volatile uint8_t *p, uint8_t value)
+{
+	double deadline = perf_now_s() + PERF_WAIT_S;
+
+	while (*p != value) {
+		rnic_engine_progress();
+		if (perf_now_s() > deadline)
+			return reap(e) != 0 || (e->peer_end != NULL && reap(e->peer_end) != 0) ? -1 :
+			       perf_fail("%s: the peer's WRITE did not arrive in %d s", e->name, PERF_WAIT_S);
+	}
+	return 0;
 }
 
 /* The receiving side of a ping: wait for message it, check it (scratch: room for the expected data). */

@@ -319,6 +319,9 @@ def check_errors():
     refused(["--hist-out", "/nonexistent/dir/x.json", "-n", "10"], code=1, needle="--hist-out")
     refused(["--out_json", "--out_json_file=/nonexistent/dir/x.json", "-n", "10"], code=1, needle="--out_json_file")
     refused(["--stages", "nonsense", "-n", "10"], needle="the engine did not start")
+    # A WRITE ping that never lands (the receiver drops every frame): the sender's retries run out, and the
+    # waiting side says so instead of only that nothing came.
+    refused(["--lat", "-n", "10", "-u", "10", "--fault", "port=1,drop=1"], code=1, needle="retry counter exceeded")
     assert "--port NAME" in ok(["--help-engine"], eal=False)
     ok(["--config", os.path.join(SRC, "config", "softrnic.conf"), "-n", "10"])
 
