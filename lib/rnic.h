@@ -592,10 +592,16 @@ struct rnic_stage_latency {
  * stages there are, or a negative errno. Take one snapshot before and one after a run and subtract them
  * (rnic_latency_hist_sub) to get the run's own figures. */
 int rnic_query_stage_latency(struct rnic_stage_latency *stages, int n);
+/* The same for one device: the stages of the device the context is open on (a loopback run's two ends each
+ * have their own requester, wire, parser, responder and completer). */
+int rnic_query_device_stage_latency(struct rnic_context *context, struct rnic_stage_latency *stages, int n);
 /* a -= b (a later snapshot minus an earlier one). */
 void rnic_latency_hist_sub(struct rnic_latency_hist *a, const struct rnic_latency_hist *b);
 /* The q-quantile (0 < q <= 1) of a histogram in nanoseconds, or 0 for an empty histogram. */
 double rnic_latency_quantile_ns(const struct rnic_latency_hist *h, double q);
+/* The durations bucket b of a histogram holds, [lo, hi) nanoseconds (for exporting the raw buckets). 0, or
+ * -EINVAL for a bucket past RNIC_LAT_BUCKETS. */
+int rnic_latency_bucket_ns(unsigned int bucket, double *lo_ns, double *hi_ns);
 
 const char *rnic_qp_state_str(enum rnic_qp_state state);
 const char *rnic_event_type_str(enum rnic_event_type event);

@@ -3,14 +3,15 @@
  * joined by net_memif), with every byte verified. The peers exchange QPN, PSN, GID, rkey and buffer
  * address over TCP first, as perftest does.
  *
- *   rnic-pingpong [EAL args] -- [engine args] --server PORT        (listens for the exchange)
- *   rnic-pingpong [EAL args] -- [engine args] --client HOST:PORT
- * Options after the engine arguments: --size BYTES (default 65536), --iters N (1-128, default 10),
- * --mtu BYTES.
+ *   rnic-pingpong --server PORT [options] [engine options] [-- EAL options [-- engine options]]
+ *   rnic-pingpong --client HOST:PORT [options] [engine options] [-- EAL options [-- engine options]]
+ * Options: --size BYTES (default 65536), --iters N (1-128, default 10), --mtu BYTES (default 1024); the
+ * command line is rnic-perf's (app/common/rnic_tool.h: EAL options merge with the defaults).
  *
  * The client WRITEs a pattern into the server's buffer and SENDs a note; the server checks the pattern,
  * fills its buffer with its own pattern and answers with a SEND; the client READs that back and checks it.
- * Exit status 0 when every iteration verified, 1 otherwise (with the reason on stderr).
+ * Exit status 0 when every iteration verified, 1 when the run failed, 2 for bad options (with the reason on
+ * stderr).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,7 +27,7 @@
 #include "oob.h"
 #include "psn.h"
 #include "rnic.h"
-#include "rnic_version.h"
+#include "rnic_tool.h"
 
 #define TIMEOUT_S 20
 
@@ -41,11 +42,18 @@ struct peer_info {
 
 struct opts {
 	const char *server_port;
-	const char *client;
+	const char *client;		/* HOST:PORT */
 	uint32_t size;
 	uint32_t iters;
 	enum rnic_mtu mtu;
 };
+
+static const char usage[] =
+	"usage: rnic-pingpong --server PORT | --client HOST:PORT [--size BYTES] [--iters N] [--mtu BYTES]\n"
+	"                     [engine options] [-- EAL options [-- engine options]]\n"
+	"  --size BYTES   the RDMA buffer, 1 .. 67108864 (default 65536)\n"
+	"  --iters N      WRITE, SEND, READ rounds, 1 .. 128 (default 10)\n"
+	"  --mtu BYTES    path MTU: 256, 512, 1024 (default), 2048 or 4096\n";
 
 static int
 fail(const char *what)
@@ -54,45 +62,121 @@ fail(const char *what)
 	return 1;
 }
 
+/* A usage error: the reason, exit status 2. */
+static int
+bad(const char *opt, const char *value, const char *why)
+{
+	if (value[0] != '\0')
+		fprintf(stderr, "rnic-pingpong: %s '%s': %s (rnic-pingpong --help lists the options)\n", opt, value,
+			why);
+	else
+		fprintf(stderr, "rnic-pingpong: %s: %s (rnic-pingpong --help lists the options)\n", opt, why);
+	return 2;
+}
+
+static int
+parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (s[0] == '-' || s[0] == '\0' || *end != '\0' || errno != 0 || v < min || v > max)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int
+set_opt(struct opts *o, int opt, const char *arg)
+{
+	uint32_t v;
+
+	switch (opt) {
+	case 's':
+		o->server_port = arg;
+		return parse_u32(arg, 1, 65535, &v) == 0 ? 0 : bad("--server", arg, "a TCP port, 1 .. 65535");
+	case 'c':
+		o->client = arg;
+		return strrchr(arg, ':') != NULL && parse_u32(strrchr(arg, ':') + 1, 1, 65535, &v) == 0 ? 0 :
+		       bad("--client", arg, "HOST:PORT");
+	case 'z':
+		return parse_u32(arg, 1, 64u << 20, &o->size) == 0 ? 0 : bad("--size", arg, "1 .. 67108864");
+	case 'n':
+		return parse_u32(arg, 1, 128, &o->iters) == 0 ? 0 : bad("--iters", arg, "1 .. 128");
+	case 'm':
+		for (int m = RNIC_MTU_256; m <= RNIC_MTU_4096 && parse_u32(arg, 256, 4096, &v) == 0; m++) {
+			if (v == 128u << m) {
+				o->mtu = (enum rnic_mtu)m;
+				return 0;
+			}
+		}
+		return bad("--mtu", arg, "256, 512, 1024, 2048 or 4096");
+	default:
+		return 2;
+	}
+}
+
+static void
+print_help(int opt)
+{
+	if (opt == 'h') {
+		fputs(usage, stdout);
+		fputs(rnic_tool_engine_opts_help, stdout);
+		fputs("  EAL options after \"--\" are added to the defaults (" RNIC_TOOL_EAL_DEFAULTS ");\n"
+		      "      one of the same kind replaces its default (--file-prefix replaces --no-shconf)\n"
+		      "  rnic-pingpong --help-engine lists the engine's options\n", stdout);
+	} else if (opt == 'E') {
+		rnic_engine_usage(stdout);
+	} else {
+		printf("rnic-pingpong (softrnic) %s\n", RNIC_VERSION);
+	}
+}
+
+/* 0, 1 (--help or --version done) or 2 (a usage error, said). */
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, 's' }, { "client", required_argument, NULL, 'c' },
 		{ "size", required_argument, NULL, 'z' }, { "iters", required_argument, NULL, 'n' },
-		{ "mtu", required_argument, NULL, 'm' }, { NULL, 0, NULL, 0 },
+		{ "mtu", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
+		{ "help-engine", no_argument, NULL, 'E' }, { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
 	};
-	int opt;
+	int opt, ret = 0;
 
 	*o = (struct opts){ .size = 65536, .iters = 10, .mtu = RNIC_MTU_1024 };
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 's': o->server_port = optarg; break;
-		case 'c': o->client = optarg; break;
-		case 'z': o->size = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'n': o->iters = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'm':
-			for (int m = RNIC_MTU_256; m <= RNIC_MTU_4096; m++)
-				if (strtoul(optarg, NULL, 0) == 128ul << m)
-					o->mtu = (enum rnic_mtu)m;
-			break;
-		default: return -1;
+	while (ret == 0 && (opt = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
+		if (opt == 'h' || opt == 'E' || opt == 'V') {
+			print_help(opt);
+			return 1;
 		}
+		if (opt == ':' || opt == '?')
+			return bad(argv[optind - 1], "", opt == ':' ? "missing value" : "unknown option");
+		ret = set_opt(o, opt, optarg);
 	}
-	if ((o->server_port == NULL) == (o->client == NULL) || o->size == 0 || o->size > (64u << 20) || o->iters == 0 ||
-	    o->iters > 128)
-		return -1;
-	return 0;
+	if (ret == 0 && optind < argc)
+		return bad(argv[optind], "", "unexpected argument");
+	if (ret == 0 && (o->server_port == NULL) == (o->client == NULL))
+		return bad("--server/--client", "", "give exactly one");
+	return ret;
 }
 
 /* The out-of-band exchange: the connection stays open (returned) for the goodbye at the end. */
 static int
 exchange(const struct opts *o, const struct peer_info *mine, struct peer_info *theirs)
 {
-	int fd = oob_connect(o->client, o->server_port);
+	char host[256];
+	int fd;
 
+	if (o->client != NULL)
+		snprintf(host, sizeof(host), "%.*s", (int)(strrchr(o->client, ':') - o->client), o->client);
+	fd = oob_connect(o->client != NULL ? host : NULL, o->client != NULL ? strrchr(o->client, ':') + 1 :
+			 o->server_port);
 	if (fd >= 0 && oob_exchange(fd, mine, theirs, sizeof(*mine)) != 0) {
 		close(fd);
 		fd = -1;
@@ -156,6 +240,8 @@ to_rts(struct rnic_qp *qp, const struct peer_info *peer, uint32_t my_psn, enum r
 }
 
 struct conn {
+	struct rnic_context *ctx;
+	struct rnic_pd *pd;
 	struct rnic_qp *qp;
 	struct rnic_cq *cq;		/* send completions */
 	struct rnic_cq *rcq;		/* receive completions */
@@ -236,105 +322,132 @@ run(struct conn *c, int client, uint32_t iters)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+/* The device, its link up, and the verbs objects of the test. */
+static int
+open_verbs(struct conn *c, const struct opts *o)
 {
-	struct rnic_device **list;
-	struct rnic_context *ctx;
-	struct rnic_pd *pd;
-	struct peer_info mine = { 0 };
-	struct conn c = { 0 };
-	struct opts o;
-	union rnic_gid gid;
-	int consumed, ret, oob;
-	char bye = 0;
+	struct rnic_device **list = rnic_get_device_list(NULL);
+	struct rnic_port_attr port = { 0 };
 
-	/* Engine arguments we do not know stay for us: split them off first. */
-	int app_argc = 1;
-	char *app_argv[64] = { argv[0] };
-
-	if (rnic_version_asked(argc, argv)) {
-		rnic_print_version("rnic-pingpong");
-		return 0;
-	}
-
-	for (int i = 1; i < argc; i++) {
-		if ((strcmp(argv[i], "--server") == 0 || strcmp(argv[i], "--client") == 0 ||
-		     strcmp(argv[i], "--size") == 0 || strcmp(argv[i], "--iters") == 0 ||
-		     strcmp(argv[i], "--mtu") == 0) && i + 1 < argc && app_argc < 62) {
-			app_argv[app_argc++] = argv[i];
-			app_argv[app_argc++] = argv[i + 1];
-			memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 2) * sizeof(argv[0]));
-			argc -= 2;
-			i--;
-		}
-	}
-	if (parse_opts(app_argc, app_argv, &o) != 0)
-		return fail("usage: rnic-pingpong [EAL args] -- [engine args] --server PORT | --client HOST:PORT "
-			    "[--size N] [--iters N] [--mtu BYTES]");
-	consumed = rnic_engine_init(argc, argv);
-	if (consumed < 0)
-		return fail("engine initialisation failed");
-	if (rnic_engine_start() != 0)
-		return fail("engine start failed");
-	list = rnic_get_device_list(NULL);
-	ctx = list[0] != NULL ? rnic_open_device(list[0]) : NULL;
+	c->ctx = list != NULL && list[0] != NULL ? rnic_open_device(list[0]) : NULL;
 	rnic_free_device_list(list);
-	if (ctx == NULL)
+	if (c->ctx == NULL)
 		return fail(errno == EDQUOT ? "cannot open the device: over rnicd's quota for this client" :
-			    "cannot open the device");
+			    "no device (the engine's --port names it)");
 	/* Frames sent before the link is up are lost (memif connects, a veth comes up): wait for it. */
-	struct rnic_port_attr port;
-
-	for (int i = 0; i < TIMEOUT_S * 100 && (rnic_query_port(ctx, 1, &port) != 0 || port.state != RNIC_PORT_ACTIVE); i++)
+	for (int i = 0; i < TIMEOUT_S * 100 && (rnic_query_port(c->ctx, 1, &port) != 0 ||
+						port.state != RNIC_PORT_ACTIVE); i++)
 		usleep(10000);
 	if (port.state != RNIC_PORT_ACTIVE)
 		return fail("the port's link did not come up");
-	pd = rnic_alloc_pd(ctx);
-	c.size = o.size;
-	c.buf = calloc(1, o.size + 64);
-	c.cq = rnic_create_cq(ctx, 64, NULL, NULL, 0);
-	c.rcq = rnic_create_cq(ctx, 128, NULL, NULL, 0);
-	c.mr = rnic_reg_mr(pd, c.buf, o.size + 64, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |
-			   RNIC_ACCESS_REMOTE_READ);
-	c.qp = rnic_create_qp(pd, &(struct rnic_qp_init_attr){ .send_cq = c.cq, .recv_cq = c.rcq,
+	c->pd = rnic_alloc_pd(c->ctx);
+	c->size = o->size;
+	c->buf = calloc(1, o->size + 64);
+	c->cq = rnic_create_cq(c->ctx, 64, NULL, NULL, 0);
+	c->rcq = rnic_create_cq(c->ctx, 128, NULL, NULL, 0);
+	if (c->pd == NULL || c->buf == NULL || c->cq == NULL || c->rcq == NULL)
+		return fail("cannot create the PD, the CQs or the buffer");
+	c->mr = rnic_reg_mr(c->pd, c->buf, o->size + 64, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |
+			    RNIC_ACCESS_REMOTE_READ);
+	c->qp = rnic_create_qp(c->pd, &(struct rnic_qp_init_attr){ .send_cq = c->cq, .recv_cq = c->rcq,
 		.qp_type = RNIC_QPT_RC, .cap = { .max_send_wr = 16, .max_recv_wr = 128, .max_send_sge = 1,
 						 .max_recv_sge = 1 } });
-	if (pd == NULL || c.buf == NULL || c.cq == NULL || c.rcq == NULL || c.mr == NULL || c.qp == NULL)
-		return fail("cannot create the verbs objects");
-	rnic_query_gid(ctx, 1, 0, &gid);
-	mine.qpn = c.qp->qp_num;
+	return c->mr == NULL || c->qp == NULL ? fail("cannot register the buffer or create the QP") : 0;
+}
+
+static void
+close_verbs(struct conn *c)
+{
+	if (c->qp != NULL)
+		rnic_destroy_qp(c->qp);
+	if (c->mr != NULL)
+		rnic_dereg_mr(c->mr);
+	if (c->cq != NULL)
+		rnic_destroy_cq(c->cq);
+	if (c->rcq != NULL)
+		rnic_destroy_cq(c->rcq);
+	if (c->pd != NULL)
+		rnic_dealloc_pd(c->pd);
+	if (c->ctx != NULL)
+		rnic_close_device(c->ctx);
+}
+
+/* The exchange with the peer and the QP to RTS. The exchange's socket, or -1. */
+static int
+connect_peer(struct conn *c, const struct opts *o)
+{
+	struct peer_info mine = { 0 };
+	union rnic_gid gid;
+	int oob;
+
+	rnic_query_gid(c->ctx, 1, 0, &gid);
+	mine.qpn = c->qp->qp_num;
 	mine.psn = random_psn();
-	mine.rkey = c.mr->rkey;
-	mine.addr = (uintptr_t)c.buf;
+	mine.rkey = c->mr->rkey;
+	mine.addr = (uintptr_t)c->buf;
 	memcpy(mine.gid, gid.raw, 16);
-	oob = exchange(&o, &mine, &c.peer);
-	if (oob < 0)
-		return fail("the out-of-band exchange failed");
-	if (to_rts(c.qp, &c.peer, mine.psn, o.mtu) != 0)
-		return fail("cannot bring the QP to RTS");
-	ret = run(&c, o.client != NULL, o.iters);
+	oob = exchange(o, &mine, &c->peer);
+	if (oob < 0) {
+		fail("the out-of-band exchange failed (no peer on the TCP port?)");
+		return -1;
+	}
+	if (to_rts(c->qp, &c->peer, mine.psn, o->mtu) != 0) {
+		fail("cannot bring the QP to RTS");
+		close(oob);
+		return -1;
+	}
+	return oob;
+}
+
+/* The test, its result line, the goodbye. 0, or 1 with the reason said. */
+static int
+pingpong(struct conn *c, const struct opts *o)
+{
+	int oob = open_verbs(c, o) == 0 ? connect_peer(c, o) : -1, ret = oob < 0;
+
+	if (ret == 0)
+		ret = run(c, o->client != NULL, o->iters);
 	if (ret == 0)
 		printf("{\"role\": \"%s\", \"iterations\": %u, \"bytes\": %u, \"verified\": true}\n",
-		       o.client != NULL ? "client" : "server", o.iters, o.size);
-	/*
-	 * Goodbye: the client closes its port first and then tells the server, which closes only after, so
-	 * neither port disappears while the other still sends (a memif peer leaving mid-teardown is unsafe).
-	 */
-	if (o.client == NULL && recv(oob, &bye, 1, MSG_WAITALL) != 1)
-		fprintf(stderr, "rnic-pingpong: no goodbye from the client\n");
+		       o->client != NULL ? "client" : "server", o->iters, o->size);
 	usleep(100000);	/* the last ACKs on their way */
+	/* Neither port may go while the other side's lcores poll it (oob_goodbye). */
+	if (oob_goodbye(oob, o->client == NULL, OOB_BEFORE_STOP) != 0)
+		fprintf(stderr, "rnic-pingpong: the server did not stop\n");
 	rnic_engine_stop();
-	rnic_destroy_qp(c.qp);
-	rnic_dereg_mr(c.mr);
-	rnic_destroy_cq(c.cq);
-	rnic_destroy_cq(c.rcq);
-	rnic_dealloc_pd(pd);
-	rnic_close_device(ctx);
+	if (oob_goodbye(oob, o->client == NULL, OOB_STOPPED) != 0)
+		fprintf(stderr, "rnic-pingpong: no goodbye from the client\n");
+	close_verbs(c);
 	rnic_engine_fini();
-	if (o.client != NULL && write(oob, &bye, 1) != 1)
-		fprintf(stderr, "rnic-pingpong: goodbye not sent\n");
-	close(oob);
-	free(c.buf);
+	oob_goodbye(oob, o->client == NULL, OOB_DOWN);
+	if (oob >= 0)
+		close(oob);
+	free(c->buf);
 	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct rnic_tool_cmdline cl;
+	struct conn c = { 0 };
+	struct opts o;
+	int ret;
+
+	if (rnic_tool_split("rnic-pingpong", argc, argv, &cl) != 0)
+		return 2;
+	ret = parse_opts(cl.app_argc, cl.app_argv, &o);
+	if (ret != 0)
+		return ret == 1 ? 0 : 2;
+	ret = rnic_engine_init(cl.init_argc, cl.init_argv);
+	if (ret < 0) {
+		fprintf(stderr, "rnic-pingpong: the engine did not start: %s (its options: rnic-pingpong "
+			"--help-engine; EAL's: rnic-pingpong -- --help)\n", strerror(-ret));
+		return ret == -EINVAL ? 2 : 1;
+	}
+	if (rnic_engine_start() != 0) {
+		rnic_engine_fini();
+		return fail("the engine's lcores did not start");
+	}
+	return pingpong(&c, &o);
 }

@@ -255,6 +255,8 @@ cmd_check(void)
 
 	for_each_generated(check_one, &t);
 	printf("{\"check\": \"wire\", \"frames\": %u, \"bytes\": %u, \"failed\": %u}\n", t.frames, t.bytes, t.bad);
+	if (t.frames == 0)
+		fprintf(stderr, "rnic-pktgen: check: no frame generated\n");
 	return t.bad == 0 && t.frames != 0 ? 0 : 1;
 }
 
@@ -271,6 +273,10 @@ main(int argc, char **argv)
 		return cmd_parse(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "check") == 0)
 		return cmd_check();
+	if (argc < 2)
+		fprintf(stderr, "rnic-pktgen: no command\n");
+	else
+		fprintf(stderr, "rnic-pktgen: '%s' with %d argument(s): not a command\n", argv[1], argc - 2);
 	fputs(usage, stderr);
 	return 2;
 }

@@ -48,8 +48,21 @@ hist_add(struct rnic_latency_hist *a, const struct rnic_latency_hist *b)
 		a->bucket[i] += __atomic_load_n(&b->bucket[i], __ATOMIC_RELAXED);
 }
 
-int
-rnic_query_stage_latency(struct rnic_stage_latency *stages, int n)
+/* The histograms of every shard of dev added to stages (the first n of them). */
+static void
+add_device(const struct rnic_device *dev, struct rnic_stage_latency *stages, int n)
+{
+	for (int s = 0; s < RNIC_LAT_MAX && s < n; s++) {
+		for (uint16_t k = 0; k < dev->nb_shards; k++) {
+			hist_add(&stages[s].queued, &dev->pipeline[k]->lat[s].queued);
+			hist_add(&stages[s].busy, &dev->pipeline[k]->lat[s].busy);
+		}
+	}
+}
+
+/* Check a query's arguments, then empty and name the stages it fills. */
+static int
+query_start(struct rnic_stage_latency *stages, int n)
 {
 	if (n < 0 || (n > 0 && stages == NULL))
 		return -EINVAL;
@@ -58,15 +71,30 @@ rnic_query_stage_latency(struct rnic_stage_latency *stages, int n)
 	for (int s = 0; s < RNIC_LAT_MAX && s < n; s++) {
 		memset(&stages[s], 0, sizeof(stages[s]));
 		snprintf(stages[s].stage, sizeof(stages[s].stage), "%s", rnic_lat_stage_names[s]);
-		for (int d = 0; rnic_engine_device(d) != NULL; d++) {
-			const struct rnic_device *dev = rnic_engine_device(d);
-
-			for (uint16_t k = 0; k < dev->nb_shards; k++) {
-				hist_add(&stages[s].queued, &dev->pipeline[k]->lat[s].queued);
-				hist_add(&stages[s].busy, &dev->pipeline[k]->lat[s].busy);
-			}
-		}
 	}
+	return 0;
+}
+
+int
+rnic_query_stage_latency(struct rnic_stage_latency *stages, int n)
+{
+	int ret = query_start(stages, n);
+
+	if (ret != 0)
+		return ret;
+	for (int d = 0; rnic_engine_device(d) != NULL; d++)
+		add_device(rnic_engine_device(d), stages, n);
+	return RNIC_LAT_MAX;
+}
+
+int
+rnic_query_device_stage_latency(struct rnic_context *context, struct rnic_stage_latency *stages, int n)
+{
+	int ret = context == NULL ? -EINVAL : query_start(stages, n);
+
+	if (ret != 0)
+		return ret;
+	add_device(rnic_ctx_dev(context), stages, n);
 	return RNIC_LAT_MAX;
 }
 
@@ -78,17 +106,47 @@ rnic_latency_hist_sub(struct rnic_latency_hist *a, const struct rnic_latency_his
 		a->bucket[i] -= b->bucket[i];
 }
 
+/* The cycles a bucket covers, [lo, hi): exact below 16, then 8 buckets per power of two (rnic_lat_bucket). */
+static void
+bucket_range(unsigned int b, double *lo, double *hi)
+{
+	unsigned int msb, sub;
+
+	if (b < 16) {
+		*lo = b;
+		*hi = b + 1;
+		return;
+	}
+	msb = (b - 16) / 8 + 4;
+	sub = (b - 16) % 8;
+	*lo = (double)(1ull << msb) * (1.0 + sub / 8.0);
+	*hi = (double)(1ull << msb) * (1.0 + (sub + 1) / 8.0);
+}
+
 /* The cycles a bucket stands for: its middle. */
 static double
 bucket_cycles(unsigned int b)
 {
-	unsigned int msb, sub;
+	double lo, hi;
 
 	if (b < 16)
 		return b;
-	msb = (b - 16) / 8 + 4;
-	sub = (b - 16) % 8;
-	return (double)(1ull << msb) * (1.0 + (sub + 0.5) / 8.0);
+	bucket_range(b, &lo, &hi);
+	return (lo + hi) / 2;
+}
+
+int
+rnic_latency_bucket_ns(unsigned int bucket, double *lo_ns, double *hi_ns)
+{
+	double lo, hi;
+
+	if (bucket >= RNIC_LAT_BUCKETS || lo_ns == NULL || hi_ns == NULL)
+		return -EINVAL;
+	bucket_range(bucket, &lo, &hi);
+	/* As rnic_latency_quantile_ns converts: a bucket's quantile is within its bounds to the last bit. */
+	*lo_ns = lo * 1e9 / (double)rte_get_tsc_hz();
+	*hi_ns = hi * 1e9 / (double)rte_get_tsc_hz();
+	return 0;
 }
 
 double

@@ -53,23 +53,23 @@ memif)
 	sock="$tmp/memif.sock"
 	ready=$sock
 	port=$((20000 + RANDOM % 20000))
-	run_pair "$pp" "${eal[@]}" --file-prefix rnic-srv-$$ \
-		--vdev=net_memif0,role=server,socket=$sock,socket-abstract=no,mac=02:00:00:00:00:a1 -- --port net_memif0 \
-		--ip 10.99.0.1 --neigh 10.99.0.2,02:00:00:00:00:a2 --server $port --iters $iters --size $size :: \
-		"$pp" "${eal[@]}" --file-prefix rnic-cli-$$ \
-		--vdev=net_memif0,role=client,socket=$sock,socket-abstract=no,mac=02:00:00:00:00:a2 -- --port net_memif0 \
-		--ip 10.99.0.2 --neigh 10.99.0.1,02:00:00:00:00:a1 --client 127.0.0.1:$port --iters $iters --size $size
+	run_pair "$pp" --server $port --iters $iters --size $size --port net_memif0 --ip 10.99.0.1 \
+		--neigh 10.99.0.2,02:00:00:00:00:a2 -- "${eal[@]}" --file-prefix rnic-srv-$$ \
+		--vdev=net_memif0,role=server,socket=$sock,socket-abstract=no,mac=02:00:00:00:00:a1 :: \
+		"$pp" --client 127.0.0.1:$port --iters $iters --size $size --port net_memif0 --ip 10.99.0.2 \
+		--neigh 10.99.0.1,02:00:00:00:00:a1 -- "${eal[@]}" --file-prefix rnic-cli-$$ \
+		--vdev=net_memif0,role=client,socket=$sock,socket-abstract=no,mac=02:00:00:00:00:a2
 	;;
 veth)
 	veth_setup || exit $?
 	# The server's softrnic has an address of its own (10.99.0.1, not the kernel's 10.98.0.1, which carries
 	# the TCP exchange); the client's takes its interface's address (no --ip: 10.98.0.2).
-	run_pair ip netns exec "$ns_a" "$pp" "${eal[@]}" --file-prefix rnic-a-$$ \
-		--vdev=net_af_packet0,iface=$veth_a,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1 \
-		--neigh 10.98.0.2,$mac_b --server 18515 --iters $iters --size $size :: \
-		ip netns exec "$ns_b" "$pp" "${eal[@]}" --file-prefix rnic-b-$$ \
-		--vdev=net_af_packet0,iface=$veth_b,qpairs=2 -- --port net_af_packet0 \
-		--neigh 10.99.0.1,$mac_a --client 10.98.0.1:18515 --iters $iters --size $size
+	run_pair ip netns exec "$ns_a" "$pp" --server 18515 --iters $iters --size $size --port net_af_packet0 \
+		--ip 10.99.0.1 --neigh 10.98.0.2,$mac_b -- "${eal[@]}" --file-prefix rnic-a-$$ \
+		--vdev=net_af_packet0,iface=$veth_a,qpairs=2 :: \
+		ip netns exec "$ns_b" "$pp" --client 10.98.0.1:18515 --iters $iters --size $size --port net_af_packet0 \
+		--neigh 10.99.0.1,$mac_a -- "${eal[@]}" --file-prefix rnic-b-$$ \
+		--vdev=net_af_packet0,iface=$veth_b,qpairs=2
 	;;
 *)
 	echo "usage: two-processes.sh memif|veth PINGPONG" >&2

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * rnic-perf's bandwidth test: every sending end keeps tx-depth messages in flight on each QP, posting again
+ * as completions come (-Q: one in cq_mod signaled; -l: lists of sends per post), while the receiving ends
+ * post their receives again. One thread drives every end of this process: both ends of a loopback run, one
+ * end between two processes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_common.h>
+
+#include "perf.h"
+#include "post.h"
+
+#define PEAK_WINDOW_S 0.05
+
+/* The state of one run over every end. */
+struct bw_run {
+	struct perf_end *const *ends;
+	int n;
+	const struct perf_opts *o;
+	uint32_t size;
+	int stopping;			/* -D's time is up (or interrupted): no new messages */
+	double start;
+	struct perf_result *res;	/* one per end */
+	uint64_t window_done[2];
+	double window_start;
+};
+
+/* The most messages QP q may still post: the run's share, or at stopping one closing signaled send when its
+ * last one was not signaled (that send's completion then covers every send before it). */
+static uint64_t
+post_limit(const struct bw_run *b, const struct perf_end *e, uint32_t q)
+{
+	if (!b->stopping)
+		return b->o->t.duration > 0 ? UINT64_MAX : b->o->t.iters;
+	return e->posted[q] + !e->tail_signaled[q];
+}
+
+/* Post on QP q whole lists while it has room for one (and its limit allows). */
+static int
+fill_qp(const struct bw_run *b, struct perf_end *e, uint32_t q)
+{
+	const struct perf_test *t = &b->o->t;
+	uint64_t limit = post_limit(b, e, q);
+
+	while (e->posted[q] + e->post_list - e->done[q] <= e->slots_per_qp && e->posted[q] < limit) {
+		uint64_t msg = e->posted[q];
+		uint32_t n = (uint32_t)RTE_MIN((uint64_t)e->post_list, limit - msg);
+
+		for (uint32_t i = 0; t->verify && i < n; i++) {
+			if (t->op == OP_WRITE)
+				perf_fill(perf_tx_slot(e, q, msg + i), b->size, q, msg + i);
+			else if (t->op == OP_SEND)
+				perf_fill_send(perf_tx_slot(e, q, msg + i), b->size, q, msg + i);
+		}
+		if (perf_post_sends(e, t, q, msg, n, b->size, limit) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* --verify of message msg of QP q at its completion: what can be checked from here. */
+static int
+check_message(const struct bw_run *b, struct perf_end *e, uint32_t q, uint64_t msg)
+{
+	const struct perf_test *t = &b->o->t;
+	uint64_t orig;
+	int ok = 1;
+
+	switch (t->op) {
+	case OP_WRITE:
+		/* RC completes once the data is placed; UC once it is sent: that is checked at the end. */
+		if (e->peer_end != NULL && t->conn == RNIC_QPT_RC)
+			ok = perf_check(perf_rx_slot(e->peer_end, q, msg), b->size, q, msg) == 0;
+		break;
+	case OP_READ:
+		ok = perf_check(perf_rx_slot(e, q, msg), b->size, q, msg % e->slots_per_qp) == 0;
+		memset(perf_rx_slot(e, q, msg), 0, b->size);	/* the next READ into it must write it again */
+		break;
+	case OP_FETCH_ADD:
+	case OP_CMP_SWAP:
+		/* RC executes a QP's atomics in order: the n-th found the counter at n. */
+		memcpy(&orig, perf_rx_slot(e, q, msg), 8);
+		ok = orig == msg;
+		break;
+	default:
+		break;
+	}
+	return ok ? 0 : perf_fail("%s: QP %u message %llu: data differs", e->name, q, (unsigned long long)msg);
+}
+
+/* A send completion: every message of its QP up to the one it names is done; post again. */
+static int
+complete(struct bw_run *b, struct perf_end *e, const struct rnic_wc *wc)
+{
+	uint32_t q = perf_wr_qp(wc->wr_id);
+	uint64_t from = q < e->nb_qp ? e->done[q] : 0, covered;
+
+	if (wc->status != RNIC_WC_SUCCESS)
+		return perf_fail("%s: QP %u message %llu: %s", e->name, q, (unsigned long long)perf_wr_msg(wc->wr_id),
+				 rnic_wc_status_str(wc->status));
+	covered = perf_account_send(e, wc);
+	if (covered == 0)
+		return perf_fail("%s: a completion for no message posted (wr_id %#llx)", e->name,
+				 (unsigned long long)wc->wr_id);
+	for (uint64_t m = from; b->o->t.verify && m < from + covered; m++)
+		if (check_message(b, e, q, m) != 0)
+			return -1;
+	return fill_qp(b, e, q);
+}
+
+/* One end's turn: its send completions, then its receives. The number of completions, or -1. */
+static int
+end_turn(struct bw_run *b, struct perf_end *e)
+{
+	struct rnic_wc wc[64];
+	int n = 0;
+
+	if (e->sends) {
+		n = rnic_poll_cq(e->cq, 64, wc);
+		if (n < 0)
+			return perf_fail("rnic_poll_cq failed on %s: %d", e->name, n);
+		for (int i = 0; i < n; i++)
+			if (complete(b, e, &wc[i]) != 0)
+				return -1;
+	}
+	if (e->receives) {
+		uint64_t before = e->received_total;
+
+		if (perf_serve_receives(e, &b->o->t, b->size) != 0)
+			return -1;
+		n += (int)(e->received_total - before);
+	}
+	return n;
+}
+
+static void
+set_result(const struct bw_run *b, int i, double seconds, struct perf_result *r)
+{
+	const struct perf_end *e = b->ends[i];
+
+	r->size = b->size;
+	r->seconds = seconds;
+	r->iters = e->completed;
+	r->bw_avg_MBps = (double)e->completed * b->size / seconds / 1048576.0;
+	r->bw_peak_MBps = b->o->no_peak || b->o->t.run_infinitely ? 0 : RTE_MAX(r->bw_peak_MBps, r->bw_avg_MBps);
+	r->msg_rate_Mpps = (double)e->completed / seconds / 1e6;
+}
+
+/* The peak: the best of 50 ms windows. */
+static void
+peak_window(struct bw_run *b, double t)
+{
+	if (t - b->window_start < PEAK_WINDOW_S)
+		return;
+	for (int i = 0; i < b->n; i++) {
+		double MBps = (double)(b->ends[i]->completed - b->window_done[i]) * b->size /
+			      (t - b->window_start) / 1048576.0;
+
+		b->res[i].bw_peak_MBps = RTE_MAX(b->res[i].bw_peak_MBps, MBps);
+		b->window_done[i] = b->ends[i]->completed;
+	}
+	b->window_start = t;
+}
+
+/* Whether every sending end has every message completed that it will post. */
+static int
+finished(const struct bw_run *b)
+{
+	if (!b->stopping && b->o->t.duration > 0)
+		return 0;
+	for (int i = 0; i < b->n; i++) {
+		const struct perf_end *e = b->ends[i];
+
+		if (e->sends && (e->outstanding > 0 || (!b->stopping && e->completed < b->o->t.iters * e->nb_qp)))
+			return 0;
+	}
+	return 1;
+}
+
+/* The run's end (-D's time is up, or a signal): only the closing sends now, posted where there is room (the
+ * others post theirs at their next completion). */
+static int
+stop(struct bw_run *b)
+{
+	b->stopping = 1;
+	for (int i = 0; i < b->n; i++)
+		for (uint32_t q = 0; b->ends[i]->sends && q < b->ends[i]->nb_qp; q++)
+			if (fill_qp(b, b->ends[i], q) != 0)
+				return -1;
+	return 0;
+}
+
+/* --run_infinitely: a result for the last period, to the period callback; the counts start again. */
+static int
+period_report(struct bw_run *b, double t, perf_period_fn period, void *arg)
+{
+	struct perf_result r[2] = { 0 };
+
+	for (int i = 0; i < b->n; i++) {
+		set_result(b, i, t - b->start, &r[i]);
+		b->ends[i]->completed = 0;
+	}
+	b->start = t;
+	return period(arg, r, b->n);
+}
+
+static void
+progress_line(const struct bw_run *b, double t, double *last)
+{
+	if (t - *last < 1.0 || b->o->t.run_infinitely || (b->o->t.duration <= 2 && t - b->start <= 2))
+		return;
+	fprintf(stderr, "rnic-perf: %.0f s, %llu messages, %.3f Gb/s\n", t - b->start,
+		(unsigned long long)b->ends[0]->completed,
+		(double)b->ends[0]->completed * b->size * 8 / (t - b->start) / 1e9);
+	*last = t;
+}
+
+/* The polling loop until every sending end is done. */
+static int
+run_loop(struct bw_run *b, perf_period_fn period, void *arg)
+{
+	const struct perf_test *t = &b->o->t;
+	double now = b->start, end_by = b->start + t->duration, last_line = b->start, last_work = b->start;
+
+	while (!finished(b)) {
+		int work = 0;
+
+		now = perf_now_s();
+		if (!b->stopping && ((t->duration > 0 && !t->run_infinitely && now >= end_by) || perf_interrupted) &&
+		    stop(b) != 0)
+			return -1;
+		if (t->run_infinitely && now >= end_by && !b->stopping) {
+			if (period_report(b, now, period, arg) != 0)
+				return -1;
+			end_by = now + t->duration;
+		}
+		for (int i = 0; i < b->n; i++) {
+			int n = end_turn(b, b->ends[i]);
+
+			if (n < 0)
+				return -1;
+			work += n;
+		}
+		peak_window(b, now);
+		progress_line(b, now, &last_line);
+		if (work > 0)
+			last_work = now;
+		else if (now - last_work > PERF_WAIT_S)
+			return perf_fail("no completion for %d s (%llu sends outstanding)", PERF_WAIT_S,
+					 (unsigned long long)b->ends[0]->outstanding);
+		if (work == 0 && t->events && perf_wait_events(b->ends, b->n) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * One size. ends: the ends of this process with a part (e->sends, e->receives); res: a result per end. An
+ * end that receives SENDs from the other end here gets all of them before this returns (UC and UD may lose
+ * some: counted in the sender's result as lost). period: --run_infinitely's reports.
+ */
+int
+perf_run_bw(struct perf_end *const *ends, int n, const struct perf_opts *o, uint32_t size,
+	    struct perf_result *res, perf_period_fn period, void *arg)
+{
+	struct bw_run b = { .ends = ends, .n = n, .o = o, .size = size, .res = res };
+	double seconds;
+
+	memset(res, 0, sizeof(*res) * (size_t)n);
+	b.start = b.window_start = perf_now_s();
+	for (int i = 0; i < n; i++)
+		for (uint32_t q = 0; ends[i]->sends && q < ends[i]->nb_qp; q++)
+			if (fill_qp(&b, ends[i], q) != 0)
+				return -1;
+	if (run_loop(&b, period, arg) != 0)
+		return -1;
+	seconds = perf_now_s() - b.start;
+	for (int i = 0; i < n; i++)
+		if (ends[i]->sends)
+			set_result(&b, i, seconds, &res[i]);
+	for (int i = 0; i < n; i++) {
+		struct perf_end *peer = ends[i]->peer_end;
+
+		if (!ends[i]->receives || peer == NULL || !peer->sends)
+			continue;
+		if (perf_wait_received(ends[i], &o->t, size, peer->completed) != 0)
+			return -1;
+		/* The loss is the sender's figure. */
+		for (int j = 0; j < n; j++)
+			if (ends[j] == peer)
+				res[j].lost = peer->completed - ends[i]->received_total;
+	}
+	if (perf_aborted(&o->t))
+		return perf_fail("interrupted");
+	return 0;
+}
+
+/* Serve receives until want SENDs have arrived (RC), or until they stop coming (UC, UD: 0.2 s). */
+int
+perf_wait_received(struct perf_end *e, const struct perf_test *t, uint32_t size, uint64_t want)
+{
+	double t0 = perf_now_s(), last = t0;
+	uint64_t seen = e->received_total;
+
+	while (e->received_total < want) {
+		double now = perf_now_s();
+
+		if (perf_serve_receives(e, t, size) != 0)
+			return -1;
+		if (e->received_total != seen) {
+			seen = e->received_total;
+			last = now;
+		}
+		if (t->conn != RNIC_QPT_RC && now - last > 0.2)
+			return 0;
+		if (now - last > PERF_WAIT_S)
+			return perf_fail("%s: %llu of %llu SENDs received, none for %d s", e->name,
+					 (unsigned long long)e->received_total, (unsigned long long)want, PERF_WAIT_S);
+	}
+	return 0;
+}
