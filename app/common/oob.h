@@ -6,6 +6,9 @@
 #define RNIC_APP_OOB_H
 
 #include <netdb.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -48,6 +51,20 @@ oob_connect(const char *host, const char *port)
 	}
 	freeaddrinfo(ai);
 	return fd;
+}
+
+/* Connect to "HOST:PORT" (the last colon separates them): oob_connect's fd, or -1 (no colon, a host too
+ * long). */
+static inline int
+oob_connect_to(const char *host_port)
+{
+	const char *colon = strrchr(host_port, ':');
+	char host[256];
+
+	if (colon == NULL || colon - host_port >= (ptrdiff_t)sizeof(host))
+		return -1;
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - host_port), host_port);
+	return oob_connect(host, colon + 1);
 }
 
 /* Send mine and receive theirs (len bytes each). 0 or -1. */

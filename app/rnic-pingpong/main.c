@@ -170,13 +170,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 static int
 exchange(const struct opts *o, const struct peer_info *mine, struct peer_info *theirs)
 {
-	char host[256];
-	int fd;
+	int fd = o->client != NULL ? oob_connect_to(o->client) : oob_connect(NULL, o->server_port);
 
-	if (o->client != NULL)
-		snprintf(host, sizeof(host), "%.*s", (int)(strrchr(o->client, ':') - o->client), o->client);
-	fd = oob_connect(o->client != NULL ? host : NULL, o->client != NULL ? strrchr(o->client, ':') + 1 :
-			 o->server_port);
 	if (fd >= 0 && oob_exchange(fd, mine, theirs, sizeof(*mine)) != 0) {
 		close(fd);
 		fd = -1;

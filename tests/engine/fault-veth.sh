@@ -176,12 +176,13 @@ run_pair() {
 	link-down-long) client_opts+=(--case write:65536:16 --announce --expect-retry-exceeded --retry-cnt 3) ;;
 	link-down-short) client_opts+=(--case write:65536:16 --announce --messages 400) ;;
 	esac
-	in_ns a timeout 600 "$matrix" --server 18515 -- "${eal[@]}" -l 0 --file-prefix fm-a-$$ \
+	# Bounded below the test's 300 s, so that the logs are shown when a process hangs.
+	in_ns a timeout -k 5 240 "$matrix" --server 18515 -- "${eal[@]}" -l 0 --file-prefix fm-a-$$ \
 		--vdev=net_af_packet0,iface=$veth_a,qpairs=2,qdisc_bypass=0 -- --port net_af_packet0 --ip 10.99.0.1 \
 		--neigh 10.98.0.2,$mac_b "${engine_opts[@]}" >"$tmp/server.log" 2>&1 &
 	pids+=($!)
 	local server=$!
-	in_ns b timeout 600 "$matrix" --client 10.98.0.1:18515 "${client_opts[@]}" -- "${eal[@]}" -l 1 \
+	in_ns b timeout -k 5 240 "$matrix" --client 10.98.0.1:18515 "${client_opts[@]}" -- "${eal[@]}" -l 1 \
 		--file-prefix fm-b-$$ --vdev=net_af_packet0,iface=$veth_b,qpairs=2,qdisc_bypass=0 -- \
 		--port net_af_packet0 --neigh 10.99.0.1,$mac_a "${engine_opts[@]}" >"$tmp/client.log" 2>&1 &
 	pids+=($!)
@@ -189,6 +190,8 @@ run_pair() {
 	case "$pattern" in link-down-*) cut_link ;; esac
 	wait $client
 	local client_rc=$?
+	# A client that failed before or during the exchange leaves the server waiting for it: end it now.
+	[ $client_rc -eq 0 ] || kill $server 2>/dev/null
 	wait $server
 	local server_rc=$?
 	cat "$tmp/client.log"

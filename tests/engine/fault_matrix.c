@@ -1084,7 +1084,9 @@ main(int argc, char **argv)
 	if (opt.server_port != NULL) {
 		failed = run_server() != 0;
 	} else if (opt.client != NULL) {
-		oob_fd = oob_connect(opt.client, NULL);
+		oob_fd = oob_connect_to(opt.client);
+		if (oob_fd < 0)
+			fprintf(stderr, "fault_matrix: cannot reach the server at %s\n", opt.client);
 		failed = oob_fd < 0 || run_cases("fault-matrix-client") != 0;
 		if (oob_fd >= 0 && send_all(&end, sizeof(end)) == 0)
 			close(oob_fd);
