@@ -88,13 +88,13 @@ run_one() {
 	local host_log=$work/$name-$dir.host.log
 	# shellcheck disable=SC2046
 	if [ "$dir" = server ]; then
-		in_ns timeout 90 "$@" -p $port -- $(rnic_args) >"$host_log" 2>&1 &
+		ip netns exec "$io_ns" timeout 90 "$@" -p $port -- $(rnic_args) >"$host_log" 2>&1 &
 		host_pids+=($!)
 		host_listens $port || why="softrnic's server does not listen on TCP port $port"
 		guest_start "timeout 60 $guest_cmd -p $port $host_ip"
 	else
 		guest_start "timeout 60 $guest_cmd -p $port"
-		in_ns timeout 90 "$@" -p $port $guest_ip -- $(rnic_args) >"$host_log" 2>&1 &
+		ip netns exec "$io_ns" timeout 90 "$@" -p $port $guest_ip -- $(rnic_args) >"$host_log" 2>&1 &
 		host_pids+=($!)
 	fi
 	wait "${host_pids[-1]}"
@@ -168,6 +168,35 @@ arp_case() {
 	[ -z "$why" ] || echo "interop: arp: FAILED: $why"
 }
 
+# What crosses softrnic's bridge port during the MTU 1024 cases, into $work/wire.pcapng (at most 60000
+# frames; dumpcap, in the namespace).
+capture_start() {
+	[[ wire =~ $only ]] || return 0
+	ip netns exec "$io_ns" dumpcap -q -i vbr -f "udp dst port 4791" -c 60000 -w "$work/wire.pcapng" \
+		>"$work/dumpcap.log" 2>&1 &
+	capture_pid=$!
+	for _ in $(seq 50); do
+		grep -q "Capturing on" "$work/dumpcap.log" && return 0
+		sleep 0.1
+	done
+}
+
+# The frames of the capture under tests/interop/wire_check.py (ICRCs, UDP source ports; with
+# INTEROP_WIRE_HABITS=1 also TTL, IP ID and source ports per QP pair: issue 17's wire habits).
+wire_case() {
+	[ -n "${capture_pid:-}" ] || return 0
+	local start=$SECONDS why= habits=()
+	kill -INT "$capture_pid" 2>/dev/null
+	wait "$capture_pid"
+	[ "${INTEROP_WIRE_HABITS:-0}" = 0 ] || habits=(--habits)
+	if ! /usr/bin/python3 "$here/wire_check.py" "$work/wire.pcapng" $rnic_ip $guest_ip "${habits[@]}" \
+		>"$work/wire.log" 2>&1; then
+		why="wire_check.py failed"
+	fi
+	sed 's/^/    /' "$work/wire.log"
+	record wire-frames capture "$why" $((SECONDS - start))
+}
+
 # The table: case x direction, then the totals.
 print_table() {
 	local -A cell=()
@@ -186,6 +215,8 @@ print_table() {
 			printf '%-28s  %-34s\n' "$name" "${cell[$name|guest]} (the guest's neighbour table)"
 		elif [ -n "${cell[$name|bridge]+x}" ]; then
 			printf '%-28s  %-34s\n' "$name" "${cell[$name|bridge]} (frames the bridge dropped)"
+		elif [ -n "${cell[$name|capture]+x}" ]; then
+			printf '%-28s  %-34s\n' "$name" "${cell[$name|capture]} (the MTU 1024 cases' frames)"
 		else
 			printf '%-28s  %-16s  %-16s\n' "$name" "${cell[$name|server]:--}" "${cell[$name|client]:--}"
 		fi
@@ -221,10 +252,12 @@ fi
 
 start=$SECONDS
 for mtu in 1024 4096; do
+	[ $mtu != 1024 ] || capture_start
 	for t in rc uc ud; do
 		pingpong_case $t $mtu
 	done
 	verbs_case $mtu
+	[ $mtu != 1024 ] || wire_case
 done
 [ "$static_neigh" != 0 ] || arp_case
 vm_loss "$loss"

@@ -15,6 +15,8 @@ guest_ip=10.97.0.2
 guest_mac=52:54:00:97:00:02
 qemu_pid=
 
+# A command in the namespace. Not for a command put in the background: $! would be the function's
+# subshell, which a kill leaves the command's process behind (use ip netns exec there).
 in_ns() { ip netns exec "$io_ns" "$@"; }
 
 # Whether this machine can run the suite: root, network namespaces, a tap device, qemu. 0, or prints why
@@ -77,7 +79,7 @@ vm_lost() {
 vm_boot() {
 	local image=$1 share=$2 console=$3 limit=$4
 	# A guest that panics powers off (panic=-1 and -no-reboot) instead of hanging until the time limit.
-	in_ns qemu-system-x86_64 -nodefaults -machine q35,accel=tcg -cpu max -smp 1 -m 1024 -display none \
+	ip netns exec "$io_ns" qemu-system-x86_64 -nodefaults -machine q35,accel=tcg -cpu max -smp 1 -m 1024 -display none \
 		-no-reboot -snapshot -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
 		-append "root=/dev/vda rw console=ttyS0 init=/sbin/softrnic-init panic=-1 printk.time=1" \
 		-drive file="$image/root.img",if=virtio,format=raw \
@@ -141,7 +143,6 @@ guest_run() {
 
 vm_teardown() {
 	if [ -n "$qemu_pid" ]; then
-		touch "$vm_share/stop" 2>/dev/null
 		kill "$qemu_pid" 2>/dev/null
 		wait "$qemu_pid" 2>/dev/null
 	fi
