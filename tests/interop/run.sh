@@ -38,6 +38,7 @@ host_pids=()
 results=()		# "case|direction|result|seconds"
 passed=0
 failed=0
+lock_s=0		# time spent waiting for INTEROP_LOCK
 
 cleanup() {
 	for p in "${host_pids[@]}"; do kill "$p" 2>/dev/null; done
@@ -119,12 +120,13 @@ run_one() {
 	fi
 }
 
-# NAME DIRECTION WHY SECONDS (WHY empty: passed)
+# NAME DIRECTION WHY SECONDS (WHY empty: passed). DIRECTION: server or client (softrnic's role), or what
+# a check of another kind looks at (capture, guest, bridge).
 record() {
 	results+=("$1|$2|${3:+FAIL}|$4")
 	if [ -z "$3" ]; then
 		passed=$((passed + 1))
-		echo "interop: $1, softrnic $2: passed ($4 s)"
+		echo "interop: $1, $(case $2 in server|client) echo "softrnic $2" ;; *) echo "$2" ;; esac): passed ($4 s)"
 	else
 		failed=$((failed + 1))
 	fi
@@ -133,7 +135,9 @@ record() {
 # NAME GUEST_CMD GUEST_OK HOST_OK HOST_CMD...: a case in both directions, if INTEROP_CASES selects it.
 run_case() {
 	[[ $1 =~ $only ]] || return 0
+	local waited=$SECONDS
 	[ -z "${INTEROP_LOCK:-}" ] || { exec 8>>"$INTEROP_LOCK" && flock 8; }
+	lock_s=$((lock_s + SECONDS - waited))
 	run_one "$1" server "$2" "$3" "$4" "${@:5}"
 	run_one "$1" client "$2" "$3" "$4" "${@:5}"
 	[ -z "${INTEROP_LOCK:-}" ] || flock -u 8
@@ -221,7 +225,7 @@ print_table() {
 			printf '%-28s  %-16s  %-16s\n' "$name" "${cell[$name|server]:--}" "${cell[$name|client]:--}"
 		fi
 	done
-	echo "interop: boot $boot_s s, cases $cases_s s"
+	echo "interop: boot $boot_s s, cases $cases_s s${INTEROP_LOCK:+ ($lock_s s of it waiting for $INTEROP_LOCK)}"
 }
 
 mkdir -p "$share/jobs" "$share/bin"

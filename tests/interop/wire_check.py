@@ -16,19 +16,9 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oracle"))
+import wire_oracle  # noqa: E402
 from live_oracle import icrc_ok, read_pcapng  # noqa: E402
-
-PASSED = 0
-FAILED = 0
-
-
-def check(cond, what):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED += 1
-        print(f"wire: FAILED: {what}")
+from wire_oracle import check  # noqa: E402
 
 
 def fields(frame):
@@ -94,8 +84,8 @@ def main():
         pairs = {f[4] for f in ours}
         check(len(pairs) < 2 or len({f[3] for f in ours}) > 1,
               f"{len(pairs)} QP pairs share softrnic's one UDP source port {hex(ours[0][3]) if ours else ''}")
-    print(f"wire: {len(roce)} RoCEv2 frames: {PASSED} passed, {FAILED} failed")
-    return 0 if FAILED == 0 else 1
+    print(f"wire: {len(roce)} RoCEv2 frames: {wire_oracle.PASSED} passed, {wire_oracle.FAILED} failed")
+    return 0 if wire_oracle.FAILED == 0 else 1
 
 
 if __name__ == "__main__":
