@@ -180,7 +180,7 @@ capture_start() {
 		>"$work/dumpcap.log" 2>&1 &
 	capture_pid=$!
 	for _ in $(seq 50); do
-		grep -q "Capturing on" "$work/dumpcap.log" && return 0
+		grep -qs "Capturing on" "$work/dumpcap.log" && return 0
 		sleep 0.1
 	done
 }

@@ -184,19 +184,32 @@ now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* One completion of cq, within the time limit. 0, or -1 when none came. */
+/* Whether the peer closed its end of the TCP connection (it gave up, or never got its QP ready). */
+static int
+peer_gone(const struct check_ctx *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
+
+	return c->fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* One completion of cq, within the time limit. 0, or -1 when none came (or the peer left). */
 static int
 wait_wc(struct check_ctx *c, struct ibv_cq *cq, struct ibv_wc *wc)
 {
 	double deadline = now_s() + c->timeout_s;
 
-	while (now_s() < deadline) {
+	for (unsigned int i = 0; now_s() < deadline; i++) {
 		int n = ibv_poll_cq(cq, 1, wc);
 
 		if (n < 0)
 			return -1;
 		if (n == 1)
 			return 0;
+		if (i % 1024 == 0 && peer_gone(c)) {
+			fprintf(stderr, PROGRAM ": the peer closed the connection\n");
+			return -1;
+		}
 		verbs_backend_progress();
 		usleep(10);
 	}
