@@ -85,7 +85,7 @@ host_listens() {
 run_one() {
 	local name=$1 dir=$2 guest_cmd=$3 guest_ok=$4 host_ok=$5
 	shift 5
-	local port=$((18600 + ${#results[@]})) start=$SECONDS host_rc guest_rc why=
+	local port=$((18600 + ${#results[@]})) start=$SECONDS host_rc guest_rc why=''
 	local host_log=$work/$name-$dir.host.log
 	# shellcheck disable=SC2046
 	if [ "$dir" = server ]; then
@@ -161,7 +161,7 @@ verbs_case() {	# MTU [NAME_SUFFIX]
 # address has that MAC and is not one a person made (PERMANENT).
 arp_case() {
 	[[ arp =~ $only ]] || return 0
-	local start=$SECONDS entry why=
+	local start=$SECONDS entry why=''
 	entry=$(guest_run "ip neigh show $rnic_ip dev $guest_dev" 20)
 	case "$entry" in
 	*PERMANENT*) why="the entry is static: $entry" ;;
@@ -189,7 +189,7 @@ capture_start() {
 # INTEROP_WIRE_HABITS=1 also TTL, IP ID and source ports per QP pair: issue 17's wire habits).
 wire_case() {
 	[ -n "${capture_pid:-}" ] || return 0
-	local start=$SECONDS why= habits=()
+	local start=$SECONDS why='' habits=()
 	kill -INT "$capture_pid" 2>/dev/null
 	wait "$capture_pid"
 	[ "${INTEROP_WIRE_HABITS:-0}" = 0 ] || habits=(--habits)

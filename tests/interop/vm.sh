@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by tests/interop/run.sh: the interop suite's network and guest.
 #   a network namespace (its name carries the PID) holding a bridge, the guest's tap and a veth pair: one
 #   end on the bridge, the other (io_dev, 10.97.0.1) for softrnic's net_af_packet port and the kernel's TCP;

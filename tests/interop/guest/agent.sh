@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # The interop guest's agent, run by its init (guest/init) from the host's share, mounted at /mnt/host.
 # It brings up the network interface and Linux Soft-RoCE (rxe0 on it) as /mnt/host/guest.conf says, writes
 # /mnt/host/ready (or /mnt/host/failed) with what it found, and then runs the jobs the host drops into
