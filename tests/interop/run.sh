@@ -9,19 +9,24 @@
 #                         softrnic): WRITE, WRITE and SEND with immediate, READ, FETCH_ADD, CMP_SWAP, each
 #                         end acting in turn, checked on both ends
 # at path MTU 1024 and 4096 (every link at MTU 9000), and rc-pingpong and verbs again with loss on the
-# bridge (INTEROP_LOSS per mille of the RoCE frames, each way). A table of case x direction ends the run,
-# then 'interop: N passed, N failed'.
+# bridge (INTEROP_LOSS per mille of the RoCE frames, each way); wire-frames checks the captured frames.
+# Cases known not to work yet (issue 17's engine part: wire-habits; rc-pingpong-mtu1024-noneigh and arp,
+# without static neighbour entries) run too and count apart: their failure does not fail the run, their
+# pass does (the suite must then make them plain cases). A table of case x direction ends the run, then
+# 'interop: N passed, N failed, N known not to work yet'.
 #   run.sh BUILD_DIR IMAGE_DIR GUEST_BIN_DIR
 # Environment:
 #   INTEROP_STATIC_NEIGH=1  (default) each side is told the other's MAC (softrnic --neigh, the guest's
-#                           "ip neigh ... nud permanent"); 0: neither is, as between real hosts, and the
-#                           case 'arp' checks that the guest learned softrnic's MAC by ARP (needs the engine
-#                           to answer ARP: issue 17)
+#                           "ip neigh ... nud permanent"), and rc-pingpong-mtu1024-noneigh and arp run
+#                           without, known not to work yet; 0: no case has them, as between real hosts,
+#                           and arp (the guest learned softrnic's MAC by ARP) is a plain case (needs the
+#                           engine to answer ARP: issue 17)
+#   INTEROP_WIRE_HABITS=1   wire-habits is a plain case (needs issue 17's wire habits)
 #   INTEROP_CASES           a regular expression: only the cases whose name matches
 #   INTEROP_LOSS            per mille of RoCE frames dropped in the loss cases (default 20: 2 %)
 #   INTEROP_LOCK            a file to flock around each case (a machine shared with other DPDK runs)
 #   INTEROP_BOOT_TIMEOUT    seconds the guest may take to boot (default 300)
-# Exit status: 0 every case passed, 1 one failed, 77 this machine cannot run the suite (says why).
+# Exit status: 0 every case passed (known ones aside), 1 one failed, 77 this machine cannot run the suite (says why).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
@@ -32,16 +37,20 @@ guest_bin=$3
 static_neigh=${INTEROP_STATIC_NEIGH:-1}
 only=${INTEROP_CASES:-.}
 loss=${INTEROP_LOSS:-20}
+wait_s=20		# how long a program waits for a completion (its -T)
 work=$(mktemp -d /tmp/softrnic-interop.XXXXXX)
 share=$work/share
-host_pids=()
+host_pid=''		# softrnic's program while it runs
+capture_pid=''		# dumpcap while it runs
 results=()		# "case|direction|result|seconds"
 passed=0
 failed=0
+known_failed=0		# cases known not to work yet that failed, as expected
+known=''		# while set: why the cases being run are known not to work yet (record)
 lock_s=0		# time spent waiting for INTEROP_LOCK
 
 cleanup() {
-	for p in "${host_pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in $host_pid $capture_pid; do kill "$p" 2>/dev/null; done
 	vm_teardown
 	rm -rf "$work"
 }
@@ -90,16 +99,17 @@ run_one() {
 	# shellcheck disable=SC2046
 	if [ "$dir" = server ]; then
 		ip netns exec "$io_ns" timeout 90 "$@" -p $port -- $(rnic_args) >"$host_log" 2>&1 &
-		host_pids+=($!)
+		host_pid=$!
 		host_listens $port || why="softrnic's server does not listen on TCP port $port"
 		guest_start "timeout 60 $guest_cmd -p $port $host_ip"
 	else
 		guest_start "timeout 60 $guest_cmd -p $port"
 		ip netns exec "$io_ns" timeout 90 "$@" -p $port $guest_ip -- $(rnic_args) >"$host_log" 2>&1 &
-		host_pids+=($!)
+		host_pid=$!
 	fi
-	wait "${host_pids[-1]}"
+	wait "$host_pid"
 	host_rc=$?
+	host_pid=''
 	guest_wait "$guest_job" 30
 	guest_rc=$?
 	if [ ! -e "$vm_share/jobs/$guest_job.rc" ]; then
@@ -114,22 +124,40 @@ run_one() {
 	[ -n "$why" ] || ! grep -q "invalid data" "$guest_out" || why="the stock server found invalid data"
 	record "$name" "$dir" "$why" $((SECONDS - start))
 	if [ -n "$why" ]; then
-		echo "interop: $name, softrnic $dir: FAILED: $why"
-		sed 's/^/    softrnic: /' "$host_log"
-		sed 's/^/    guest: /' "$guest_out" 2>/dev/null
+		# A failure known from before needs no more than its first lines.
+		local lines=1000
+		[ -z "$known" ] || lines=4
+		head -n $lines "$host_log" | sed 's/^/    softrnic: /'
+		head -n $lines "$guest_out" 2>/dev/null | sed 's/^/    guest: /'
 	fi
 }
 
 # NAME DIRECTION WHY SECONDS (WHY empty: passed). DIRECTION: server or client (softrnic's role), or what
-# a check of another kind looks at (capture, guest, bridge).
+# a check of another kind looks at (capture, guest, bridge). While $known says why the case is known not
+# to work yet, its failure is counted as known (not as a pass, and not failing the run) and its pass as a
+# failure: the suite then still expects the wrong thing (doc/interop.md: make it a plain case).
 record() {
-	results+=("$1|$2|${3:+FAIL}|$4")
-	if [ -z "$3" ]; then
+	local what res
+	what="$1, $(case $2 in server|client) echo "softrnic $2" ;; *) echo "$2" ;; esac)"
+	if [ -z "$3" ] && [ -z "$known" ]; then
+		res=pass
 		passed=$((passed + 1))
-		echo "interop: $1, $(case $2 in server|client) echo "softrnic $2" ;; *) echo "$2" ;; esac): passed ($4 s)"
-	else
+		echo "interop: $what: passed ($4 s)"
+	elif [ -z "$3" ]; then
+		res=XPASS
 		failed=$((failed + 1))
+		echo "interop: $what: FAILED: passed, but it is listed as known not to work yet ($known);" \
+			"make it a plain case (doc/interop.md)"
+	elif [ -n "$known" ]; then
+		res=known
+		known_failed=$((known_failed + 1))
+		echo "interop: $what: known not to work yet ($known): $3"
+	else
+		res=FAIL
+		failed=$((failed + 1))
+		echo "interop: $what: FAILED: $3"
 	fi
+	results+=("$1|$2|$res|$4")
 }
 
 # NAME GUEST_CMD GUEST_OK HOST_OK HOST_CMD...: a case in both directions, if INTEROP_CASES selects it.
@@ -149,12 +177,12 @@ pingpong_case() {	# TRANSPORT MTU [NAME_SUFFIX]
 	local t=$1 mtu=$2 size=$(($2 * 4)) mtu_opt="-m $2" iters=200
 	[ "$t" != ud ] || { size=$mtu; mtu_opt=; }
 	run_case "$t-pingpong-mtu$mtu${3:-}" "ibv_${t}_pingpong -d rxe0 -g $gid_index -s $size $mtu_opt -n $iters -c" \
-		"^$iters iters in" '"verified": true' "$pingpong" -t "$t" -s $size $mtu_opt -n $iters -T 20
+		"^$iters iters in" '"verified": true' "$pingpong" -t "$t" -s $size $mtu_opt -n $iters -T $wait_s
 }
 
 verbs_case() {	# MTU [NAME_SUFFIX]
-	run_case "verbs-mtu$1${2:-}" "/mnt/host/bin/verbs-check -d rxe0 -g $gid_index -m $1 -s 65536 -n 4 -T 20" \
-		"all [0-9]+ checks passed" "all [0-9]+ checks passed" "$verbs_check" -m "$1" -s 65536 -n 4 -T 20
+	run_case "verbs-mtu$1${2:-}" "/mnt/host/bin/verbs-check -d rxe0 -g $gid_index -m $1 -s 65536 -n 4 -T $wait_s" \
+		"all [0-9]+ checks passed" "all [0-9]+ checks passed" "$verbs_check" -m "$1" -s 65536 -n 4 -T $wait_s
 }
 
 # The guest learned softrnic's MAC by ARP (INTEROP_STATIC_NEIGH=0): its neighbour entry for softrnic's
@@ -169,7 +197,19 @@ arp_case() {
 	*) why="no entry with softrnic's MAC $io_mac: '$entry'" ;;
 	esac
 	record arp guest "$why" $((SECONDS - start))
-	[ -z "$why" ] || echo "interop: arp: FAILED: $why"
+}
+
+# Issue 17's Done-when that needs ARP in the engine, known not to work yet: the stock ibv_rc_pingpong with
+# neither side told the other's MAC (the guest's static entry removed, no --neigh), and arp. The guest's
+# tool stops at RTR, where the kernel resolves softrnic's MAC; softrnic's side waits wait_s for nothing.
+# INTEROP_STATIC_NEIGH=0 runs every case so, as plain cases, once the engine answers ARP.
+noneigh_cases() {
+	[ "$static_neigh" != 0 ] || return 0
+	guest_run "ip neigh del $rnic_ip dev $guest_dev" 20 >/dev/null
+	known="issue 17's engine part: softrnic does not answer ARP" static_neigh=0 wait_s=10
+	pingpong_case rc 1024 -noneigh
+	arp_case
+	known='' static_neigh=1 wait_s=20
 }
 
 # What crosses softrnic's bridge port during the MTU 1024 cases, into $work/wire.pcapng (at most 60000
@@ -185,20 +225,26 @@ capture_start() {
 	done
 }
 
-# The frames of the capture under tests/interop/wire_check.py (ICRCs, UDP source ports; with
-# INTEROP_WIRE_HABITS=1 also TTL, IP ID and source ports per QP pair: issue 17's wire habits).
+# The frames of the capture under tests/interop/wire_check.py: wire-frames (ICRCs, UDP source ports) and
+# wire-habits (TTL, IP ID and source ports per QP pair: issue 17's wire habits, known not to work yet
+# unless INTEROP_WIRE_HABITS=1).
 wire_case() {
-	[ -n "${capture_pid:-}" ] || return 0
-	local start=$SECONDS why='' habits=()
+	[ -n "$capture_pid" ] || return 0
 	kill -INT "$capture_pid" 2>/dev/null
 	wait "$capture_pid"
-	[ "${INTEROP_WIRE_HABITS:-0}" = 0 ] || habits=(--habits)
-	if ! /usr/bin/python3 "$here/wire_check.py" "$work/wire.pcapng" $rnic_ip $guest_ip "${habits[@]}" \
-		>"$work/wire.log" 2>&1; then
-		why="wire_check.py failed"
-	fi
-	sed 's/^/    /' "$work/wire.log"
-	record wire-frames capture "$why" $((SECONDS - start))
+	capture_pid=''
+	wire_check wire-frames
+	[ "${INTEROP_WIRE_HABITS:-0}" != 0 ] || known="issue 17's engine part: softrnic's TTL, IP ID and UDP source port"
+	wire_check wire-habits --habits
+	known=''
+}
+
+wire_check() {	# NAME [--habits]
+	local start=$SECONDS why=''
+	/usr/bin/python3 "$here/wire_check.py" "$work/wire.pcapng" $rnic_ip $guest_ip "${@:2}" >"$work/$1.log" 2>&1 ||
+		why="wire_check.py: $(grep -m1 -i fail "$work/$1.log" || tail -n 1 "$work/$1.log")"
+	sed 's/^/    /' "$work/$1.log"
+	record "$1" capture "$why" $((SECONDS - start))
 }
 
 # The table: case x direction, then the totals.
@@ -209,7 +255,7 @@ print_table() {
 	for r in "${results[@]}"; do
 		IFS='|' read -r name dir res secs <<<"$r"
 		[[ " ${names[*]} " == *" $name "* ]] || names+=("$name")
-		cell[$name|$dir]=$(printf '%-4s %4s s' "${res:-pass}" "$secs")
+		cell[$name|$dir]=$(printf '%-5s %4s s' "$res" "$secs")
 	done
 	echo
 	echo "interop: softrnic against $guest_info"
@@ -225,6 +271,7 @@ print_table() {
 			printf '%-28s  %-16s  %-16s\n' "$name" "${cell[$name|server]:--}" "${cell[$name|client]:--}"
 		fi
 	done
+	[ "$known_failed" -eq 0 ] || echo "(known: failed as expected, known not to work yet: issue 17's engine part)"
 	echo "interop: boot $boot_s s, cases $cases_s s${INTEROP_LOCK:+ ($lock_s s of it waiting for $INTEROP_LOCK)}"
 }
 
@@ -277,11 +324,11 @@ vm_loss 0
 if [ ${#results[@]} -gt "$ran_before" ]; then
 	echo "interop: the bridge dropped $lost RoCE frames in the loss cases ($loss per mille each way)"
 	if [ "$lost" -eq 0 ]; then
-		record loss-injected bridge "nothing dropped" 0
-		echo "interop: loss-injected: FAILED: the bridge's rule dropped no frame"
+		record loss-injected bridge "the bridge's rule dropped no frame" 0
 	fi
 fi
+noneigh_cases
 cases_s=$((SECONDS - start))
 print_table
-echo "interop: $passed passed, $failed failed"
+echo "interop: $passed passed, $failed failed, $known_failed known not to work yet"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
