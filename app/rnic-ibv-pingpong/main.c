@@ -18,8 +18,8 @@
  * Defaults: rc, 18515, 4096 (ud: 2048), 1024, 1000, 0, 0, 30 (the longest wait for one completion).
  * -E plays the stock tool's part instead (sends what it received, checks nothing): two of these, one with
  * -E, are the unit suite's test of the tool without a stock peer.
- * Exit 0 when every message was as expected (one JSON line says so), 1 otherwise with the reason on
- * stderr, 2 for bad options.
+ * Exit 0 when every message was as expected (one JSON line says so, and whether the ACK of this end's last
+ * RC message was lost: final_ack_lost()), 1 otherwise with the reason on stderr, 2 for bad options.
  */
 #include <errno.h>
 #include <getopt.h>
