@@ -42,8 +42,9 @@ mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 echo "image.sh: building the guest image ($key) with mmdebstrap" >&2
-# No documentation, manuals or translations: the image is smaller and mke2fs faster.
-if ! mmdebstrap --mode=root --variant=minbase --format=directory --quiet \
+# No documentation, manuals or translations: the image is smaller and mke2fs faster. A mirror that stalls
+# ends the build after 8 minutes (it takes 2 when the mirror answers).
+if ! timeout -k 10 480 mmdebstrap --mode=root --variant=minbase --format=directory --quiet \
 	--include="$(IFS=,; echo "${packages[*]}")" \
 	--aptopt='APT::Install-Recommends "false"' \
 	--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
