@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install what softrnic needs to build and test on Debian 12 (DPDK 22.11 and friends). Idempotent: apt runs
 # only when a package is missing. Needs root (or sudo).
+#   install-deps.sh             the build and the unit suite
+#   install-deps.sh --interop   also the interop suite's (scripts/interop.sh: the guest image and qemu)
 set -euo pipefail
 
 packages=(
@@ -12,6 +14,10 @@ packages=(
 	# nftables when BPF cannot load
 	libbpf-dev nftables
 )
+if [ "${1:-}" = --interop ]; then
+	# mmdebstrap and mke2fs build the guest image, qemu runs it (doc/interop.md)
+	packages+=(mmdebstrap e2fsprogs qemu-system-x86)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

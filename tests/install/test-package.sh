@@ -55,7 +55,7 @@ PKG_CONFIG_PATH="$tmp/pc" pkg-config --libs --static softrnic | grep -q -- '-lrt
 
 # Tools: the user's installed, the benchmark-internal ones not; every checked one answers --version.
 bindir=$(dirname "$(find_one bin/rnicd)")
-for t in rnicd rnic-perf rnic-pingpong rnic-exporter; do [ -x "$bindir/$t" ] || fail "$t not installed"; done
+for t in rnicd rnic-perf rnic-pingpong rnic-ibv-pingpong rnic-exporter; do [ -x "$bindir/$t" ] || fail "$t not installed"; done
 for t in rnic-pktgen rnic-crcbench rnic-gatherbench rnic-baseline; do
 	[ ! -e "$bindir/$t" ] || fail "benchmark-internal $t installed"
 done
