@@ -118,6 +118,9 @@ struct rnic_context_priv {
 	/* A client's context (the process talks to rnicd): the connection and the doorbell queue. */
 	struct rnic_client *client;
 	struct rnic_dbq *dbq;
+	/* PDs, CQs and completion channels the context holds (MRs, QPs and AHs hold a PD): while any is
+	 * left, rnic_close_device refuses (EBUSY), as libibverbs' providers do. */
+	uint32_t nb_objects;
 };
 
 static inline struct rnic_context_priv *
@@ -130,6 +133,19 @@ static inline struct rnic_device *
 rnic_ctx_dev(struct rnic_context *ctx)
 {
 	return rnic_context_priv(ctx)->dev;
+}
+
+/* An object of the context was created / destroyed (rnic_context_priv.nb_objects). */
+static inline void
+rnic_ctx_hold(struct rnic_context *ctx)
+{
+	__atomic_fetch_add(&rnic_context_priv(ctx)->nb_objects, 1, __ATOMIC_RELAXED);
+}
+
+static inline void
+rnic_ctx_release(struct rnic_context *ctx)
+{
+	__atomic_fetch_sub(&rnic_context_priv(ctx)->nb_objects, 1, __ATOMIC_RELAXED);
 }
 
 /* Whether the context is a client's view of an rnicd device (its control verbs go to the daemon). */
