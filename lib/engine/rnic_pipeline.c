@@ -349,11 +349,17 @@ rnic_complete(struct rnic_qp *qp, int is_send, uint32_t index, uint8_t wqe_opcod
 }
 
 void
+rnic_qp_enter(struct rnic_qp *qp, enum rnic_qp_state state)
+{
+	rnic_qp_priv(qp)->attr.qp_state = state;
+	__atomic_store_n(rnic_qp_priv(qp)->post_state, state, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->state, state, __ATOMIC_RELEASE);
+}
+
+void
 rnic_qp_fail(struct rnic_qp *qp)
 {
-	rnic_qp_priv(qp)->attr.qp_state = RNIC_QPS_ERR;
-	__atomic_store_n(rnic_qp_priv(qp)->post_state, RNIC_QPS_ERR, __ATOMIC_RELEASE);
-	__atomic_store_n(&qp->state, RNIC_QPS_ERR, __ATOMIC_RELEASE);
+	rnic_qp_enter(qp, RNIC_QPS_ERR);
 }
 
 /* ------------------------------------------------------------------------------------------------------ */

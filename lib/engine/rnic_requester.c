@@ -228,31 +228,53 @@ rtx_reclaim(struct rnic_pipeline *p)
 		rnic_rtx_free_list(p, heads[i]);
 }
 
+/* Complete every send WQE not done with a flush error, here where the SQ's count is kept; the requester
+ * starts again (SQE -> RTS) at the next WQE posted. */
+static void
+flush_send_queue(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+
+	rnic_rtx_free_list(p, r->rtx_head);
+	r->rtx_head = r->rtx_tail = r->rtx_next = 0;
+	r->infl_head = r->cur = r->infl_tail;
+	r->cur_off = 0;
+	r->halted = 0;
+	rnic_qp_flush_sq(qp);
+	r->sq_next = r->sq_done;
+}
+
 void
 rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 
 	rnic_qp_fail(qp);
-	rnic_rtx_free_list(p, q->req.rtx_head);
-	q->req.rtx_head = q->req.rtx_tail = q->req.rtx_next = 0;
-	q->req.infl_head = q->req.infl_tail;
-	rnic_qp_flush_sq(qp);
-	q->req.sq_next = q->req.sq_done;
+	flush_send_queue(p, qp);
 	/* The receive queue completes on the responder's lcore: hand it over. */
 	if (rte_ring_sp_enqueue_elem(p->flush_ring, &q->slot, sizeof(q->slot)) != 0)
 		RNIC_LOG(ERR, "QP %u: flush ring full: its receive queue is not flushed", qp->qp_num);
 }
 
-/* Fail a WQE now (local error): its error completion, then the QP to error and the flush. */
+/*
+ * Fail a WQE now (local error): its error completion, then the flush. An RC QP goes to ERR; a UC or UD QP
+ * to SQE (IBA 10.3.1): only its send queue is flushed, its receive side goes on, and modify_qp takes it back
+ * to RTS. The state changes before the completion is written, so an application that sees the error finds
+ * the QP in SQE.
+ */
 static void
 fail_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t index, uint8_t op, enum rnic_wc_status st)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 
+	if (qp->qp_type != RNIC_QPT_RC)
+		rnic_qp_enter(qp, RNIC_QPS_SQE);
 	rnic_complete(qp, 1, index, op, st, 0);
 	q->req.sq_done = index + 1;
-	rnic_requester_fail(p, qp);
+	if (qp->qp_type != RNIC_QPT_RC)
+		flush_send_queue(p, qp);
+	else
+		rnic_requester_fail(p, qp);
 }
 
 /*
@@ -765,8 +787,12 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 	p->wqe_qp = NULL;	/* what start_wqe parsed on another visit may be stale (a reset QP) */
 	if (rnic_latency_on)
 		p->req_clock = rte_rdtsc();	/* a WQE started on this visit starts now */
-	if (state == RNIC_QPS_ERR) {
-		rnic_requester_fail(p, qp);	/* moved to error elsewhere: flush here, on the owning lcore */
+	if (state == RNIC_QPS_ERR || state == RNIC_QPS_SQE) {
+		/* Moved to error elsewhere, or WQEs posted in SQE: flush here, on the owning lcore. */
+		if (state == RNIC_QPS_ERR)
+			rnic_requester_fail(p, qp);
+		else
+			flush_send_queue(p, qp);
 		*idle = 1;
 		return 0;
 	}

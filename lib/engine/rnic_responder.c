@@ -627,7 +627,8 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 	}
 	qp = rnic_qp_lookup(p->dev, d->dqpn);
 	state = qp != NULL ? __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) : RNIC_QPS_RESET;
-	if (state != RNIC_QPS_RTR && state != RNIC_QPS_RTS && state != RNIC_QPS_SQD) {
+	/* SQE (UC, UD) is an error of the send queue only: the QP still receives. */
+	if (state != RNIC_QPS_RTR && state != RNIC_QPS_RTS && state != RNIC_QPS_SQD && state != RNIC_QPS_SQE) {
 		RNIC_STATS(p, RESPONDER)->no_qp++;	/* no such QP, or not ready to receive */
 		return;
 	}

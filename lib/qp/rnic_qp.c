@@ -299,6 +299,8 @@ rnic_qp_error_flush(struct rnic_qp *pub)
 	/* A client's QP: the engine runs in rnicd, where the QP's completions are produced. */
 	if (rnic_qp_priv(pub)->dbq != NULL || rnic_engine_running())
 		rnic_qp_notify_engine(pub);
+	else if (__atomic_load_n(&pub->state, __ATOMIC_ACQUIRE) == RNIC_QPS_SQE)
+		rnic_qp_flush_sq(pub);		/* SQE: the receive queue goes on */
 	else
 		rnic_qp_flush(pub);
 }
@@ -708,6 +710,10 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 	    resp_res_alloc(qp, (mask & M(MAX_DEST_RD_ATOMIC)) ? attr->max_dest_rd_atomic :
 			   qp->attr.max_dest_rd_atomic) != 0)
 		return ENOMEM;
+	/* SQE -> RTS: the requester lcore finishes the flush it was doing when the QP entered SQE before the
+	 * QP sends again. */
+	if (cur == RNIC_QPS_SQE && next == RNIC_QPS_RTS && rnic_engine_quiesce() < 0)
+		RNIC_LOG(WARNING, "QP %u: engine did not quiesce; back to RTS anyway", pub->qp_num);
 	apply_attrs(&qp->attr, attr, mask);
 	/* The engine starts each direction from the PSN the peer agreed on. */
 	if (cur == RNIC_QPS_INIT && next == RNIC_QPS_RTR) {
