@@ -23,6 +23,7 @@ extern int rnic_logtype;
 #define RNIC_GID_TBL_LEN 4
 #define RNIC_MAX_DEVICES 8
 #define RNIC_MAX_SHARDS 8	/* lcores per stage: QPs are spread over them by QPN */
+#define RNIC_MAX_MSG_SIZE (1u << 31)	/* max_msg_sz: the longest message, and DMA length, IBA allows */
 
 struct rnic_mr_table;
 struct rnic_cq_table;

@@ -17,7 +17,6 @@
 #include "rnic_client.h"
 
 #define ASYNC_RING_SIZE 256
-#define MAX_MSG_SIZE (1u << 31)
 
 /* EUI-64 from the MAC, as RoCE NICs derive their node GUID. */
 static uint64_t
@@ -335,7 +334,7 @@ rnic_query_port(struct rnic_context *context, uint8_t port_num, struct rnic_port
 	attr->max_mtu = RNIC_MTU_4096;
 	attr->active_mtu = dev->active_mtu;
 	attr->gid_tbl_len = RNIC_GID_TBL_LEN;
-	attr->max_msg_sz = MAX_MSG_SIZE;
+	attr->max_msg_sz = RNIC_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = 1;
 	attr->link_layer = RNIC_LINK_LAYER_ETHERNET;
 	return 0;

@@ -299,10 +299,14 @@ do_write(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc
 	if (last && (info->hdrs & RNIC_HDR_IMMDT) && current_rq_wqe(q) == NULL)
 		return qp->qp_type == RNIC_QPT_RC ? V_RNR : V_DROP;
 	if (first) {
-		/* The write address table entry: the whole range is checked once, up front. */
+		/* The write address table entry: the whole range is checked once, up front. A zero-length
+		 * WRITE touches no memory: its R_Key and VA are not checked (IBA 9.7.4.1). */
+		if (d->reth.dma_len > RNIC_MAX_MSG_SIZE)
+			return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
 		if (!(q->attr.qp_access_flags & RNIC_ACCESS_REMOTE_WRITE) ||
-		    rnic_mr_translate(p->dev->mr_table, &p->resp_cache, d->reth.rkey, pdn,
-				      RNIC_MR_NEED_REMOTE_WRITE, d->reth.va, d->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK)
+		    (d->reth.dma_len != 0 &&
+		     rnic_mr_translate(p->dev->mr_table, &p->resp_cache, d->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_WRITE,
+				       d->reth.va, d->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK))
 			return qp->qp_type == RNIC_QPT_RC ? V_NAK_ACCESS : V_DROP;
 		r->write_va = d->reth.va;
 		r->write_rkey = d->reth.rkey;
@@ -350,7 +354,7 @@ static int
 send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_read_job *job)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
-	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), pdn = rnic_pd_priv(qp->pd)->pdn, n;
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), pdn = rnic_pd_priv(qp->pd)->pdn, n = 0;
 	uint32_t npkts = RTE_MAX((job->len + pmtu - 1) / pmtu, 1u), i = job->off / pmtu;
 	uint32_t chunk = RTE_MIN(pmtu, job->len - job->off), frame_len;
 	uint8_t op = npkts == 1 ? RNIC_OP_RDMA_READ_RESPONSE_ONLY : i == 0 ? RNIC_OP_RDMA_READ_RESPONSE_FIRST :
@@ -366,8 +370,9 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_read
 	}
 	memset(&d, 0, sizeof(d));
 	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->resp.dmac, &q->resp.dmac_known, &d) != 0 ||
-	    rnic_mr_translate(p->dev->mr_table, &p->resp_cache, job->rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
-			      job->va + job->off, chunk, seg, RTE_DIM(seg), &n) != RNIC_MR_OK) {
+	    (chunk != 0 && rnic_mr_translate(p->dev->mr_table, &p->resp_cache, job->rkey, pdn,
+					     RNIC_MR_NEED_REMOTE_READ, job->va + job->off, chunk, seg, RTE_DIM(seg),
+					     &n) != RNIC_MR_OK)) {
 		/* The region went away mid-READ: the requester's timer will ask again and get the NAK. */
 		rte_pktmbuf_free(m);
 		job->off = job->len;
@@ -453,9 +458,14 @@ do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc 
 	struct rnic_resp_ctx *r = &q->resp;
 	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, n;
 
+	/* A zero-length READ touches no memory: its R_Key and VA are not checked (IBA 9.7.4.1), and it is
+	 * answered by one READ response with no payload. */
+	if (req->reth.dma_len > RNIC_MAX_MSG_SIZE)
+		return V_NAK_INVALID;
 	if (!(q->attr.qp_access_flags & RNIC_ACCESS_REMOTE_READ) ||
-	    rnic_mr_translate(p->dev->mr_table, &p->resp_cache, req->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
-			      req->reth.va, req->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK)
+	    (req->reth.dma_len != 0 &&
+	     rnic_mr_translate(p->dev->mr_table, &p->resp_cache, req->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
+			       req->reth.va, req->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK))
 		return V_NAK_ACCESS;
 	/* More READs outstanding than the responder resources agreed (max_dest_rd_atomic): invalid. */
 	if (r->rd_tail - r->rd_head == RTE_MAX(q->attr.max_dest_rd_atomic, 1u) ||

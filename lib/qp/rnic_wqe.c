@@ -11,8 +11,6 @@
 #include "rnic_qp.h"
 #include "rnic_wqe.h"
 
-#define MAX_MESSAGE (1ULL << 31)
-
 static const uint8_t wr_to_wqe_opcode[] = {
 	[RNIC_WR_RDMA_WRITE] = RNIC_WQE_OP_RDMA_WRITE,
 	[RNIC_WR_RDMA_WRITE_WITH_IMM] = RNIC_WQE_OP_RDMA_WRITE_IMM,
@@ -77,7 +75,7 @@ check_send_wr(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr)
 	if (wr->send_flags & ~(uint32_t)(RNIC_SEND_FENCE | RNIC_SEND_SIGNALED | RNIC_SEND_SOLICITED |
 					 RNIC_SEND_INLINE))
 		return EINVAL;
-	if (wr_length(wr) > MAX_MESSAGE)
+	if (wr_length(wr) > RNIC_MAX_MSG_SIZE)
 		return EINVAL;
 	if (wr->send_flags & RNIC_SEND_INLINE) {
 		/* Inline carries outgoing data only, up to the QP's inline size. */

@@ -310,6 +310,32 @@ test_rc_read(void **state)
 	}
 }
 
+/* Zero-length WRITE and READ with rkey 0 and a VA that is nowhere: no R_Key or bounds check (IBA 9.7.4.1),
+ * both complete successfully and the pair goes on. */
+static void
+test_rc_zero_length_no_key(void **state)
+{
+	struct pair p = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	struct rnic_sge sge = { (uintptr_t)A.buf, 64, A.mr->lkey };
+	struct rnic_wc wc[3];
+
+	(void)state;
+	post_send1(p.a, RNIC_WR_RDMA_WRITE, 1, NULL, 0, 0xdead0000, 0, 0);
+	post_send1(p.a, RNIC_WR_RDMA_READ, 2, NULL, 0, 0xbeef0000, 0, 0);
+	fill(A.buf, 64, 9);
+	post_send1(p.a, RNIC_WR_RDMA_WRITE, 3, &sge, 1, (uintptr_t)B.buf, B.mr->rkey, 0);
+	wait_wc(A.cq, 3, wc);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(wc[i].wr_id, i + 1);
+		assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+	}
+	assert_int_equal(wc[1].byte_len, 0);
+	assert_memory_equal(B.buf, A.buf, 64);
+	assert_int_equal(p.b->state, RNIC_QPS_RTS);
+	expect_no_wc(B.cq);
+	destroy_pair(p);
+}
+
 /*
  * The device's full READ depth (128 outstanding each way; the responder's resources are sized by
  * max_dest_rd_atomic at RTR): 640 READs, with a fetch-and-add after every ninth, posted as the window
@@ -1058,6 +1084,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_write),
 		cmocka_unit_test(test_rc_send),
 		cmocka_unit_test(test_rc_read),
+		cmocka_unit_test(test_rc_zero_length_no_key),
 		cmocka_unit_test(test_rc_atomics),
 		cmocka_unit_test(test_rc_deep_reads),
 		cmocka_unit_test(test_rc_read_depth_and_fence),

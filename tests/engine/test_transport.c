@@ -54,6 +54,8 @@ struct frame {
 	uint64_t va;
 	uint32_t dma_len;
 	uint32_t payload_len;
+	uint8_t syndrome;		/* ACK, NAK and READ responses */
+	uint32_t msn;
 };
 
 static int
@@ -133,6 +135,7 @@ peer_take(struct frame *f, int max)
 				f[got++] = (struct frame){
 					.op = d.opcode & 0x1f, .psn = d.psn, .ack_req = d.ack_req, .va = d.reth.va,
 					.dma_len = d.reth.dma_len, .payload_len = d.payload_len,
+					.syndrome = d.aeth.syndrome, .msn = d.aeth.msn,
 				};
 			rte_pktmbuf_free(m[i]);
 		}
@@ -834,6 +837,67 @@ peer_writes(struct rnic_qp *qp, struct rnic_mr *target, const uint32_t *psn, int
 	assert_int_equal(rte_eth_tx_burst(peer_port, 0, m, (uint16_t)n), n);
 }
 
+/* The peer sends A's QP one request (ack_req set): a WRITE/READ with its RETH, or a SEND, with len bytes of
+ * payload (zeros) for WRITE and SEND. */
+static void
+peer_request(struct rnic_qp *qp, uint8_t op, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t dma_len,
+	     uint32_t len)
+{
+	static const uint8_t zeros[4096];
+	struct rnic_pkt_desc d = route;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	assert_true(have_route && len <= sizeof(zeros));
+	assert_non_null(m);
+	d.opcode = (uint8_t)(RNIC_TRANSPORT_RC | op);
+	d.dqpn = qp->qp_num;
+	d.psn = psn & 0xffffff;
+	d.ack_req = 1;
+	d.reth.va = va;
+	d.reth.rkey = rkey;
+	d.reth.dma_len = dma_len;
+	d.payload = len != 0 ? zeros : NULL;
+	d.payload_len = len;
+	assert_true(rnic_pkt_build_mbuf(&d, m) >= 0);
+	assert_int_equal(rte_eth_tx_burst(peer_port, 0, &m, 1), 1);
+	pump();
+}
+
+/*
+ * Zero-length WRITE and READ touch no memory: rkey 0 and any VA are taken without an R_Key or bounds check
+ * (IBA 9.7.4.1). The WRITE is ACKed, the READ answered by one READ Response Only without payload and
+ * nothing else, and the QP stays ready (it was NAKed with a remote access error and failed).
+ */
+static void
+test_responder_zero_length(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	struct frame f[MAX_FRAMES];
+	struct rnic_qp_counters c;
+
+	(void)state;
+	peer_request(qp, RNIC_OP_RDMA_WRITE_ONLY, 10, 0xdead0000, 0, 0, 0);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	assert_int_equal(f[0].op, RNIC_OP_ACKNOWLEDGE);
+	assert_int_equal(f[0].syndrome, RNIC_AETH_ACK);
+	assert_int_equal(f[0].psn, 10);
+	peer_request(qp, RNIC_OP_RDMA_READ_REQUEST, 11, 0xbeef0000, 0, 0, 0);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	assert_int_equal(f[0].op, RNIC_OP_RDMA_READ_RESPONSE_ONLY);
+	assert_int_equal(f[0].psn, 11);
+	assert_int_equal(f[0].payload_len, 0);
+	assert_int_equal(f[0].syndrome, RNIC_AETH_ACK);
+	/* Past the two, the next PSN is expected: a SEND with no receive posted gets an RNR NAK at 12. */
+	peer_request(qp, RNIC_OP_SEND_ONLY, 12, 0, 0, 0, 16);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	assert_int_equal(f[0].psn, 12);
+	assert_true(RNIC_AETH_IS_RNR(f[0].syndrome));
+	assert_int_equal(qp->state, RNIC_QPS_RTS);
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.access_naks_sent + c.inv_req_naks_sent, 0);
+	done(qp);
+}
+
 /* The responder coalesces: a burst of requests gets one ACK, for the last, sent by the end of the burst;
  * a gap gets one sequence NAK that no ACK of an earlier PSN replaces. */
 static void
@@ -886,6 +950,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_read_scatter),
 		cmocka_unit_test(test_bad_wqe_behind_outstanding),
 		cmocka_unit_test(test_responder_coalesces_acks),
+		cmocka_unit_test(test_responder_zero_length),
 	};
 
 	g_argc = argc;
