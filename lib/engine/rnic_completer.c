@@ -76,6 +76,23 @@ find_inflight(struct rnic_req_ctx *r, uint32_t psn)
 	return NULL;
 }
 
+/* The in-flight WQE a NAK names: any PSN of it that went out (before a go-back-N too), also of one only partly
+ * sent (the NAK of its first packet comes while the rest are being sent); NULL for a PSN never sent. */
+static struct rnic_inflight *
+find_named(struct rnic_req_ctx *r, uint32_t psn, uint32_t pmtu)
+{
+	if (rnic_psn_diff(psn, r->una) < 0 || rnic_psn_diff(psn, r->sent_psn) > 0)
+		return NULL;
+	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
+		struct rnic_inflight *e = rnic_req_infl(r, i);
+
+		if (e->status == 0 && rnic_psn_diff(psn, e->first_psn) >= 0 &&
+		    rnic_psn_diff(psn, rnic_psn_add(e->first_psn, rnic_wqe_span(e, pmtu) - 1)) <= 0)
+			return e;
+	}
+	return NULL;
+}
+
 /* Complete the WQE at psn in error (an error NAK names it, or a response for it cannot be taken), the ones
  * before it successfully, and fail the QP. */
 static void
@@ -83,7 +100,7 @@ fail_at(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
-	struct rnic_inflight *e = find_inflight(r, psn);
+	struct rnic_inflight *e = find_named(r, psn, rnic_mtu_bytes(q->attr.path_mtu));
 
 	if (e == NULL) {
 		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
@@ -202,7 +219,6 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	ack_upto(p, qp, rnic_psn_add(e->first_psn, 0xffffff));
 	if (pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) {
 		e->answered = 1;
-		r->rd_atomic--;
 		ack_upto(p, qp, e->last_psn);
 	}
 }
@@ -233,7 +249,6 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 		return;
 	}
 	e->answered = 1;
-	r->rd_atomic--;
 	ack_upto(p, qp, d->psn);
 }
 

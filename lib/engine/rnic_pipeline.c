@@ -99,7 +99,13 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	p->request_ring = pipe_ring(dev, shard, "req", sizeof(struct rte_mbuf *));
 	p->response_ring = pipe_ring(dev, shard, "rsp", sizeof(struct rte_mbuf *));
 	p->flush_ring = pipe_ring(dev, shard, "flush", sizeof(uint32_t));
+	/* Every QP slot twice: a QP is queued once at a time, and one reset or destroyed while queued leaves
+	 * at most a stale entry behind. */
+	p->read_fifo_mask = 2 * rnic_qp_table_slots(dev) - 1;
+	p->read_fifo = rte_malloc_socket("rnic_read_fifo", sizeof(uint32_t) * (p->read_fifo_mask + 1),
+					 RTE_CACHE_LINE_SIZE, dev->socket_id);
 	if (p->slot_ring == NULL || p->request_ring == NULL || p->response_ring == NULL || p->flush_ring == NULL ||
+	    p->read_fifo == NULL ||
 	    rnic_sched_init(&p->sched, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
 	    rnic_timer_init(&p->timers, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
 	    rtx_init(p) != 0) {
@@ -156,6 +162,7 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 		rte_ring_free(p->rtx_reclaim);
 	}
 	rte_free(p->rtx);
+	rte_free(p->read_fifo);
 	rte_free(p);
 }
 

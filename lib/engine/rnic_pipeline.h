@@ -32,7 +32,6 @@
 
 #define RNIC_BURST 32
 #define RNIC_TX_BUF 256		/* frames a stage may hold back while the port's TX queue is full */
-#define RNIC_READ_FIFO 4096		/* QPs with READ responses to send (responder) */
 #define RNIC_MAX_OUTSTANDING 1024	/* PSNs a QP may have sent and not had acknowledged */
 #define RNIC_PIPE_RING_SIZE 4096
 #define RNIC_RTX_SHARE 4		/* a pipeline keeps at most 1/(4 x shards) of its pool's mbufs for resending */
@@ -142,9 +141,10 @@ struct rnic_pipeline {
 	struct rnic_tx_buffer req_tx;
 	struct rnic_tx_buffer resp_tx;
 	uint16_t rx_queue;		/* the parser's next RX queue */
-	uint32_t read_head;		/* QPs with READ responses to send, oldest first (responder) */
-	uint32_t read_tail;
-	uint32_t read_fifo[RNIC_READ_FIFO];
+	uint32_t read_head;		/* QPs with READ responses or atomic answers to send, oldest first */
+	uint32_t read_tail;		/* (responder): room for every QP slot twice, so never short */
+	uint32_t read_fifo_mask;
+	uint32_t *read_fifo;
 	uint32_t nb_acks;		/* QPs with a coalesced ACK/NAK to send at the end of the burst */
 	uint32_t ack_list[RNIC_BURST];
 	struct rnic_timer_wheel timers;	/* the requester's loss and RNR timers */
@@ -362,6 +362,9 @@ void rnic_requester_timers(struct rnic_pipeline *p);
 
 /* The QP's loss deadline or RNR wait was set or cleared: give the timer wheel the earliest of them. */
 void rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q);
+
+/* PSNs of an in-flight WQE: its packets (SEND/WRITE, READ responses) or 1 (atomic, or no payload). */
+uint32_t rnic_wqe_span(const struct rnic_inflight *e, uint32_t pmtu);
 
 /* Complete, in order, the in-flight send WQEs that are done (requester lcore). */
 void rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp);

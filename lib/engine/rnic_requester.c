@@ -331,6 +331,9 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 		if (!e->sent || (needs_answer && !e->answered) ||
 		    (qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(e->last_psn, r->una) >= 0))
 			break;
+		/* A READ or atomic counts against max_rd_atomic until it retires: the responder keeps that
+		 * many resources, and a duplicate of any not retired must still find its own. */
+		r->rd_atomic -= needs_answer;
 		if (e->signaled) {
 			done[nb_done++] = (struct rnic_cqe_desc){
 				.qpn = qp->qp_num, .wqe_counter = (uint16_t)e->index, .is_send = 1,
@@ -530,7 +533,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		 * (first_psn + k carries the data at k x PMTU), so the offset follows from the PSN it is sent
 		 * at: go-back-N from an earlier request sends it from first_psn, asking for all of it, even if
 		 * part has arrived; asking for less would take fewer PSNs and shift every later WQE's. */
-		uint32_t have = e->opcode == RNIC_WQE_OP_RDMA_READ && !e->answered ?
+		uint32_t have = e->opcode == RNIC_WQE_OP_RDMA_READ ?
 				(uint32_t)rnic_psn_diff(r->npsn, e->first_psn) * pmtu : 0;
 		uint32_t span = e->opcode == RNIC_WQE_OP_RDMA_READ ?
 				RTE_MAX((e->length - have + pmtu - 1) / pmtu, 1u) : 1;
@@ -665,9 +668,8 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 	return -1;
 }
 
-/* PSNs of an in-flight WQE: its packets (SEND/WRITE, READ responses) or 1 (atomic, or no payload). */
-static uint32_t
-wqe_span(const struct rnic_inflight *e, uint32_t pmtu)
+uint32_t
+rnic_wqe_span(const struct rnic_inflight *e, uint32_t pmtu)
 {
 	if (rnic_wqe_op_is_atomic(e->opcode))
 		return 1;
@@ -683,7 +685,7 @@ rnic_requester_skip_acked(struct rnic_pipeline *p, struct rnic_qp *qp)
 
 	for (; r->cur != r->infl_tail; r->cur++) {
 		struct rnic_inflight *e = rnic_req_infl(r, r->cur);
-		uint32_t last = rnic_psn_add(e->first_psn, wqe_span(e, pmtu) - 1);
+		uint32_t last = rnic_psn_add(e->first_psn, rnic_wqe_span(e, pmtu) - 1);
 		int whole = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
 
 		if (e->status != 0) {

@@ -111,16 +111,23 @@ rnic_req_infl(const struct rnic_req_ctx *r, uint32_t i)
 
 #define RNIC_MAX_RD_ATOMIC 128		/* READs and atomics a QP may have outstanding (as rxe) */
 
-/* A READ the responder answers, packet by packet as the port has room (the seed's responder resource);
- * or an atomic's answer queued behind READ responses (responses leave in PSN order). */
-struct rnic_read_job {
-	uint64_t va;
+/*
+ * A responder resource (the seed's; IBA 9.7.5.1.6): one per READ or atomic request accepted, kept after it is
+ * answered, so that a duplicate request is answered again from it (a READ re-read from memory from the PSN the
+ * duplicate names, an atomic with the result of its one execution) and never takes a resource of its own.
+ * Responses leave in PSN order, packet by packet as the port has room.
+ */
+struct rnic_resp_res {
+	uint64_t va;			/* READ: address of the request's first byte */
+	uint64_t orig;			/* atomic: the value before its execution */
 	uint32_t rkey;
-	uint32_t len;
-	uint32_t off;			/* bytes answered so far */
-	uint32_t psn;			/* PSN of the request */
-	uint8_t atomic;			/* an atomic ACK carrying orig */
-	uint64_t orig;
+	uint32_t len;			/* READ: the request's DMA length */
+	uint32_t off;			/* READ: offset of the next response to send */
+	uint32_t psn;			/* the request's (first) PSN */
+	uint32_t msn;			/* the MSN as of this request: its responses carry it (IBA 9.7.5.1.2) */
+	uint8_t atomic;
+	uint8_t queued;			/* it has responses to send (the first time, or again for a duplicate) */
+	uint8_t answered;		/* every response of it went out once */
 };
 
 /* Responder fields of the QP context (seed §5: execution engine, RQ WQE manager, write address table). */
@@ -136,24 +143,24 @@ struct rnic_resp_ctx {
 	uint32_t write_rkey;
 	uint32_t write_left;
 	uint32_t write_len;		/* the RETH's DMA length (a WRITE with immediate completes with it) */
-	uint32_t rd_head;		/* READs accepted and not fully answered: rd[rd_head..rd_tail) */
-	uint32_t rd_tail;
-	uint8_t rd_queued;		/* the QP is in the pipeline's READ FIFO */
+	uint32_t rd_head;		/* the oldest resource with responses to send (rd_tail: none); those
+					 * before it have none */
+	uint32_t rd_tail;		/* resources taken (free-running): rd[rd_tail - rd_kept .. rd_tail) */
+	uint32_t rd_kept;		/* resources holding a request, up to rd_mask + 1 */
+	uint8_t rd_queued;		/* the QP is in the pipeline's queue of QPs with responses to send */
 	uint8_t ack_pending;		/* an ACK/NAK waits: for the end of the burst, or for READ responses */
 	uint8_t ack_listed;		/* the QP is in the pipeline's list of ACKs to send */
 	uint8_t ack_syndrome;
 	uint32_t ack_psn;
-	uint32_t atomic_next;		/* the last atomics' results (rd_mask + 1 of them): a duplicate */
-	uint8_t dmac[6];		/* is answered from them, never executed twice */
+	uint8_t dmac[6];
 	uint8_t dmac_known;
 	uint32_t rq_head_seen;		/* the RQ head last read: the poster's line is read again only when
 					 * every receive WQE up to it is used */
 	/* Kept across resets (zeroing stops here): the responder resources, as many as max_dest_rd_atomic
-	 * rounded up to a power of two, allocated when an RC QP enters RTR (a WRITE/SEND QP needs one). */
+	 * rounded up to a power of two, allocated when an RC QP enters RTR or max_dest_rd_atomic changes
+	 * (SQD -> SQD); a WRITE/SEND QP needs one. */
 	uint32_t rd_mask;
-	struct rnic_read_job *rd;	/* READs accepted and atomic answers queued, [rd_head..rd_tail) */
-	uint32_t *atomic_psn;
-	uint64_t *atomic_orig;
+	struct rnic_resp_res *rd;	/* a ring: resource i is rd[i & rd_mask] */
 	uint32_t rq_done;		/* RQ WQEs completed or flushed (the RESET transition clears it) */
 };
 

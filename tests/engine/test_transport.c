@@ -118,6 +118,7 @@ peer_take(struct frame *f, int max)
 		for (uint16_t i = 0; i < n; i++) {
 			struct rnic_pkt_desc d;
 
+			memset(&d, 0, sizeof(d));
 			assert_int_equal(rnic_pkt_parse_mbuf(m[i], &d, 1), RNIC_DROP_NONE);
 			assert_int_equal(d.dqpn, PEER_QPN);
 			if (!have_route) {
@@ -214,21 +215,29 @@ expect_read3000_at_4096(uint8_t first, uint8_t middle, uint8_t last)
 	assert_int_equal(buf[4096 + 3000], 0);
 }
 
-/* An RC QP of A in RTS towards the peer, its PSNs starting at psn. */
+/* An RC QP of A in RTS towards the peer, its PSNs starting at psn, rd_atomic READs and atomics each way
+ * (0: 16). */
 static struct rnic_qp *
-new_qp_rnr(uint32_t psn, enum rnic_mtu mtu, uint8_t timeout, uint8_t retry_cnt, uint8_t rnr_retry)
+new_qp_full(uint32_t psn, enum rnic_mtu mtu, uint8_t timeout, uint8_t retry_cnt, uint8_t rnr_retry,
+	    uint8_t rd_atomic)
 {
 	struct rnic_qp_init_attr ia = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = RNIC_QPT_RC,
 		.cap = { .max_send_wr = 64, .max_recv_wr = 16, .max_send_sge = 4, .max_recv_sge = 4 },
 	};
 	const struct test_path path = { .mtu = mtu, .psn = psn, .timeout = timeout, .retry_cnt = retry_cnt,
-					.rnr_retry = rnr_retry };
+					.rnr_retry = rnr_retry, .rd_atomic = rd_atomic };
 	struct rnic_qp *qp = rnic_create_qp(pd, &ia);
 
 	assert_non_null(qp);
 	assert_int_equal(test_connect(qp, PEER_QPN, &peer_gid, &path), 0);
 	return qp;
+}
+
+static struct rnic_qp *
+new_qp_rnr(uint32_t psn, enum rnic_mtu mtu, uint8_t timeout, uint8_t retry_cnt, uint8_t rnr_retry)
+{
+	return new_qp_full(psn, mtu, timeout, retry_cnt, rnr_retry, 0);
 }
 
 /* ... with no limit on RNR retries (rnr_retry 7). */
@@ -730,6 +739,37 @@ test_second_read_answered_first(void **state)
 	done(qp);
 }
 
+/*
+ * max_rd_atomic 2: a READ whose data came while an earlier READ is unanswered still counts until it completes
+ * (retires), so the third READ waits: the responder keeps two resources, and the duplicates go-back-N sends
+ * of both READs must still find theirs (counted off when its data came, the third READ went out and the
+ * responder's resources held three READs' worth of requests).
+ */
+static void
+test_read_depth_until_retired(void **state)
+{
+	struct rnic_qp *qp = new_qp_full(10, RNIC_MTU_1024, 20, 7, 7, 2);
+	const uint32_t psn[2] = { 10, 12 };
+	const uint8_t ops[2] = { RNIC_OP_RDMA_READ_REQUEST, RNIC_OP_RDMA_READ_REQUEST };
+
+	(void)state;
+	post(qp, RNIC_WR_RDMA_READ, 0, 0, 2000);	/* 10-11 */
+	post(qp, RNIC_WR_RDMA_READ, 1, 4096, 512);	/* 12 */
+	post(qp, RNIC_WR_RDMA_READ, 2, 8192, 512);	/* 13, once one of the two completes */
+	expect_frames(2, psn, ops);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 12, 's', 512);
+	expect_frames(2, psn, ops);			/* both again, not the third */
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 10, 'x', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, 11, 'y', 976);
+	expect_ok(1, 0);
+	expect_frames(1, (const uint32_t[]){ 13 }, ops);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 12, 's', 512);
+	expect_ok(1, 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 13, 't', 512);
+	expect_ok(1, 2);
+	done(qp);
+}
+
 /* Test 30: a READ's first response acknowledges the SEND before it, which completes at once. */
 static void
 test_read_response_acks_before(void **state)
@@ -837,30 +877,72 @@ peer_writes(struct rnic_qp *qp, struct rnic_mr *target, const uint32_t *psn, int
 	assert_int_equal(rte_eth_tx_burst(peer_port, 0, m, (uint16_t)n), n);
 }
 
-/* The peer sends A's QP one request (ack_req set): a WRITE/READ with its RETH, or a SEND, with len bytes of
- * payload (zeros) for WRITE and SEND. */
+/* A request the peer sends A's QP (ack_req set): a WRITE/READ with its RETH, or a SEND; WRITE and SEND carry
+ * len bytes of payload (zeros). */
+struct request {
+	uint8_t op;
+	uint32_t psn;
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t dma_len;
+	uint32_t len;
+};
+
+/* The peer sends these requests in one burst: A's responder takes them in one turn. */
+static void
+peer_requests(struct rnic_qp *qp, const struct request *r, int n)
+{
+	static const uint8_t zeros[4096];
+	struct rte_mbuf *m[8];
+
+	assert_true(have_route && n <= 8);
+	for (int i = 0; i < n; i++) {
+		struct rnic_pkt_desc d = route;
+
+		assert_true(r[i].len <= sizeof(zeros));
+		m[i] = rte_pktmbuf_alloc(pool);
+		assert_non_null(m[i]);
+		d.opcode = (uint8_t)(RNIC_TRANSPORT_RC | r[i].op);
+		d.dqpn = qp->qp_num;
+		d.psn = r[i].psn & 0xffffff;
+		d.ack_req = 1;
+		d.reth.va = r[i].va;
+		d.reth.rkey = r[i].rkey;
+		d.reth.dma_len = r[i].dma_len;
+		d.payload = r[i].len != 0 ? zeros : NULL;
+		d.payload_len = r[i].len;
+		assert_true(rnic_pkt_build_mbuf(&d, m[i]) >= 0);
+	}
+	assert_int_equal(rte_eth_tx_burst(peer_port, 0, m, (uint16_t)n), n);
+	pump();
+}
+
 static void
 peer_request(struct rnic_qp *qp, uint8_t op, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t dma_len,
 	     uint32_t len)
 {
-	static const uint8_t zeros[4096];
-	struct rnic_pkt_desc d = route;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	const struct request r = { op, psn, va, rkey, dma_len, len };
 
-	assert_true(have_route && len <= sizeof(zeros));
-	assert_non_null(m);
-	d.opcode = (uint8_t)(RNIC_TRANSPORT_RC | op);
-	d.dqpn = qp->qp_num;
-	d.psn = psn & 0xffffff;
-	d.ack_req = 1;
-	d.reth.va = va;
-	d.reth.rkey = rkey;
-	d.reth.dma_len = dma_len;
-	d.payload = len != 0 ? zeros : NULL;
-	d.payload_len = len;
-	assert_true(rnic_pkt_build_mbuf(&d, m) >= 0);
-	assert_int_equal(rte_eth_tx_burst(peer_port, 0, &m, 1), 1);
-	pump();
+	peer_requests(qp, &r, 1);
+}
+
+/* Expect exactly these responses from A: opcode, PSN and (but for a READ Response Middle, which has no
+ * AETH) an ACK syndrome and the MSN of each. */
+static void
+expect_responses(int n, const uint8_t *op, const uint32_t *psn, const uint32_t *msn)
+{
+	struct frame f[MAX_FRAMES];
+
+	assert_int_equal(peer_take(f, MAX_FRAMES), n);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(f[i].op, op[i]);
+		assert_int_equal(f[i].psn, psn[i]);
+		if (op[i] == RNIC_OP_RDMA_READ_RESPONSE_MIDDLE)
+			continue;	/* no AETH */
+		assert_int_equal(f[i].syndrome, RNIC_AETH_ACK);
+		if (msn != NULL)
+			assert_int_equal(f[i].msn, msn[i]);
+	}
 }
 
 /*
@@ -895,6 +977,182 @@ test_responder_zero_length(void **state)
 	assert_int_equal(qp->state, RNIC_QPS_RTS);
 	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
 	assert_int_equal(c.access_naks_sent + c.inv_req_naks_sent, 0);
+	done(qp);
+}
+
+#define R_FIRST RNIC_OP_RDMA_READ_RESPONSE_FIRST
+#define R_MIDDLE RNIC_OP_RDMA_READ_RESPONSE_MIDDLE
+#define R_LAST RNIC_OP_RDMA_READ_RESPONSE_LAST
+#define R_ONLY RNIC_OP_RDMA_READ_RESPONSE_ONLY
+#define READ_REQ RNIC_OP_RDMA_READ_REQUEST
+
+/*
+ * Duplicate READs (IBA 9.7.5.1.6) at a responder with max_dest_rd_atomic 2: each is answered again by the
+ * resource of its original, from the PSN it names, and takes no resource of its own. A duplicate of a READ
+ * still queued does not add a job (the READ behind it once found the resources full: an invalid request NAK,
+ * the QP in error); one of part of a READ gets exactly that part; one that is not part of its original, or
+ * older than the resources kept, is dropped. Every response carries the MSN as of its READ, also when asked
+ * again after later requests.
+ */
+static void
+test_responder_duplicate_reads(void **state)
+{
+	struct rnic_mr *src = rnic_reg_mr(pd, buf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_READ);
+	struct rnic_qp *qp = new_qp_full(10, RNIC_MTU_1024, 20, 7, 7, 2);
+	const uint64_t va = (uintptr_t)buf;
+	const struct request first[3] = {
+		{ READ_REQ, 10, va, src->rkey, 3000, 0 },	/* responses 10-12 */
+		{ READ_REQ, 10, va, src->rkey, 3000, 0 },	/* its duplicate, while it is queued */
+		{ READ_REQ, 13, va + 4096, src->rkey, 100, 0 },
+	};
+	const uint8_t ops[4] = { R_FIRST, R_MIDDLE, R_LAST, R_ONLY };
+	const uint32_t psn[4] = { 10, 11, 12, 13 }, msn[4] = { 1, 1, 1, 2 };
+	struct rnic_qp_counters c;
+
+	(void)state;
+	assert_non_null(src);
+	peer_requests(qp, first, 3);
+	expect_responses(4, ops, psn, msn);
+	/* The rest of the first READ from its second response (the first arrived). */
+	peer_request(qp, READ_REQ, 11, va + 1024, src->rkey, 3000 - 1024, 0);
+	expect_responses(2, ops + 1, psn + 1, msn + 1);
+	peer_request(qp, READ_REQ, 13, va + 4096, src->rkey, 100, 0);
+	expect_responses(1, ops + 3, psn + 3, msn + 3);
+	/* Not the rest of its original: another address, another end, another key. */
+	peer_request(qp, READ_REQ, 11, va + 1000, src->rkey, 2000, 0);
+	peer_request(qp, READ_REQ, 11, va + 1024, src->rkey, 1000, 0);
+	peer_request(qp, READ_REQ, 10, va, src->rkey ^ 0x100, 3000, 0);
+	expect_responses(0, NULL, NULL, NULL);
+	/* A third READ takes the first one's resource: that one is no longer answered, the second still is,
+	 * with its own MSN. */
+	peer_request(qp, READ_REQ, 14, va, src->rkey, 64, 0);
+	expect_responses(1, ops + 3, (const uint32_t[]){ 14 }, (const uint32_t[]){ 3 });
+	peer_request(qp, READ_REQ, 10, va, src->rkey, 3000, 0);
+	expect_responses(0, NULL, NULL, NULL);
+	peer_request(qp, READ_REQ, 13, va + 4096, src->rkey, 100, 0);
+	expect_responses(1, ops + 3, psn + 3, msn + 3);
+	assert_int_equal(qp->state, RNIC_QPS_RTS);
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.inv_req_naks_sent + c.access_naks_sent + c.seq_naks_sent, 0);
+	assert_int_equal(c.duplicates, 8);
+	done(qp);
+	assert_int_equal(rnic_dereg_mr(src), 0);
+}
+
+/* The MSN of a READ's responses is the MSN as of the READ: a WRITE and a READ behind it, taken while its
+ * responses wait to go out, do not count (IBA 9.7.5.1). */
+static void
+test_responder_read_msn(void **state)
+{
+	struct rnic_mr *mem = rnic_reg_mr(pd, buf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_READ |
+					  RNIC_ACCESS_REMOTE_WRITE);
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint64_t va = (uintptr_t)buf;
+	const struct request burst[3] = {
+		{ READ_REQ, 10, va, mem->rkey, 2048, 0 },			/* 10-11, MSN 1 */
+		{ RNIC_OP_RDMA_WRITE_ONLY, 12, va + 8192, mem->rkey, 64, 64 },	/* MSN 2 */
+		{ READ_REQ, 13, va, mem->rkey, 64, 0 },				/* MSN 3 */
+	};
+	const uint8_t ops[3] = { R_FIRST, R_LAST, R_ONLY };
+
+	(void)state;
+	assert_non_null(mem);
+	peer_requests(qp, burst, 3);
+	/* The WRITE's ACK is covered by the second READ's response. */
+	expect_responses(3, ops, (const uint32_t[]){ 10, 11, 13 }, (const uint32_t[]){ 1, 1, 3 });
+	done(qp);
+	assert_int_equal(rnic_dereg_mr(mem), 0);
+}
+
+/*
+ * max_dest_rd_atomic raised in SQD -> SQD (1 -> 4): the responder resources grow with it, so four READs
+ * outstanding are all answered, once each, in order (they were sized at INIT -> RTR only, while the check
+ * took the new value: the READs overwrote each other and the responder answered the wrong ones, a storm).
+ * A READ accepted before the change is still answered again for its duplicate after it. Lowered back to 1,
+ * a second READ outstanding is one too many.
+ */
+static void
+test_responder_resources_resize(void **state)
+{
+	struct rnic_mr *src = rnic_reg_mr(pd, buf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_READ);
+	struct rnic_qp *qp = new_qp_full(10, RNIC_MTU_1024, 20, 7, 7, 1);
+	struct rnic_qp_attr a = { .qp_state = RNIC_QPS_SQD };
+	const uint64_t va = (uintptr_t)buf;
+	const struct request four[4] = {
+		{ READ_REQ, 11, va, src->rkey, 100, 0 }, { READ_REQ, 12, va, src->rkey, 100, 0 },
+		{ READ_REQ, 13, va, src->rkey, 100, 0 }, { READ_REQ, 14, va, src->rkey, 100, 0 },
+	};
+	const uint8_t only[4] = { R_ONLY, R_ONLY, R_ONLY, R_ONLY };
+	struct rnic_qp_counters c;
+	struct frame f[MAX_FRAMES];
+
+	(void)state;
+	assert_non_null(src);
+	peer_request(qp, READ_REQ, 10, va, src->rkey, 100, 0);
+	expect_responses(1, only, (const uint32_t[]){ 10 }, NULL);
+	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE), 0);
+	a.max_dest_rd_atomic = 4;
+	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_MAX_DEST_RD_ATOMIC), 0);
+	peer_request(qp, READ_REQ, 10, va, src->rkey, 100, 0);	/* kept across the change */
+	expect_responses(1, only, (const uint32_t[]){ 10 }, NULL);
+	a.qp_state = RNIC_QPS_RTS;
+	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE), 0);
+	peer_requests(qp, four, 4);
+	expect_responses(4, only, (const uint32_t[]){ 11, 12, 13, 14 }, (const uint32_t[]){ 2, 3, 4, 5 });
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.inv_req_naks_sent, 0);
+	/* Back to one: the second of two READs outstanding is an invalid request. */
+	a.qp_state = RNIC_QPS_SQD;
+	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE), 0);
+	a.max_dest_rd_atomic = 1;
+	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_MAX_DEST_RD_ATOMIC), 0);
+	peer_requests(qp, (const struct request[]){ { READ_REQ, 15, va, src->rkey, 4096, 0 },
+						    { READ_REQ, 19, va, src->rkey, 100, 0 } }, 2);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	assert_int_equal(f[0].op, RNIC_OP_ACKNOWLEDGE);
+	assert_int_equal(f[0].syndrome, RNIC_AETH_NAK_INVALID_REQUEST);
+	assert_int_equal(f[0].psn, 19);
+	assert_int_equal(qp->state, RNIC_QPS_ERR);
+	done(qp);
+	assert_int_equal(rnic_dereg_mr(src), 0);
+}
+
+/*
+ * An error NAK naming a WQE that is only partly sent: here a 3-packet WRITE that a go-back-N has just rewound
+ * (its packets go out again; the NAK of the first transmission's second packet arrives before they do). The
+ * WQE completes with the NAK's error, the one behind it is flushed and nothing more is sent (the NAK was
+ * ignored: the requester resent until its retries ran out, RETRY_EXC_ERR).
+ */
+static void
+test_nak_partly_sent(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint32_t psn[4] = { 10, 11, 12, 13 };
+	const uint64_t id[2] = { 0, 1 };
+	const enum rnic_wc_status st[2] = { RNIC_WC_REM_ACCESS_ERR, RNIC_WC_WR_FLUSH_ERR };
+	struct rnic_pkt_desc d = route;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	(void)state;
+	post(qp, RNIC_WR_RDMA_WRITE, 0, 0, 3000);
+	post(qp, RNIC_WR_SEND, 1, 4096, 64);
+	expect_frames(4, psn, NULL);
+	assert_int_equal(rnic_requester_rewind(pipe_a, qp, 10), 0);
+	/* The NAK reaches the completer before the requester runs again. */
+	assert_non_null(m);
+	d.opcode = RNIC_TRANSPORT_RC | RNIC_OP_ACKNOWLEDGE;
+	d.dqpn = qp->qp_num;
+	d.psn = 11;
+	d.aeth.syndrome = RNIC_AETH_NAK_REMOTE_ACCESS;
+	assert_true(rnic_pkt_build_mbuf(&d, m) >= 0);
+	assert_int_equal(rte_eth_tx_burst(peer_port, 0, &m, 1), 1);
+	for (int i = 0; i < 4; i++) {
+		rnic_stage_parser(pipe_a, 64);
+		rnic_stage_completer(pipe_a, 64);
+	}
+	expect_wc(2, id, st);
+	assert_int_equal(qp->state, RNIC_QPS_ERR);
+	expect_frames(0, NULL, NULL);
 	done(qp);
 }
 
@@ -946,11 +1204,16 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_read_response_gap),
 		cmocka_unit_test(test_second_read_answered_first),
 		cmocka_unit_test(test_second_read_partly_answered_first),
+		cmocka_unit_test(test_read_depth_until_retired),
 		cmocka_unit_test(test_read_response_acks_before),
 		cmocka_unit_test(test_read_scatter),
 		cmocka_unit_test(test_bad_wqe_behind_outstanding),
 		cmocka_unit_test(test_responder_coalesces_acks),
 		cmocka_unit_test(test_responder_zero_length),
+		cmocka_unit_test(test_responder_duplicate_reads),
+		cmocka_unit_test(test_responder_read_msn),
+		cmocka_unit_test(test_responder_resources_resize),
+		cmocka_unit_test(test_nak_partly_sent),
 	};
 
 	g_argc = argc;
