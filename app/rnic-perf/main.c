@@ -51,7 +51,7 @@ static const char usage[] =
 	"      --server PORT       wait for a client on TCP PORT (it sends the test's parameters)\n"
 	"      --client HOST:PORT  run the test against a server\n"
 	"  engine options, passed on: --pcap FILE, --fault SPEC, --stages MAP, --port NAME, --ip ADDR,\n"
-	"      --neigh IP,MAC, --no-latency, --mbufs N, --max-qp N, --max-cqe N\n"
+	"      --neigh IP,MAC, --no-latency, --mbufs N, --max-qp N, --max-cqe N, --window BYTES\n"
 	"  EAL args after --; default: -l 0,1 --no-huge -m 1024 --no-pci --no-shconf --log-level=error\n";
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -82,7 +82,7 @@ parse_number(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 
 /* Engine options rnic-perf passes on (with their argument, but --no-latency). */
 static const char *const engine_opts[] = { "--pcap", "--fault", "--stages", "--port", "--ip", "--neigh",
-					   "--mbufs", "--max-qp", "--max-cqe", NULL };
+					   "--mbufs", "--max-qp", "--max-cqe", "--window", NULL };
 
 static int
 parse_args(int argc, char **argv, struct perf_opts *o, int *eargc, char **eargv)
