@@ -46,6 +46,8 @@ struct rnic_limits {
 	uint32_t max_inline_data;
 	uint32_t max_qp_rd_atom;
 	uint32_t max_ah;
+	uint32_t window;		/* bytes an RC QP may have sent and not had acknowledged (--window):
+					 * a QP's PSN window is this over its path MTU */
 };
 
 /*

@@ -26,8 +26,12 @@ unanswered(struct rnic_req_ctx *r)
 	return NULL;
 }
 
-/* Everything up to and including psn is acknowledged, but never past a READ or atomic still waiting for its
- * data: its responses were lost if a later ACK arrives (IBA 9.7.5.1.5), and it is asked again. */
+/*
+ * Everything up to and including psn is acknowledged, but never past a READ or atomic still waiting for its
+ * data: its responses were lost if a later ACK or response arrives (IBA 9.7.5.1.5), and it is asked again
+ * for them alone (the requests after it went through). The newest PSN acknowledged is remembered, and una
+ * moves up to it once that READ or atomic has its answer.
+ */
 static void
 ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 {
@@ -35,9 +39,11 @@ ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 	struct rnic_inflight *e = unanswered(r);
 	uint32_t next = rnic_psn_add(psn, 1);
 
+	if (rnic_psn_diff(psn, r->acked) > 0 && rnic_psn_diff(psn, r->sent_psn) <= 0)
+		r->acked = psn;
 	if (e != NULL && rnic_psn_diff(next, e->first_psn) > 0) {
-		if (rnic_psn_diff(psn, e->last_psn) >= 0)
-			rnic_requester_rewind(p, qp, e->first_psn);	/* answered past it: its data is lost */
+		if (rnic_psn_diff(psn, e->last_psn) >= 0 && e->sent)
+			rnic_requester_reask(p, qp, e);	/* answered past it: its data is lost */
 		next = e->first_psn;
 	}
 
@@ -48,6 +54,16 @@ ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 			rnic_requester_skip_acked(p, qp);
 		rnic_requester_progress(p, qp);
 	}
+}
+
+/* READ or atomic e has its answer: una moves past it, and up to the newest PSN acknowledged while it
+ * waited. */
+static void
+got_answer(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_inflight *e)
+{
+	const struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+
+	ack_upto(p, qp, rnic_psn_diff(r->acked, e->last_psn) > 0 ? r->acked : e->last_psn);
 }
 
 /* RNR NAK timer field -> microseconds (IBA table 45). */
@@ -195,12 +211,10 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	off = (uint32_t)rnic_psn_diff(d->psn, e->first_psn) * pmtu;
 	if (off != e->received) {
 		/* A duplicate from an earlier attempt (dropped), or one past a gap: a response was lost, so ask
-		 * again for the rest, once per gap (seed test 28; IBA 9.7.5.1.5). */
+		 * again for the rest of this READ, once per gap (seed test 28; IBA 9.7.5.1.5). */
 		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
-		if (off > e->received && e->gap_at != e->received + 1) {
-			e->gap_at = e->received + 1;
-			rnic_requester_rewind(p, qp, rnic_psn_add(e->first_psn, e->received / pmtu));
-		}
+		if (off > e->received && e->sent)
+			rnic_requester_reask(p, qp, e);
 		return;
 	}
 	if (off + len > e->length || ((pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) && off + len != e->length)) {
@@ -219,7 +233,7 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	ack_upto(p, qp, rnic_psn_add(e->first_psn, 0xffffff));
 	if (pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) {
 		e->answered = 1;
-		ack_upto(p, qp, e->last_psn);
+		got_answer(p, qp, e);
 	}
 }
 
@@ -249,7 +263,7 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 		return;
 	}
 	e->answered = 1;
-	ack_upto(p, qp, d->psn);
+	got_answer(p, qp, e);
 }
 
 /*

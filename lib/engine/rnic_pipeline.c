@@ -118,6 +118,7 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	/* 4.096 us x 2^timeout (IBA 9.7.6.1.3), worked out once: the timer restarts on every response. */
 	for (unsigned int t = 0; t < RTE_DIM(p->loss_timeout_cycles); t++)
 		p->loss_timeout_cycles[t] = (uint64_t)(4.096e-6 * (double)(1ull << t) * (double)rte_get_tsc_hz());
+	p->min_probe_cycles = rte_get_tsc_hz() / 1000000 * RNIC_MIN_PROBE_US;
 	p->req_tx = (struct rnic_tx_buffer){
 		.stats = RNIC_STATS(p, REQUESTER), .port = dev->port_id, .queue = (uint16_t)(2 * shard),
 	};

@@ -32,8 +32,9 @@
 
 #define RNIC_BURST 32
 #define RNIC_TX_BUF 256		/* frames a stage may hold back while the port's TX queue is full */
-#define RNIC_MAX_OUTSTANDING 1024	/* PSNs a QP may have sent and not had acknowledged */
 #define RNIC_PIPE_RING_SIZE 4096
+#define RNIC_MIN_PROBE_US 50		/* the shortest wait before an early probe (the timer wheel's ticks: 16 us) */
+#define RNIC_RTT_GIVE_UP 14		/* a packet timed whose ACK has not come in a 67 ms loss timer's time is lost */
 #define RNIC_RTX_SHARE 4		/* a pipeline keeps at most 1/(4 x shards) of its pool's mbufs for resending */
 
 /* AETH syndromes (IBA 9.7.5.1) */
@@ -118,7 +119,10 @@ struct rnic_tx_buffer {
 	X(qp_visits, "QPs the requester's scheduler served") \
 	X(qp_idle_visits, "QPs served that had nothing to send") \
 	X(resent_kept, "packets resent from the retransmit buffer") \
-	X(resent_gathered, "packets resent by gathering the WQE again (not kept: buffer full)")
+	X(resent_gathered, "packets resent by gathering the WQE again (not kept: buffer full)") \
+	X(resent_requests, "READ and atomic requests sent again") \
+	X(probes, "early probes: the oldest unacknowledged packet sent again while nothing answered") \
+	X(resent_responses, "READ responses and atomic ACKs sent again, for duplicate requests")
 
 struct rnic_pipeline_stats {
 #define RNIC_X(name, what) uint64_t name;
@@ -149,6 +153,14 @@ struct rnic_pipeline {
 	uint32_t ack_list[RNIC_BURST];
 	struct rnic_timer_wheel timers;	/* the requester's loss and RNR timers */
 	uint64_t loss_timeout_cycles[32];	/* TSC cycles of the loss timer per QP timeout attribute */
+	/* The path's round trip (requester): from an AckReq packet's departure to the progress its ACK made,
+	 * one QP's packet at a time, smoothed (7/8 old, 1/8 new; TSC cycles, 0: no sample yet). It sets when
+	 * a QP that hears nothing sends an early probe. */
+	uint64_t srtt;
+	uint64_t min_probe_cycles;	/* RNIC_MIN_PROBE_US */
+	uint64_t rtt_tsc;		/* the packet being timed: when it left (0: none), its QP slot and PSN */
+	uint32_t rtt_slot;
+	uint32_t rtt_psn;
 	uint64_t req_clock;		/* latency stamps: when the requester's current WQE started */
 	struct rnic_qp *wqe_qp;		/* the send WQE start_wqe parsed last (this QP's, this index), */
 	uint32_t wqe_index;		/* for send_packet in the same visit of the QP */
@@ -346,6 +358,10 @@ void rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp);
 /* Go back N: resend from this PSN (and every WQE after it), counted as a retransmission. 0, or -1 if the PSN
  * is not outstanding. */
 int rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn);
+
+/* Ask again at once for in-flight READ e's responses from its first missing one, or for atomic e's answer,
+ * without going back over the WQEs after it (completer, on the requester's lcore): once per gap. */
+void rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e);
 
 /* An ACK covered PSNs past where go-back-N resends from (they went out before it): the responder has
  * them, so the requester resumes after them. */

@@ -414,6 +414,18 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	return 1;
 }
 
+/* AckReq: on a message's last packet, at least every ack_every packets (a long message gets ACKs before
+ * its end, so the window keeps moving and the loss timer only runs out when something is lost), and on the
+ * probe after a loss timeout. */
+static int
+ask_ack(struct rnic_req_ctx *r, int last)
+{
+	if (!last && !r->probing && ++r->noack < r->ack_every)
+		return 0;
+	r->noack = 0;
+	return 1;
+}
+
 static void
 fill_request(struct rnic_qp *qp, const struct rnic_send_wqe *w, struct rnic_pkt_desc *d, uint8_t opcode,
 	     uint32_t psn, int last)
@@ -423,7 +435,7 @@ fill_request(struct rnic_qp *qp, const struct rnic_send_wqe *w, struct rnic_pkt_
 	d->opcode = opcode;
 	d->psn = psn;
 	d->se = (uint8_t)(last && w->solicited);
-	d->ack_req = (uint8_t)(qp->qp_type == RNIC_QPT_RC && last);
+	d->ack_req = (uint8_t)(qp->qp_type == RNIC_QPT_RC && ask_ack(&q->req, last));
 	d->imm = rte_be_to_cpu_32(w->imm);
 	d->ieth_rkey = rte_be_to_cpu_32(w->imm);
 	d->reth.va = w->raddr;
@@ -459,21 +471,111 @@ ud_route(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe
 void
 rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
-	uint64_t d = q->req.deadline, rnr = q->req.rnr_until;
+	uint64_t d = q->req.deadline, probe = q->req.probe_at, rnr = q->req.rnr_until;
 
+	if (d == 0 || (probe != 0 && probe < d))
+		d = probe;
 	if (d == 0 || (rnr != 0 && rnr < d))
 		d = rnr;
 	rnic_timer_set(&p->timers, q->slot, d);
 }
 
-/* The loss timer: 4.096 us x 2^timeout (IBA 9.7.6.1.3); timeout 0 means none. */
-static void
-arm_timer(struct rnic_pipeline *p, struct rnic_qp_priv *q)
+/*
+ * How long a QP that hears nothing waits before an early probe: four round trips of the path, but no less
+ * than a 64th of its loss timer nor RNIC_MIN_PROBE_US, twice as long for each probe since the last progress.
+ * An ACK or NAK lost after the last packet a QP could send (its window full, or its posts all sent) would
+ * else leave it waiting for the loss timer, which the application sets for a dead peer (67 ms at timeout
+ * 14: a first probe after 1 ms at the earliest).
+ */
+static uint64_t
+probe_wait(const struct rnic_pipeline *p, const struct rnic_qp_priv *q)
 {
+	uint64_t wait = RTE_MAX(4 * p->srtt, p->loss_timeout_cycles[q->attr.timeout & 31] >> 6);
+
+	return RTE_MAX(wait, p->min_probe_cycles) << RTE_MIN(q->req.probes, 20);
+}
+
+/* The loss timer, 4.096 us x 2^timeout (IBA 9.7.6.1.3; timeout 0 means none), and the early probe before
+ * it. */
+static void
+arm_timer(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now)
+{
+	struct rnic_req_ctx *r = &q->req;
+
 	if (q->attr.timeout == 0 || q->pub.qp_type != RNIC_QPT_RC)
 		return;
-	q->req.deadline = rte_get_tsc_cycles() + p->loss_timeout_cycles[q->attr.timeout & 31];
+	r->deadline = now + p->loss_timeout_cycles[q->attr.timeout & 31];
+	r->probe_at = now + probe_wait(p, q);
+	if (r->probe_at >= r->deadline)
+		r->probe_at = 0;
 	rnic_requester_watch(p, q);
+}
+
+/* Time this packet's round trip, if no other packet is being timed (or the one that is was lost, or its QP
+ * went, long ago): from now to the progress its ACK makes (rnic_requester_progress). */
+static void
+rtt_start(struct rnic_pipeline *p, const struct rnic_qp_priv *q, uint32_t psn)
+{
+	uint64_t now = rte_rdtsc();
+
+	if (p->rtt_tsc != 0 && now - p->rtt_tsc < p->loss_timeout_cycles[RNIC_RTT_GIVE_UP])
+		return;
+	p->rtt_tsc = now;
+	p->rtt_slot = q->slot;
+	p->rtt_psn = psn;
+}
+
+/*
+ * The request of in-flight READ or atomic e at psn. A READ asked again resumes after the responses it has
+ * (IBA 9.7.5.2.6: a new READ request for the rest, at the PSN of the first missing response); one already
+ * answered whole goes again as it was (its PSNs must be sent; its responses only acknowledge). A READ's PSNs
+ * are fixed (first_psn + k carries the data at k x PMTU), so the offset follows from the PSN it is sent at:
+ * go-back-N from an earlier request sends it from first_psn, asking for all of it, even if part has arrived;
+ * asking for less would take fewer PSNs and shift every later WQE's. Returns the PSNs its responses take.
+ */
+static uint32_t
+rd_atomic_request(struct rnic_qp *qp, const struct rnic_send_wqe *w, const struct rnic_inflight *e, uint32_t psn,
+		  uint32_t pmtu, struct rnic_pkt_desc *d)
+{
+	int read = e->opcode == RNIC_WQE_OP_RDMA_READ;
+	uint32_t have = read ? (uint32_t)rnic_psn_diff(psn, e->first_psn) * pmtu : 0;
+
+	fill_request(qp, w, d, (uint8_t)(RNIC_TRANSPORT_RC | (read ? RNIC_OP_RDMA_READ_REQUEST :
+		     e->opcode == RNIC_WQE_OP_ATOMIC_CS ? RNIC_OP_COMPARE_SWAP : RNIC_OP_FETCH_ADD)), psn, 1);
+	d->reth.va = w->raddr + have;
+	d->reth.dma_len = (uint32_t)w->length - have;
+	d->atomiceth.va = w->raddr;
+	d->atomiceth.rkey = w->rkey;
+	d->atomiceth.swap_add = w->swap_add;
+	d->atomiceth.compare = w->compare;
+	return read ? RTE_MAX((e->length - have + pmtu - 1) / pmtu, 1u) : 1;
+}
+
+void
+rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu);
+	struct rnic_send_wqe w;
+	struct rnic_pkt_desc d;
+
+	if (e->gap_at == e->received + 1)
+		return;		/* asked already for this gap */
+	rnic_tx_flush(&p->req_tx);
+	if (rnic_tx_room(&p->req_tx) == 0 ||
+	    rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w) != 0)
+		return;		/* the next response past the gap asks again, or the loss timer goes back */
+	memset(&d, 0, sizeof(d));
+	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->req.dmac, &q->req.dmac_known, &d) != 0)
+		return;
+	rd_atomic_request(qp, &w, e, rnic_psn_add(e->first_psn, e->received / pmtu), pmtu, &d);
+	if (rnic_send_control(p, &p->req_tx, &d) != 0)
+		return;
+	e->gap_at = e->received + 1;
+	q->counters.packets_sent++;
+	q->counters.retransmits++;
+	RNIC_STATS(p, REQUESTER)->retransmits++;
+	RNIC_STATS(p, REQUESTER)->resent_requests++;
 }
 
 /* Done sending the WQE under the cursor: move on to the next one already started, or to a new one. */
@@ -527,32 +629,17 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
 
 	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) {
-		/* A READ asked again resumes after the responses it has (IBA 9.7.5.2.6: a new READ request for
-		 * the rest, at the PSN of the first missing response); one already answered whole goes again
-		 * as it was (its PSNs must be sent; its responses only acknowledge). A READ's PSNs are fixed
-		 * (first_psn + k carries the data at k x PMTU), so the offset follows from the PSN it is sent
-		 * at: go-back-N from an earlier request sends it from first_psn, asking for all of it, even if
-		 * part has arrived; asking for less would take fewer PSNs and shift every later WQE's. */
-		uint32_t have = e->opcode == RNIC_WQE_OP_RDMA_READ ?
-				(uint32_t)rnic_psn_diff(r->npsn, e->first_psn) * pmtu : 0;
-		uint32_t span = e->opcode == RNIC_WQE_OP_RDMA_READ ?
-				RTE_MAX((e->length - have + pmtu - 1) / pmtu, 1u) : 1;
+		uint32_t span = rd_atomic_request(qp, w, e, r->npsn, pmtu, &d);
 
-		fill_request(qp, w, &d, (uint8_t)(RNIC_TRANSPORT_RC | (e->opcode == RNIC_WQE_OP_RDMA_READ ?
-				RNIC_OP_RDMA_READ_REQUEST : e->opcode == RNIC_WQE_OP_ATOMIC_CS ?
-				RNIC_OP_COMPARE_SWAP : RNIC_OP_FETCH_ADD)), r->npsn, 1);
-		d.reth.va = w->raddr + have;
-		d.reth.dma_len = (uint32_t)w->length - have;
-		d.atomiceth.va = w->raddr;
-		d.atomiceth.rkey = w->rkey;
-		d.atomiceth.swap_add = w->swap_add;
-		d.atomiceth.compare = w->compare;
 		if (rnic_send_control(p, &p->req_tx, &d) != 0)
 			return 0;
 		q->counters.packets_sent++;
 		if (rnic_latency_on && !e->sent_once)
 			requester_busy(p, r);
+		if (rnic_psn_diff(r->npsn, r->sent_psn) <= 0)
+			RNIC_STATS(p, REQUESTER)->resent_requests++;
 		e->sent_once = 1;
+		r->probing = r->probing != 0 ? 2 : 0;
 		e->last_psn = rnic_psn_add(r->npsn, span - 1);
 		if (rnic_psn_diff(e->last_psn, r->sent_psn) > 0)
 			r->sent_psn = e->last_psn;
@@ -560,7 +647,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		e->sent = 1;
 		advance_cursor(r);
 		if (r->deadline == 0)
-			arm_timer(p, q);
+			arm_timer(p, q, rte_get_tsc_cycles());
 		return 1;
 	}
 
@@ -570,7 +657,8 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	fill_request(qp, w, &d, message_opcode(qp->qp_type, e->opcode, first, last), r->npsn, last);
 	d.payload_len = chunk;
 	resend = rnic_psn_diff(r->npsn, r->sent_psn) <= 0;
-	m = resend ? rtx_resend(p, r) : NULL;
+	/* A probe is built again: the kept frame may not ask for an ACK. */
+	m = resend && !r->probing ? rtx_resend(p, r) : NULL;
 	if (m != NULL) {
 		RNIC_STATS(p, REQUESTER)->resent_kept++;
 		goto queue;
@@ -598,12 +686,16 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 queue:
 	rnic_tx_enqueue(&p->req_tx, m);
 	q->counters.packets_sent++;
-	if (!resend)
+	r->probing = r->probing != 0 ? 2 : 0;
+	if (!resend) {
 		r->sent_psn = r->npsn;
+		if (d.ack_req)
+			rtt_start(p, q, r->npsn);	/* a packet sent once: its ACK times the path */
+	}
 	r->npsn = rnic_psn_add(r->npsn, 1);
 	r->cur_off += chunk;
 	if (r->deadline == 0)
-		arm_timer(p, q);
+		arm_timer(p, q, rte_get_tsc_cycles());
 	if (last) {
 		if (rnic_latency_on && !resend)
 			requester_busy(p, r);
@@ -622,15 +714,26 @@ rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp)
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
 
-	/* Forward progress refills the retry counts (IBA 9.7.6.1.1) and restarts the loss timer. */
+	uint64_t now = rte_get_tsc_cycles();
+
+	/* Forward progress refills the retry counts (IBA 9.7.6.1.1), restarts the loss timer and ends a
+	 * probe. */
 	r->retry_left = q->attr.retry_cnt;
 	r->rnr_left = q->attr.rnr_retry;
+	r->probing = 0;
+	r->probes = 0;
+	if (p->rtt_tsc != 0 && p->rtt_slot == q->slot && rnic_psn_diff(r->una, p->rtt_psn) > 0) {
+		uint64_t sample = now - p->rtt_tsc;
+
+		p->srtt = p->srtt == 0 ? sample : p->srtt - p->srtt / 8 + sample / 8;
+		p->rtt_tsc = 0;
+	}
 	rtx_release(p, r);
 	if (r->una == r->npsn) {
-		r->deadline = 0;
+		r->deadline = r->probe_at = 0;
 		rnic_requester_watch(p, q);
 	} else {
-		arm_timer(p, q);
+		arm_timer(p, q, now);
 	}
 }
 
@@ -643,6 +746,9 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 
 	if (rnic_psn_diff(psn, r->una) < 0 || rnic_psn_diff(psn, r->npsn) >= 0)
 		return -1;	/* not outstanding: a stale NAK */
+	r->probing = 0;
+	if (p->rtt_slot == q->slot)
+		p->rtt_tsc = 0;		/* a packet sent again times nothing (its ACK may be the first's) */
 	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
 		struct rnic_inflight *e = rnic_req_infl(r, i);
 		uint32_t last = e->sent ? e->last_psn : rnic_psn_add(r->npsn, 0xffffff);
@@ -660,7 +766,7 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 		for (uint32_t j = i; j != r->infl_tail; j++)
 			rnic_req_infl(r, j)->sent = rnic_req_infl(r, j)->status != 0;
 		rtx_rewind(p, r, r->npsn);
-		arm_timer(p, q);
+		arm_timer(p, q, rte_get_tsc_cycles());
 		q->counters.retransmits++;
 		RNIC_STATS(p, REQUESTER)->retransmits++;
 		return 0;
@@ -721,7 +827,7 @@ loss_timeout(struct rnic_pipeline *p, struct rnic_qp *qp)
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
 
-	r->deadline = 0;
+	r->deadline = r->probe_at = 0;
 	RNIC_STATS(p, REQUESTER)->timeouts++;
 	q->counters.timeouts++;
 	if (r->retry_left == 0) {
@@ -732,12 +838,46 @@ loss_timeout(struct rnic_pipeline *p, struct rnic_qp *qp)
 		return;
 	}
 	r->retry_left--;
-	/* Go back to the oldest unacknowledged PSN (seed test 25: the timer restarts, a retry is spent). */
-	rnic_requester_rewind(p, qp, r->una);
+	/* Go back to the oldest unacknowledged PSN (seed test 25: the timer restarts, a retry is spent), but
+	 * send only that packet, asking for an ACK, until a response makes progress: a peer that was only
+	 * slow (its ACK late, nothing lost) then costs one packet, not the window; after a real loss, the
+	 * progress the probe's answer makes lets the rest go. */
+	if (rnic_requester_rewind(p, qp, r->una) == 0)
+		r->probing = 1;
 	rnic_sched_activate(&p->sched, q->slot);
 }
 
-/* The wheel handed back a QP: its RNR wait or loss timer may be over, or have moved later. */
+/*
+ * Nothing answered the QP for a while (probe_wait): probe as after a loss timeout (go back to UPSN, send that
+ * one packet asking for an ACK, wait for progress; the answer tells where the responder is: an ACK of
+ * everything sent lets the QP go on, one of less goes back from there), but spend no retry; or, for a READ
+ * or atomic at UPSN still without its data, ask for that data again (the requests after it went through).
+ */
+static void
+early_probe(struct rnic_pipeline *p, struct rnic_qp *qp, uint64_t now)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	struct rnic_inflight *e = r->infl_head != r->infl_tail ? rnic_req_infl(r, r->infl_head) : NULL;
+	uint64_t deadline = r->deadline;	/* a probe does not put the loss timer off */
+
+	RNIC_STATS(p, REQUESTER)->probes++;
+	if (e != NULL && (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) &&
+	    e->sent_once && !e->answered) {
+		e->gap_at = 0;
+		rnic_requester_reask(p, qp, e);
+	} else if (rnic_requester_rewind(p, qp, r->una) == 0) {
+		r->probing = 1;
+		rnic_sched_activate(&p->sched, q->slot);
+	}
+	r->probes++;
+	r->deadline = deadline;
+	r->probe_at = now + probe_wait(p, q);
+	if (r->probe_at >= r->deadline)
+		r->probe_at = 0;
+}
+
+/* The wheel handed back a QP: its RNR wait, early probe or loss timer may be over, or have moved later. */
 static void
 on_timer(void *arg, uint32_t slot)
 {
@@ -757,6 +897,10 @@ on_timer(void *arg, uint32_t slot)
 	}
 	if (r->deadline != 0 && now >= r->deadline)
 		loss_timeout(p, qp);
+	else if (r->probe_at != 0 && now >= r->probe_at && r->rnr_until != 0)
+		r->probe_at = 0;	/* waiting out an RNR NAK: nothing goes before its time */
+	else if (r->probe_at != 0 && now >= r->probe_at)
+		early_probe(p, qp, now);
 	rnic_requester_watch(p, rnic_qp_priv(qp));
 }
 
@@ -817,8 +961,10 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 			if (rnic_tx_room(&p->req_tx) == 0)
 				break;	/* the port is full: come back to this QP on the next round */
 		}
-		/* The outstanding window of RC: PSNs sent and not acknowledged (UC and UD get no ACKs). */
-		if (qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(r->npsn, r->una) >= RNIC_MAX_OUTSTANDING) {
+		/* The outstanding window of RC: PSNs sent and not acknowledged (UC and UD get no ACKs); after a
+		 * loss timeout, the one packet of the probe. */
+		if (qp->qp_type == RNIC_QPT_RC &&
+		    ((uint32_t)rnic_psn_diff(r->npsn, r->una) >= r->window || r->probing == 2)) {
 			r->blocked = 1;
 			*idle = 1;
 			break;

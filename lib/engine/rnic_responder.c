@@ -103,6 +103,7 @@ send_ack(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint8_t synd
 	r->ack_pending = 1;
 	r->ack_psn = psn;
 	r->ack_syndrome = syndrome;
+	r->unacked = 0;
 	if (!r->ack_listed && p->nb_acks < RNIC_BURST) {
 		r->ack_listed = 1;
 		p->ack_list[p->nb_acks++] = q->slot;
@@ -521,7 +522,10 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_resp
 	}
 	rnic_pkt_build(&d, frame, frame_len);
 	rnic_tx_enqueue(&p->resp_tx, m);
+	if (res->answered || res->off < res->sent)
+		RNIC_STATS(p, RESPONDER)->resent_responses++;
 	res->off += chunk;
+	res->sent = RTE_MAX(res->sent, res->off);
 	return 1;
 }
 
@@ -538,6 +542,7 @@ send_next_response(struct rnic_pipeline *p, struct rnic_qp *qp)
 		memset(&d, 0, sizeof(d));
 		d.atomic_ack_orig = res->orig;
 		reply(p, qp, RNIC_OP_ATOMIC_ACKNOWLEDGE, res->psn, RNIC_AETH_ACK, res->msn, &d);
+		RNIC_STATS(p, RESPONDER)->resent_responses += res->answered;
 	} else if (!send_read_response(p, qp, res)) {
 		return 0;
 	}
@@ -826,7 +831,11 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 			q->resp.epsn = rnic_psn_add(d->psn, span);
 			return;
 		}
-		if (d->ack_req && (d->opcode & 0x1f) != RNIC_OP_COMPARE_SWAP && (d->opcode & 0x1f) != RNIC_OP_FETCH_ADD)
+		if ((d->opcode & 0x1f) == RNIC_OP_COMPARE_SWAP || (d->opcode & 0x1f) == RNIC_OP_FETCH_ADD)
+			break;		/* the atomic ACK is its answer */
+		/* ACKed when asked, and at least every RNIC_ACK_EVERY requests even when not: a requester that
+		 * asks only at a message's end still sees its window move. */
+		if (d->ack_req || ++q->resp.unacked >= RNIC_ACK_EVERY)
 			send_ack(p, qp, d->psn, RNIC_AETH_ACK);
 		break;
 	case V_RNR:

@@ -731,6 +731,17 @@ resp_res_resize(struct rnic_qp_priv *qp, uint8_t max_dest_rd_atomic)
 	return 0;
 }
 
+/* The requester's PSN window (window bytes over the path MTU) and how often it asks for an ACK: a quarter
+ * window, RNIC_ACK_EVERY packets at most (rnic_qp.h). */
+static void
+req_window(struct rnic_qp_priv *qp, uint32_t window)
+{
+	uint32_t psns = window >> (7 + qp->attr.path_mtu);	/* path MTU = 128 << path_mtu */
+
+	qp->req.window = RTE_MIN(RTE_MAX(psns, 1u), RNIC_MAX_WINDOW_PSNS);
+	qp->req.ack_every = (uint16_t)RTE_MIN(RTE_MAX(qp->req.window / 4, 1u), RNIC_ACK_EVERY);
+}
+
 int
 rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 {
@@ -772,9 +783,11 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 		qp->req.npsn = qp->attr.sq_psn;
 		qp->req.una = qp->attr.sq_psn;
 		qp->req.sent_psn = (qp->attr.sq_psn - 1) & 0xffffff;
+		qp->req.acked = qp->req.sent_psn;
 		qp->req.retry_left = qp->attr.retry_cnt;
 		qp->req.rnr_left = qp->attr.rnr_retry;
 		qp->req.sq_next = qp->req.sq_head_seen = qp->req.sq_done;
+		req_window(qp, rnic_ctx_dev(pub->context)->lim.window);
 	}
 	qp->attr.qp_state = next;
 	qp->attr.cur_qp_state = next;

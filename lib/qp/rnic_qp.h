@@ -53,6 +53,19 @@ void rnic_wq_bind(struct rnic_wq *wq, uint8_t *base, size_t buf, size_t wrid, si
 
 #define RNIC_MAX_INFLIGHT 256		/* send WQEs started and not yet completed, per QP, at most */
 
+/*
+ * The acknowledgement policy of RC (doc/engine.md): a QP may have --window bytes sent and not acknowledged
+ * (its PSN window: the window over the path MTU, at most 2^22 PSNs, half of what IBA's 24-bit PSNs allow),
+ * and asks for an ACK (AckReq) on a message's last packet and at least every quarter window, RNIC_ACK_EVERY
+ * packets at most (as Linux rxe), so ACKs keep coming within a long message. The responder ACKs at least every
+ * RNIC_ACK_EVERY requests even when none asks.
+ */
+#define RNIC_DEFAULT_WINDOW (256u << 10)
+#define RNIC_MIN_WINDOW 4096u
+#define RNIC_MAX_WINDOW (64u << 20)
+#define RNIC_MAX_WINDOW_PSNS (1u << 22)
+#define RNIC_ACK_EVERY 64u
+
 /* A send WQE the requester has started and not completed (the seed's WQE indicator table entry). */
 struct rnic_inflight {
 	uint32_t index;			/* SQ counter of the WQE */
@@ -82,14 +95,23 @@ struct rnic_req_ctx {
 	uint32_t infl_head;		/* oldest WQE not completed */
 	uint32_t infl_tail;		/* one past the newest WQE started */
 	uint64_t deadline;		/* TSC at which the oldest unacknowledged packet is resent (0: none) */
+	uint64_t probe_at;		/* TSC of the next early probe while nothing answers (0: none) */
 	uint64_t rnr_until;		/* after an RNR NAK: no sending before this TSC */
 	uint8_t retry_left;		/* timeouts left (retry_cnt), refilled on progress */
 	uint8_t rnr_left;		/* RNR NAKs left (rnr_retry; 7 means no limit) */
 	uint8_t halted;			/* a rejected WQE waits in flight: start no more */
 	uint8_t blocked;		/* stopped for want of room (window, READ depth, fence, in-flight
 					 * ring): a response wakes the QP, which else waits for a doorbell */
+	uint8_t probing;		/* after a loss timeout: 1 = one packet may go (with AckReq), 2 = it
+					 * went: nothing more until a response makes progress */
+	uint8_t probes;			/* early probes sent since the last progress (each waits twice longer) */
 	uint32_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
 	uint32_t una;			/* oldest PSN not acknowledged */
+	uint32_t acked;			/* the newest PSN an ACK or response acknowledged (una stops at a READ
+					 * or atomic still waiting for its data: una moves up to it then) */
+	uint32_t window;		/* PSNs that may be sent and not acknowledged (--window over the PMTU) */
+	uint16_t ack_every;		/* an AckReq at least every this many packets */
+	uint16_t noack;			/* packets sent since the last AckReq */
 	uint8_t dmac[6];
 	uint8_t dmac_known;
 	uint32_t rtx_head;		/* kept frames (rnic_pipeline.h: the retransmit buffer), oldest PSN first */
@@ -98,8 +120,8 @@ struct rnic_req_ctx {
 	/* Kept across resets (zeroing stops here): a ring as long as the SQ, up to RNIC_MAX_INFLIGHT, since
 	 * no more WQEs can be in flight than the SQ holds; so a QP of a short SQ is a small QP. */
 	uint32_t infl_mask;		/* entries - 1 (a power of two) */
-	struct rnic_inflight *infl;
 	uint32_t sq_done;		/* SQ WQEs completed or flushed (the RESET transition clears it) */
+	struct rnic_inflight *infl;
 };
 
 /* The in-flight entry of WQE counter i (free-running). */
@@ -123,6 +145,7 @@ struct rnic_resp_res {
 	uint32_t rkey;
 	uint32_t len;			/* READ: the request's DMA length */
 	uint32_t off;			/* READ: offset of the next response to send */
+	uint32_t sent;			/* READ: offset up to which responses went out (a duplicate's are resent) */
 	uint32_t psn;			/* the request's (first) PSN */
 	uint32_t msn;			/* the MSN as of this request: its responses carry it (IBA 9.7.5.1.2) */
 	uint8_t atomic;
@@ -156,6 +179,7 @@ struct rnic_resp_ctx {
 	uint8_t dmac_known;
 	uint32_t rq_head_seen;		/* the RQ head last read: the poster's line is read again only when
 					 * every receive WQE up to it is used */
+	uint16_t unacked;		/* requests taken since the last ACK/NAK was queued */
 	/* Kept across resets (zeroing stops here): the responder resources, as many as max_dest_rd_atomic
 	 * rounded up to a power of two, allocated when an RC QP enters RTR or max_dest_rd_atomic changes
 	 * (SQD -> SQD); a WRITE/SEND QP needs one. */
