@@ -188,17 +188,62 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 	}
 }
 
-/* Place a READ response's payload into the READ WQE's scatter list. */
+/* Place a READ response's payload at offset off of the READ WQE's scatter list. 0, or the QP failed. */
+static int
+place_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_inflight *e,
+		    const struct rnic_pkt_desc *d, uint32_t off)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), len = d->payload_len;
+	struct rnic_send_wqe w;
+
+	/* Each response carries exactly its part, a PMTU or the rest at the end (the responder's mistake else);
+	 * its opcode may say Last or Only for a part asked again alone. */
+	if (len != RTE_MIN(pmtu, e->length - off)) {
+		fail_at(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);
+		return -1;
+	}
+	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w);
+	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, rnic_pd_priv(qp->pd)->pdn, RNIC_MR_NEED_LOCAL_WRITE,
+			  off, (uint8_t *)(uintptr_t)d->payload, len, 1) != RNIC_MR_OK) {
+		fail_at(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A READ response past a missing one (lost, or late): placed where it belongs if it is within 32 responses
+ * of the missing one (e->ahead remembers it), and what is missing is asked for again at once, alone (IBA
+ * 9.7.5.2.6: a READ request for that part, at the PSN of its first response; seed test 28). Further ahead,
+ * it is dropped and the rest of the READ asked for.
+ */
+static void
+read_response_ahead(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e,
+		    const struct rnic_pkt_desc *d, uint32_t off)
+{
+	uint32_t bit = (off - e->received) / rnic_mtu_bytes(rnic_qp_priv(qp)->attr.path_mtu) - 1;
+
+	RNIC_STATS(p, COMPLETER)->unexpected_responses++;
+	if (bit < 32 && !(e->ahead & (1u << bit))) {
+		if (place_read_response(p, qp, e, d, off) != 0)
+			return;
+		e->ahead |= 1u << bit;
+		rnic_requester_progress(p, qp);
+	}
+	if (e->sent)
+		rnic_requester_reask(p, qp, e);
+}
+
+/* Place a READ response's payload into the READ WQE's scatter list; the READ is answered once every
+ * response is placed. */
 static void
 on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *d)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
 	struct rnic_inflight *e = find_inflight(r, d->psn);
-	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), pdn = rnic_pd_priv(qp->pd)->pdn;
-	uint32_t off, len = d->payload_len;
-	struct rnic_send_wqe w;
-	uint8_t pos = rnic_opcode_info(d->opcode)->position;
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), off;
 
 	if (e != NULL && e->opcode == RNIC_WQE_OP_RDMA_READ && e->answered) {
 		ack_upto(p, qp, d->psn);	/* a READ asked again after its data came: it only acknowledges */
@@ -210,30 +255,30 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	}
 	off = (uint32_t)rnic_psn_diff(d->psn, e->first_psn) * pmtu;
 	if (off != e->received) {
-		/* A duplicate from an earlier attempt (dropped), or one past a gap: a response was lost, so ask
-		 * again for the rest of this READ, once per gap (seed test 28; IBA 9.7.5.1.5). */
-		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
-		if (off > e->received && e->sent)
-			rnic_requester_reask(p, qp, e);
+		if (off > e->received)
+			read_response_ahead(p, qp, e, d, off);
+		else
+			RNIC_STATS(p, COMPLETER)->unexpected_responses++;	/* one from an earlier attempt */
 		return;
 	}
-	if (off + len > e->length || ((pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) && off + len != e->length)) {
-		fail_at(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);	/* the responder sent a wrong length */
+	if (place_read_response(p, qp, e, d, off) != 0)
 		return;
-	}
-	rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w);
-	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, pdn, RNIC_MR_NEED_LOCAL_WRITE, off,
-			  (uint8_t *)(uintptr_t)d->payload, len, 1) != RNIC_MR_OK) {
-		fail_at(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
-		return;
-	}
+	/* received moves past this response and those placed ahead of it. */
 	e->received += d->payload_len;
+	while (e->ahead & 1) {
+		e->ahead >>= 1;
+		e->received += RTE_MIN(pmtu, e->length - e->received);
+	}
+	e->ahead >>= 1;
+	e->asked = 0;
 	rnic_requester_progress(p, qp);
 	/* A READ response acknowledges every request before the READ (implicit ACK). */
 	ack_upto(p, qp, rnic_psn_add(e->first_psn, 0xffffff));
-	if (pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) {
+	if (e->received == e->length) {
 		e->answered = 1;
 		got_answer(p, qp, e);
+	} else if (e->ahead != 0 && e->sent) {
+		rnic_requester_reask(p, qp, e);		/* the next part missing */
 	}
 }
 

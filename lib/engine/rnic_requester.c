@@ -559,8 +559,8 @@ rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_in
 	struct rnic_send_wqe w;
 	struct rnic_pkt_desc d;
 
-	if (e->gap_at == e->received + 1)
-		return;		/* asked already for this gap */
+	if (e->asked)
+		return;		/* asked already for what is missing there */
 	rnic_tx_flush(&p->req_tx);
 	if (rnic_tx_room(&p->req_tx) == 0 ||
 	    rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w) != 0)
@@ -569,9 +569,12 @@ rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_in
 	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->req.dmac, &q->req.dmac_known, &d) != 0)
 		return;
 	rd_atomic_request(qp, &w, e, rnic_psn_add(e->first_psn, e->received / pmtu), pmtu, &d);
+	/* Responses placed past the missing ones: ask for the hole only, up to the first of them. */
+	if (e->ahead != 0)
+		d.reth.dma_len = RTE_MIN(d.reth.dma_len, (uint32_t)(rte_bsf32(e->ahead) + 1) * pmtu);
 	if (rnic_send_control(p, &p->req_tx, &d) != 0)
 		return;
-	e->gap_at = e->received + 1;
+	e->asked = 1;
 	q->counters.packets_sent++;
 	q->counters.retransmits++;
 	RNIC_STATS(p, REQUESTER)->retransmits++;
@@ -864,7 +867,7 @@ early_probe(struct rnic_pipeline *p, struct rnic_qp *qp, uint64_t now)
 	RNIC_STATS(p, REQUESTER)->probes++;
 	if (e != NULL && (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) &&
 	    e->sent_once && !e->answered) {
-		e->gap_at = 0;
+		e->asked = 0;
 		rnic_requester_reask(p, qp, e);
 	} else if (rnic_requester_rewind(p, qp, r->una) == 0) {
 		r->probing = 1;

@@ -470,14 +470,15 @@ res_requeue(struct rnic_resp_ctx *r, uint32_t i)
 		r->rd_head = i;
 }
 
-/* Send the next READ response packet of the resource; 0 when the pool has no mbuf (try again later). */
+/* Send the READ response of the resource at *off (its hole's or its next) and move *off past it; 0 when the
+ * pool has no mbuf (try again later). */
 static int
-send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_resp_res *res)
+send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_resp_res *res, uint32_t *off)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), pdn = rnic_pd_priv(qp->pd)->pdn, n = 0;
-	uint32_t npkts = read_span(res->len, pmtu), i = res->off / pmtu;
-	uint32_t chunk = RTE_MIN(pmtu, res->len - res->off), frame_len;
+	uint32_t npkts = read_span(res->len, pmtu), i = *off / pmtu;
+	uint32_t chunk = RTE_MIN(pmtu, res->len - *off), frame_len;
 	uint8_t op = npkts == 1 ? RNIC_OP_RDMA_READ_RESPONSE_ONLY : i == 0 ? RNIC_OP_RDMA_READ_RESPONSE_FIRST :
 		     i + 1 == npkts ? RNIC_OP_RDMA_READ_RESPONSE_LAST : RNIC_OP_RDMA_READ_RESPONSE_MIDDLE;
 	struct rte_mbuf *m = rnic_tx_alloc(&p->resp_tx, p->pool);
@@ -494,10 +495,11 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_resp
 		rte_pktmbuf_free(m);
 		RNIC_STATS(p, RESPONDER)->tx_dropped++;
 		res->off = res->len;
+		res->hole_off = res->hole_end;
 		return 1;
 	}
 	if (chunk != 0 && rnic_mr_translate(p->dev->mr_table, &p->resp_cache, res->rkey, pdn,
-					    RNIC_MR_NEED_REMOTE_READ, res->va + res->off, chunk, seg, RTE_DIM(seg),
+					    RNIC_MR_NEED_REMOTE_READ, res->va + *off, chunk, seg, RTE_DIM(seg),
 					    &n) != RNIC_MR_OK) {
 		/* The region went away, or a duplicate asks again from one deregistered since: the QP fails,
 		 * nothing more is answered. */
@@ -522,10 +524,10 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_resp
 	}
 	rnic_pkt_build(&d, frame, frame_len);
 	rnic_tx_enqueue(&p->resp_tx, m);
-	if (res->answered || res->off < res->sent)
+	if (res->answered || *off < res->sent)
 		RNIC_STATS(p, RESPONDER)->resent_responses++;
-	res->off += chunk;
-	res->sent = RTE_MAX(res->sent, res->off);
+	*off += chunk;
+	res->sent = RTE_MAX(res->sent, *off);
 	return 1;
 }
 
@@ -543,11 +545,11 @@ send_next_response(struct rnic_pipeline *p, struct rnic_qp *qp)
 		d.atomic_ack_orig = res->orig;
 		reply(p, qp, RNIC_OP_ATOMIC_ACKNOWLEDGE, res->psn, RNIC_AETH_ACK, res->msn, &d);
 		RNIC_STATS(p, RESPONDER)->resent_responses += res->answered;
-	} else if (!send_read_response(p, qp, res)) {
+	} else if (!send_read_response(p, qp, res, res->hole_off < res->hole_end ? &res->hole_off : &res->off)) {
 		return 0;
 	}
 	/* Done with it, unless the QP failed meanwhile (nothing is queued then). */
-	if (res->queued && (res->atomic || res->off >= res->len)) {
+	if (res->queued && (res->atomic || (res->off >= res->len && res->hole_off >= res->hole_end))) {
 		res->queued = 0;
 		res->answered = 1;
 		r->rd_head++;
@@ -627,25 +629,38 @@ do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc 
 }
 
 /*
- * A duplicate READ (IBA 9.7.5.1.6): the resource its original took answers it again, from the PSN it names,
- * in place of whatever that resource still had to send; a duplicate never takes a resource of its own. One
- * no resource covers (older than those kept), or that is not the rest of its original (another key,
- * address or end), is dropped.
+ * A duplicate READ (IBA 9.7.5.1.6): the resource its original took answers it again, from the PSN it names;
+ * a duplicate never takes a resource of its own. One asking for the rest of the original replaces whatever
+ * the resource still had to send; one asking for a part that went out already (responses lost, later ones
+ * arrived) gets that part first, and the resource goes on where it was. One no resource covers (older than
+ * those kept), or that is not a part of its original (another key, another address for its PSN, past its
+ * end), is dropped.
  */
 static void
 replay_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *req)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_resp_ctx *r = &q->resp;
-	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), i = res_find(r, req->psn, pmtu), off;
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), i = res_find(r, req->psn, pmtu), off, end;
 	struct rnic_resp_res *res = res_at(r, i);
 
 	if (i == r->rd_tail || res->atomic)
 		return;
 	off = (uint32_t)rnic_psn_diff(req->psn, res->psn) * pmtu;
-	if (req->reth.rkey != res->rkey || req->reth.va != res->va + off || req->reth.dma_len != res->len - off)
+	end = off + req->reth.dma_len;
+	if (req->reth.rkey != res->rkey || req->reth.va != res->va + off || req->reth.dma_len > res->len - off ||
+	    (end != res->len && (req->reth.dma_len == 0 || end % pmtu != 0)))
 		return;
-	res->off = off;
+	if (end == res->len) {
+		res->off = off;
+		res->hole_off = res->hole_end = 0;
+	} else if (res->hole_off < res->hole_end) {
+		res->hole_off = RTE_MIN(res->hole_off, off);
+		res->hole_end = RTE_MAX(res->hole_end, end);
+	} else {
+		res->hole_off = off;
+		res->hole_end = end;
+	}
 	covered_by_response(r, req->psn);
 	res_requeue(r, i);
 	queue_responses(p, q);

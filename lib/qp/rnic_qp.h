@@ -79,7 +79,9 @@ struct rnic_inflight {
 	uint8_t answered;		/* READ/atomic: the response has arrived */
 	uint8_t status;			/* a WQE rejected before it started: its error, completed in turn */
 	uint8_t sent_once;		/* READ/atomic: its request has been sent (resends are not timed) */
-	uint32_t gap_at;		/* READ: 1 + the bytes received when a response gap was last seen */
+	uint8_t asked;			/* READ/atomic: asked again for what is missing at received */
+	uint32_t ahead;			/* READ: responses placed past a missing one: bit i is the response
+					 * at received + (i + 1) x PMTU */
 };
 
 /* Requester fields of the QP context (seed §5: WQE scheduler, transmit control, receive control). */
@@ -146,6 +148,8 @@ struct rnic_resp_res {
 	uint32_t len;			/* READ: the request's DMA length */
 	uint32_t off;			/* READ: offset of the next response to send */
 	uint32_t sent;			/* READ: offset up to which responses went out (a duplicate's are resent) */
+	uint32_t hole_off;		/* READ: a part asked again (responses lost), sent before going on at */
+	uint32_t hole_end;		/* off: [hole_off, hole_end) */
 	uint32_t psn;			/* the request's (first) PSN */
 	uint32_t msn;			/* the MSN as of this request: its responses carry it (IBA 9.7.5.1.2) */
 	uint8_t atomic;
