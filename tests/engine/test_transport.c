@@ -878,6 +878,37 @@ test_loss_probe(void **state)
 	done(qp);
 }
 
+/*
+ * The early probe: with a 67 ms loss timer (timeout 14, what rnic-perf and perftest use), a QP that hears
+ * nothing sends the packet at UPSN again after a few round trips of the path or a 64th of the timer, not
+ * after the timer (a lost ACK or NAK stalled a QP for the whole 67 ms), and spends no retry; the probe's
+ * answer makes progress.
+ */
+static void
+test_early_probe(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 14, 7);
+	const uint32_t psn[3] = { 10, 11, 12 };
+	struct frame f[MAX_FRAMES];
+	struct rnic_qp_counters c;
+	uint64_t sent_at, seen_at;
+
+	(void)state;
+	post_sends(qp, 3);
+	expect_frames(3, psn, NULL);
+	sent_at = rte_get_tsc_cycles();
+	assert_int_equal(wait_frames(f, &seen_at), 1);
+	assert_int_equal(f[0].psn, 10);
+	assert_true(seen_at - sent_at < rte_get_tsc_hz() / 1000 * 30);
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.timeouts, 0);
+	assert_int_equal(rnic_qp_priv(qp)->req.retry_left, 7);
+	assert_true(test_counter(ctx, "probes") > 0);
+	peer_ack(qp, 12, RNIC_AETH_ACK);
+	expect_ok(3, 0);
+	done(qp);
+}
+
 /* Tests 31-32: READ responses scattered over the WQE's entries: one 8 KB entry filled by two 4 KB responses
  * (4 KB MTU), and 1 KB responses spanning entries of 1000 and 2000 bytes. */
 static void
@@ -1338,6 +1369,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_nak_partly_sent),
 		cmocka_unit_test(test_window_and_ack_requests),
 		cmocka_unit_test(test_loss_probe),
+		cmocka_unit_test(test_early_probe),
 		cmocka_unit_test(test_responder_acks_unasked),
 	};
 
