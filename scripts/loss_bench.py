@@ -57,6 +57,7 @@ def run(args, op, loss):
     cmd += args.engine + ["--", "-l", "0,1", "--no-huge", "-m", "1024", "--no-pci", "--file-prefix", prefix,
                           "--log-level=error"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = last = None
     try:
         sock = telemetry_socket(prefix, time.time() + 20)
         time.sleep(1.0)
@@ -64,12 +65,12 @@ def run(args, op, loss):
         time.sleep(args.seconds - 1.5)
         last = counters(sock)
         sock.close()
-        out, err = proc.communicate(timeout=60)
+    except (OSError, ValueError, KeyError):
+        pass  # the run ended early: its exit status says why
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)}: exit {proc.returncode}: {err.strip()}")
+        out, err = proc.communicate(timeout=60)
+    if proc.returncode != 0 or last is None:
+        return {"op": op, "loss": loss, "failed": err.strip().splitlines()[:1]}
     result = json.loads(out.splitlines()[-1])
     delta = {k: last[k] - first[k] for k in last}
     lost = delta["tx_packets"] - delta["rx_packets"]
@@ -101,11 +102,15 @@ def main():
         for _ in range(args.runs):
             clean.append(run(args, op, 0.0))
             lossy.append(run(args, op, args.loss))
+        print(json.dumps({"lossless": clean, "lossy": lossy}), file=sys.stderr)
+        failed = [r for r in clean + lossy if "failed" in r]
+        if failed:
+            print(f"{op:6} failed: {failed[0]['failed']}")
+            continue
         mid = sorted(lossy, key=lambda r: r["MBps"])[len(lossy) // 2]
         base = statistics.median(r["MBps"] for r in clean)
         print(f"{op:6} {base:13.1f} {mid['MBps']:10.1f} {mid['MBps'] / base:6.2f} {mid['lost']:7d} "
               f"{mid['resent']:8d} {mid['resent_per_lost']:11.2f} {mid['timeouts']:8d}")
-        print(json.dumps({"lossless": clean, "lossy": lossy}), file=sys.stderr)
 
 
 if __name__ == "__main__":

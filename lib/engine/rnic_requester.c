@@ -333,7 +333,10 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 			break;
 		/* A READ or atomic counts against max_rd_atomic until it retires: the responder keeps that
 		 * many resources, and a duplicate of any not retired must still find its own. */
-		r->rd_atomic -= needs_answer;
+		if (needs_answer) {
+			r->rd_atomic--;
+			r->rd_psns -= rnic_wqe_span(e, rnic_mtu_bytes(q->attr.path_mtu));
+		}
 		if (e->signaled) {
 			done[nb_done++] = (struct rnic_cqe_desc){
 				.qpn = qp->qp_num, .wqe_counter = (uint16_t)e->index, .is_send = 1,
@@ -637,8 +640,11 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		if (rnic_send_control(p, &p->req_tx, &d) != 0)
 			return 0;
 		q->counters.packets_sent++;
-		if (rnic_latency_on && !e->sent_once)
-			requester_busy(p, r);
+		if (!e->sent_once) {
+			r->rd_psns += span;	/* the whole READ: nothing of it was asked for before */
+			if (rnic_latency_on)
+				requester_busy(p, r);
+		}
 		if (rnic_psn_diff(r->npsn, r->sent_psn) <= 0)
 			RNIC_STATS(p, REQUESTER)->resent_requests++;
 		e->sent_once = 1;
@@ -964,10 +970,10 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 			if (rnic_tx_room(&p->req_tx) == 0)
 				break;	/* the port is full: come back to this QP on the next round */
 		}
-		/* The outstanding window of RC: PSNs sent and not acknowledged (UC and UD get no ACKs); after a
-		 * loss timeout, the one packet of the probe. */
+		/* The outstanding window of RC: PSNs sent and not acknowledged, but for READ responses' (UC and
+		 * UD get no ACKs); after a loss timeout, the one packet of the probe. */
 		if (qp->qp_type == RNIC_QPT_RC &&
-		    ((uint32_t)rnic_psn_diff(r->npsn, r->una) >= r->window || r->probing == 2)) {
+		    (rnic_psn_diff(r->npsn, r->una) - (int32_t)r->rd_psns >= (int32_t)r->window || r->probing == 2)) {
 			r->blocked = 1;
 			*idle = 1;
 			break;

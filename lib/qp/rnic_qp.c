@@ -739,7 +739,7 @@ req_window(struct rnic_qp_priv *qp, uint32_t window)
 	uint32_t psns = window >> (7 + qp->attr.path_mtu);	/* path MTU = 128 << path_mtu */
 
 	qp->req.window = RTE_MIN(RTE_MAX(psns, 1u), RNIC_MAX_WINDOW_PSNS);
-	qp->req.ack_every = (uint16_t)RTE_MIN(RTE_MAX(qp->req.window / 4, 1u), RNIC_ACK_EVERY);
+	qp->req.ack_every = (uint8_t)RTE_MIN(RTE_MAX(qp->req.window / 4, 1u), RNIC_ACK_EVERY);
 }
 
 int

@@ -60,7 +60,7 @@ void rnic_wq_bind(struct rnic_wq *wq, uint8_t *base, size_t buf, size_t wrid, si
  * packets at most (as Linux rxe), so ACKs keep coming within a long message. The responder ACKs at least every
  * RNIC_ACK_EVERY requests even when none asks.
  */
-#define RNIC_DEFAULT_WINDOW (256u << 10)
+#define RNIC_DEFAULT_WINDOW (32u << 10)
 #define RNIC_MIN_WINDOW 4096u
 #define RNIC_MAX_WINDOW (64u << 20)
 #define RNIC_MAX_WINDOW_PSNS (1u << 22)
@@ -107,13 +107,15 @@ struct rnic_req_ctx {
 	uint8_t probing;		/* after a loss timeout: 1 = one packet may go (with AckReq), 2 = it
 					 * went: nothing more until a response makes progress */
 	uint8_t probes;			/* early probes sent since the last progress (each waits twice longer) */
-	uint32_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
+	uint16_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
+	uint32_t rd_psns;		/* the PSNs their responses take: not counted against the window
+					 * (their data does not go back N; max_rd_atomic bounds them) */
 	uint32_t una;			/* oldest PSN not acknowledged */
 	uint32_t acked;			/* the newest PSN an ACK or response acknowledged (una stops at a READ
 					 * or atomic still waiting for its data: una moves up to it then) */
 	uint32_t window;		/* PSNs that may be sent and not acknowledged (--window over the PMTU) */
-	uint16_t ack_every;		/* an AckReq at least every this many packets */
-	uint16_t noack;			/* packets sent since the last AckReq */
+	uint8_t ack_every;		/* an AckReq at least every this many packets */
+	uint8_t noack;			/* packets sent since the last AckReq */
 	uint8_t dmac[6];
 	uint8_t dmac_known;
 	uint32_t rtx_head;		/* kept frames (rnic_pipeline.h: the retransmit buffer), oldest PSN first */

@@ -842,6 +842,17 @@ test_window_and_ack_requests(void **state)
 	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
 	assert_int_equal(c.timeouts + c.retransmits, 0);
 	done(qp);
+
+	/* READs' responses do not count against the window (max_rd_atomic bounds them): three 8-response
+	 * READs go out at once, and a WRITE behind them too. */
+	qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	for (int i = 0; i < 3; i++)
+		post(qp, RNIC_WR_RDMA_READ, (uint64_t)i, 8192u * (uint32_t)i, 8192);
+	post(qp, RNIC_WR_RDMA_WRITE, 3, 32768, 2048);
+	expect_frames(5, (const uint32_t[]){ 10, 18, 26, 34, 35 }, (const uint8_t[]){ RNIC_OP_RDMA_READ_REQUEST,
+		      RNIC_OP_RDMA_READ_REQUEST, RNIC_OP_RDMA_READ_REQUEST, RNIC_OP_RDMA_WRITE_FIRST,
+		      RNIC_OP_RDMA_WRITE_LAST });
+	done(qp);
 }
 
 /*
