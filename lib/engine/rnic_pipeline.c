@@ -80,6 +80,7 @@ rnic_pipeline_release_qp(struct rnic_qp *qp)
 	if (dev->nb_shards == 0 || head == 0)
 		return;
 	r->rtx_head = r->rtx_tail = r->rtx_next = 0;
+	r->rtx_bytes = 0;
 	if (rte_ring_mp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->rtx_reclaim, &head, sizeof(head)) != 0)
 		RNIC_LOG(ERR, "QP %u: reclaim ring full: its kept frames are lost to the pool", qp->qp_num);
 }

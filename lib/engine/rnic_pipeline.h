@@ -67,6 +67,7 @@ struct rnic_rtx_elem {
 	struct rte_mbuf *m;
 	uint32_t psn;
 	uint32_t next;
+	uint32_t len;			/* the frame's, as sent (the receiver of a loopback frame may trim it) */
 };
 
 /* Frames waiting to go out on one TX queue of the port; what the port does not take now stays here. It

@@ -150,7 +150,8 @@ rtx_keep(struct rnic_pipeline *p, struct rnic_req_ctx *r, struct rte_mbuf *m, ui
 	e = &p->rtx[i];
 	p->rtx_free = e->next;
 	rte_mbuf_refcnt_update(m, 1);
-	*e = (struct rnic_rtx_elem){ .m = m, .psn = psn, .next = 0 };
+	*e = (struct rnic_rtx_elem){ .m = m, .psn = psn, .next = 0, .len = m->pkt_len };
+	r->rtx_bytes += e->len;
 	if (r->rtx_tail != 0)
 		p->rtx[r->rtx_tail].next = i;
 	else
@@ -180,6 +181,7 @@ rtx_release(struct rnic_pipeline *p, struct rnic_req_ctx *r)
 				r->rtx_next = e->next;
 			run[n] = e->m;
 			rte_prefetch0_write(run[n++]);
+			r->rtx_bytes -= e->len;
 			e->m = NULL;
 			e->next = p->rtx_free;
 			p->rtx_free = i;
@@ -237,6 +239,7 @@ flush_send_queue(struct rnic_pipeline *p, struct rnic_qp *qp)
 
 	rnic_rtx_free_list(p, r->rtx_head);
 	r->rtx_head = r->rtx_tail = r->rtx_next = 0;
+	r->rtx_bytes = 0;
 	r->infl_head = r->cur = r->infl_tail;
 	r->cur_off = 0;
 	r->halted = 0;
@@ -333,10 +336,7 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 			break;
 		/* A READ or atomic counts against max_rd_atomic until it retires: the responder keeps that
 		 * many resources, and a duplicate of any not retired must still find its own. */
-		if (needs_answer) {
-			r->rd_atomic--;
-			r->rd_psns -= rnic_wqe_span(e, rnic_mtu_bytes(q->attr.path_mtu));
-		}
+		r->rd_atomic -= needs_answer;
 		if (e->signaled) {
 			done[nb_done++] = (struct rnic_cqe_desc){
 				.qpn = qp->qp_num, .wqe_counter = (uint16_t)e->index, .is_send = 1,
@@ -640,11 +640,8 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		if (rnic_send_control(p, &p->req_tx, &d) != 0)
 			return 0;
 		q->counters.packets_sent++;
-		if (!e->sent_once) {
-			r->rd_psns += span;	/* the whole READ: nothing of it was asked for before */
-			if (rnic_latency_on)
-				requester_busy(p, r);
-		}
+		if (rnic_latency_on && !e->sent_once)
+			requester_busy(p, r);
 		if (rnic_psn_diff(r->npsn, r->sent_psn) <= 0)
 			RNIC_STATS(p, REQUESTER)->resent_requests++;
 		e->sent_once = 1;
@@ -920,6 +917,21 @@ rnic_requester_timers(struct rnic_pipeline *p)
 }
 
 /*
+ * Whether the QP has a window's worth of SEND/WRITE bytes sent and not acknowledged (rnic_qp.h): the frames
+ * kept for resending, and the PSNs from UPSN to NPSN counted as full packets, both past the window (the
+ * kept frames leave out READ responses; the PSNs leave out what a go-back-N sends again), or 2^22 PSNs.
+ */
+static int
+window_full(const struct rnic_qp_priv *q)
+{
+	const struct rnic_req_ctx *r = &q->req;
+	uint32_t psns = (uint32_t)rnic_psn_diff(r->npsn, r->una);
+
+	return (r->rtx_bytes >= r->window && ((uint64_t)psns << (7 + q->attr.path_mtu)) >= r->window) ||
+	       psns >= RNIC_MAX_WINDOW_PSNS;
+}
+
+/*
  * After a full quantum: whether the QP has more to send, the SQ head read again if need be (its line is still
  * at hand from this visit), so that a QP whose posts were all sent goes idle now rather than after one more
  * visit, which with thousands of QPs would bring its context and host-interface lines back for nothing.
@@ -970,10 +982,9 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 			if (rnic_tx_room(&p->req_tx) == 0)
 				break;	/* the port is full: come back to this QP on the next round */
 		}
-		/* The outstanding window of RC: PSNs sent and not acknowledged, but for READ responses' (UC and
-		 * UD get no ACKs); after a loss timeout, the one packet of the probe. */
-		if (qp->qp_type == RNIC_QPT_RC &&
-		    (rnic_psn_diff(r->npsn, r->una) - (int32_t)r->rd_psns >= (int32_t)r->window || r->probing == 2)) {
+		/* The outstanding window of RC (UC and UD get no ACKs); after a loss timeout, the one packet of
+		 * the probe. */
+		if (qp->qp_type == RNIC_QPT_RC && (window_full(rnic_qp_priv(qp)) || r->probing == 2)) {
 			r->blocked = 1;
 			*idle = 1;
 			break;

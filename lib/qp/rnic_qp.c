@@ -731,15 +731,15 @@ resp_res_resize(struct rnic_qp_priv *qp, uint8_t max_dest_rd_atomic)
 	return 0;
 }
 
-/* The requester's PSN window (window bytes over the path MTU) and how often it asks for an ACK: a quarter
- * window, RNIC_ACK_EVERY packets at most (rnic_qp.h). */
+/* The requester's window (rnic_qp.h) and how often it asks for an ACK: every quarter window of full packets,
+ * RNIC_ACK_EVERY packets at most. */
 static void
 req_window(struct rnic_qp_priv *qp, uint32_t window)
 {
-	uint32_t psns = window >> (7 + qp->attr.path_mtu);	/* path MTU = 128 << path_mtu */
+	uint32_t packets = window >> (7 + qp->attr.path_mtu);	/* path MTU = 128 << path_mtu */
 
-	qp->req.window = RTE_MIN(RTE_MAX(psns, 1u), RNIC_MAX_WINDOW_PSNS);
-	qp->req.ack_every = (uint8_t)RTE_MIN(RTE_MAX(qp->req.window / 4, 1u), RNIC_ACK_EVERY);
+	qp->req.window = window;
+	qp->req.ack_every = (uint8_t)RTE_MIN(RTE_MAX(packets / 4, 1u), RNIC_ACK_EVERY);
 }
 
 int

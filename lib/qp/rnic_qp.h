@@ -54,10 +54,11 @@ void rnic_wq_bind(struct rnic_wq *wq, uint8_t *base, size_t buf, size_t wrid, si
 #define RNIC_MAX_INFLIGHT 256		/* send WQEs started and not yet completed, per QP, at most */
 
 /*
- * The acknowledgement policy of RC (doc/engine.md): a QP may have --window bytes sent and not acknowledged
- * (its PSN window: the window over the path MTU, at most 2^22 PSNs, half of what IBA's 24-bit PSNs allow),
- * and asks for an ACK (AckReq) on a message's last packet and at least every quarter window, RNIC_ACK_EVERY
- * packets at most (as Linux rxe), so ACKs keep coming within a long message. The responder ACKs at least every
+ * The acknowledgement policy of RC (doc/engine.md): a QP may have --window bytes of SEND/WRITE frames sent
+ * and not acknowledged (READ responses do not count: their data never goes back N, and max_rd_atomic bounds
+ * them), and at most 2^22 PSNs (half of what IBA's 24-bit PSNs allow); it asks for an ACK (AckReq) on a
+ * message's last packet and at least every quarter window of full packets, RNIC_ACK_EVERY packets at most
+ * (as Linux rxe), so ACKs keep coming within a long message. The responder ACKs at least every
  * RNIC_ACK_EVERY requests even when none asks.
  */
 #define RNIC_DEFAULT_WINDOW (32u << 10)
@@ -107,13 +108,12 @@ struct rnic_req_ctx {
 	uint8_t probing;		/* after a loss timeout: 1 = one packet may go (with AckReq), 2 = it
 					 * went: nothing more until a response makes progress */
 	uint8_t probes;			/* early probes sent since the last progress (each waits twice longer) */
-	uint16_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
-	uint32_t rd_psns;		/* the PSNs their responses take: not counted against the window
-					 * (their data does not go back N; max_rd_atomic bounds them) */
 	uint32_t una;			/* oldest PSN not acknowledged */
 	uint32_t acked;			/* the newest PSN an ACK or response acknowledged (una stops at a READ
 					 * or atomic still waiting for its data: una moves up to it then) */
-	uint32_t window;		/* PSNs that may be sent and not acknowledged (--window over the PMTU) */
+	uint32_t window;		/* bytes of SEND/WRITE frames that may be sent and not acknowledged */
+	uint32_t rtx_bytes;		/* bytes of the frames kept for resending: sent, not acknowledged */
+	uint16_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
 	uint8_t ack_every;		/* an AckReq at least every this many packets */
 	uint8_t noack;			/* packets sent since the last AckReq */
 	uint8_t dmac[6];
