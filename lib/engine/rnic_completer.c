@@ -276,6 +276,7 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	ack_upto(p, qp, rnic_psn_add(e->first_psn, 0xffffff));
 	if (e->received == e->length) {
 		e->answered = 1;
+		rnic_requester_read_answered(r, e, pmtu);
 		got_answer(p, qp, e);
 	} else if (e->ahead != 0 && e->sent) {
 		rnic_requester_reask(p, qp, e);		/* the next part missing */

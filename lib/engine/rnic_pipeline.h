@@ -364,6 +364,9 @@ int rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t 
  * without going back over the WQEs after it (completer, on the requester's lcore): once per gap. */
 void rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e);
 
+/* READ e has all its responses: its PSNs leave the READ window, which grows (completer). */
+void rnic_requester_read_answered(struct rnic_req_ctx *r, const struct rnic_inflight *e, uint32_t pmtu);
+
 /* An ACK covered PSNs past where go-back-N resends from (they went out before it): the responder has
  * them, so the requester resumes after them. */
 void rnic_requester_skip_acked(struct rnic_pipeline *p, struct rnic_qp *qp);

@@ -353,6 +353,58 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 	rnic_cq_push_burst(qp->send_cq, done, nb_done);
 }
 
+/* ------------------------------------------------------------------------------------------------------ */
+/* The READ window (rnic_qp.h)                                                                              */
+
+/* The PSNs a message of length bytes takes (a READ's: its responses). */
+static uint32_t
+msg_span(uint64_t length, uint32_t pmtu)
+{
+	return (uint32_t)RTE_MAX((length + pmtu - 1) / pmtu, 1u);
+}
+
+/* Whether a READ taking span PSNs must wait: READs outstanding, and no room for it in the READ window. */
+static int
+read_window_full(const struct rnic_req_ctx *r, uint32_t span)
+{
+	return r->rd_psns != 0 && (uint64_t)r->rd_psns + span > r->rd_window;
+}
+
+/*
+ * READ e asks again for responses lost (or so late that the QP gave up waiting): its responder sends faster
+ * than the path takes them (a rate limit's queue, a switch buffer, where loss comes in bursts) or the path
+ * loses frames. The READ window halves, down from what was outstanding (a window never filled says
+ * nothing), once per round trip: the READs that went out before the last cut lost their responses to the
+ * same overflow. Without it, a requester's 16 outstanding 64 KB READs on each QP (max_rd_atomic) overrun a
+ * 64-frame queue every round, the responses asked again overrun it as well, and the QP ends with the retry
+ * budget spent (IBA leaves the rate of READ responses to the requester: it asks for them).
+ */
+static void
+read_window_cut(struct rnic_req_ctx *r, const struct rnic_inflight *e)
+{
+	if (rnic_psn_diff(e->first_psn, r->rd_cut) < 0)
+		return;
+	r->rd_window = RTE_MAX(RTE_MIN(r->rd_window, r->rd_psns) / 2, 1u);
+	r->rd_grow = 0;
+	r->rd_cut = rnic_psn_add(r->sent_psn, 1);
+}
+
+void
+rnic_requester_read_answered(struct rnic_req_ctx *r, const struct rnic_inflight *e, uint32_t pmtu)
+{
+	uint32_t span = rnic_wqe_span(e, pmtu);
+
+	r->rd_psns -= span;
+	/* One PSN more per window answered (additive increase); cuts compare PSNs within reach. */
+	r->rd_grow += span;
+	while (r->rd_grow >= r->rd_window && r->rd_window < RNIC_MAX_READ_WINDOW) {
+		r->rd_grow -= r->rd_window;
+		r->rd_window++;
+	}
+	if (rnic_psn_diff(r->una, r->rd_cut) > 0)
+		r->rd_cut = r->una;
+}
+
 /* Start the next WQE of the SQ: parse and check it, take its PSNs. 1 if one was started. */
 static int
 start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
@@ -387,6 +439,8 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	if ((w->fence && r->rd_atomic != 0) || (reads && r->rd_atomic >= RTE_MAX(q->attr.max_rd_atomic, (uint8_t)1)))
 		return 0;
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
+	if (w->opcode == RNIC_WQE_OP_RDMA_READ && read_window_full(r, msg_span(w->length, pmtu)))
+		return 0;
 	if (qp->qp_type == RNIC_QPT_UD && w->length > pmtu) {
 		reject_wqe(p, qp, index, w->opcode, RNIC_WC_LOC_LEN_ERR);
 		return 0;
@@ -414,6 +468,8 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	r->blocked = 0;
 	if (reads)
 		r->rd_atomic++;
+	if (w->opcode == RNIC_WQE_OP_RDMA_READ)
+		r->rd_psns += msg_span(e->length, pmtu);
 	return 1;
 }
 
@@ -564,6 +620,10 @@ rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_in
 
 	if (e->asked)
 		return;		/* asked already for what is missing there */
+	if (e->opcode == RNIC_WQE_OP_RDMA_READ)
+		read_window_cut(&q->req, e);
+	if (p->rtt_slot == q->slot)
+		p->rtt_tsc = 0;		/* its answer would time the loss too */
 	rnic_tx_flush(&p->req_tx);
 	if (rnic_tx_room(&p->req_tx) == 0 ||
 	    rnic_send_wqe_parse(rnic_wq_slot(&q->sq, e->index), 0, 0, &w) != 0)
@@ -642,6 +702,11 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		q->counters.packets_sent++;
 		if (rnic_latency_on && !e->sent_once)
 			requester_busy(p, r);
+		/* A READ's round trip includes sending the responses before its own and its own: what a QP
+		 * waiting for them must allow before it probes (a 64-frame queue in front of a 2 Gbit/s link
+		 * holds 1 ms of responses). */
+		if (!e->sent_once)
+			rtt_start(p, q, r->npsn);
 		if (rnic_psn_diff(r->npsn, r->sent_psn) <= 0)
 			RNIC_STATS(p, REQUESTER)->resent_requests++;
 		e->sent_once = 1;
@@ -783,9 +848,7 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 uint32_t
 rnic_wqe_span(const struct rnic_inflight *e, uint32_t pmtu)
 {
-	if (rnic_wqe_op_is_atomic(e->opcode))
-		return 1;
-	return RTE_MAX((e->length + pmtu - 1) / pmtu, 1u);
+	return rnic_wqe_op_is_atomic(e->opcode) ? 1 : msg_span(e->length, pmtu);
 }
 
 void
@@ -918,17 +981,21 @@ rnic_requester_timers(struct rnic_pipeline *p)
 
 /*
  * Whether the QP has a window's worth of SEND/WRITE bytes sent and not acknowledged (rnic_qp.h): the frames
- * kept for resending, and the PSNs from UPSN to NPSN counted as full packets, both past the window (the
- * kept frames leave out READ responses; the PSNs leave out what a go-back-N sends again), or 2^22 PSNs.
+ * kept for resending, and the PSNs from UPSN to NPSN but READ responses' counted as full packets, both past
+ * the window (the kept frames are bytes on the wire, small messages' too; the PSNs leave out what a
+ * go-back-N sends again); or those PSNs past window / 64, for frames the retransmit buffer had no room to
+ * keep.
  */
 static int
 window_full(const struct rnic_qp_priv *q)
 {
 	const struct rnic_req_ctx *r = &q->req;
-	uint32_t psns = (uint32_t)rnic_psn_diff(r->npsn, r->una);
+	int64_t psns = (int64_t)rnic_psn_diff(r->npsn, r->una) - r->rd_psns;
 
+	if (psns <= 0)
+		return 0;
 	return (r->rtx_bytes >= r->window && ((uint64_t)psns << (7 + q->attr.path_mtu)) >= r->window) ||
-	       psns >= RNIC_MAX_WINDOW_PSNS;
+	       (uint64_t)psns >= r->window >> 6;
 }
 
 /*

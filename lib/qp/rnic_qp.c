@@ -731,7 +731,7 @@ resp_res_resize(struct rnic_qp_priv *qp, uint8_t max_dest_rd_atomic)
 	return 0;
 }
 
-/* The requester's window (rnic_qp.h) and how often it asks for an ACK: every quarter window of full packets,
+/* The requester's windows (rnic_qp.h) and how often it asks for an ACK: every quarter window of full packets,
  * RNIC_ACK_EVERY packets at most. */
 static void
 req_window(struct rnic_qp_priv *qp, uint32_t window)
@@ -740,6 +740,8 @@ req_window(struct rnic_qp_priv *qp, uint32_t window)
 
 	qp->req.window = window;
 	qp->req.ack_every = (uint8_t)RTE_MIN(RTE_MAX(packets / 4, 1u), RNIC_ACK_EVERY);
+	qp->req.rd_window = RNIC_MAX_READ_WINDOW;
+	qp->req.rd_cut = qp->req.npsn;
 }
 
 int

@@ -55,17 +55,18 @@ void rnic_wq_bind(struct rnic_wq *wq, uint8_t *base, size_t buf, size_t wrid, si
 
 /*
  * The acknowledgement policy of RC (doc/engine.md): a QP may have --window bytes of SEND/WRITE frames sent
- * and not acknowledged (READ responses do not count: their data never goes back N, and max_rd_atomic bounds
- * them), and at most 2^22 PSNs (half of what IBA's 24-bit PSNs allow); it asks for an ACK (AckReq) on a
- * message's last packet and at least every quarter window of full packets, RNIC_ACK_EVERY packets at most
- * (as Linux rxe), so ACKs keep coming within a long message. The responder ACKs at least every
- * RNIC_ACK_EVERY requests even when none asks.
+ * and not acknowledged, and their PSNs at most window / 64 (READ responses do not count: their data never
+ * goes back N); it asks for an ACK (AckReq) on a message's last packet and at least every quarter window of
+ * full packets, RNIC_ACK_EVERY packets at most (as Linux rxe), so ACKs keep coming within a long message.
+ * The responder ACKs at least every RNIC_ACK_EVERY requests even when none asks. READ responses have a
+ * window of their own, in PSNs: from RNIC_MAX_READ_WINDOW (max_rd_atomic bounds them), halved when a READ
+ * asks again for lost responses (once per round trip), one PSN more per window answered.
  */
 #define RNIC_DEFAULT_WINDOW (32u << 10)
 #define RNIC_MIN_WINDOW 4096u
 #define RNIC_MAX_WINDOW (64u << 20)
-#define RNIC_MAX_WINDOW_PSNS (1u << 22)
 #define RNIC_ACK_EVERY 64u
+#define RNIC_MAX_READ_WINDOW (1u << 22)	/* PSNs: half of what IBA's 24-bit PSNs allow */
 
 /* A send WQE the requester has started and not completed (the seed's WQE indicator table entry). */
 struct rnic_inflight {
@@ -114,6 +115,10 @@ struct rnic_req_ctx {
 	uint32_t window;		/* bytes of SEND/WRITE frames that may be sent and not acknowledged */
 	uint32_t rtx_bytes;		/* bytes of the frames kept for resending: sent, not acknowledged */
 	uint16_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
+	uint32_t rd_psns;		/* PSNs of the responses of READs started and not yet answered */
+	uint32_t rd_window;		/* ... at most this many (but one READ may always go) */
+	uint32_t rd_grow;		/* PSNs answered since the READ window last grew */
+	uint32_t rd_cut;		/* the READ window halved when READs from this PSN on went out */
 	uint8_t ack_every;		/* an AckReq at least every this many packets */
 	uint8_t noack;			/* packets sent since the last AckReq */
 	uint8_t dmac[6];

@@ -790,6 +790,68 @@ test_read_depth_until_retired(void **state)
 	done(qp);
 }
 
+/* The four responses (First, Middle, Middle, Last) to a 4 KB READ at PMTU 1024, from psn on, but the one at
+ * skip (none: -1). */
+static void
+peer_answer_read4k(struct rnic_qp *qp, uint32_t psn, int skip)
+{
+	static const uint8_t op[4] = { RNIC_OP_RDMA_READ_RESPONSE_FIRST, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE,
+				       RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, RNIC_OP_RDMA_READ_RESPONSE_LAST };
+
+	for (int i = 0; i < 4; i++)
+		if (i != skip)
+			peer_read_response(qp, op[i], psn + (uint32_t)i, 'r', 1024);
+}
+
+/*
+ * The READ window: 4 KB READs (4 responses each) go out as posted until a READ asks again for a lost
+ * response; then the window is half the 32 PSNs outstanding, 16, and one PSN more per window answered: the
+ * next READ goes only when its 4 PSNs fit (after the fifth READ is answered: 12 outstanding, window 17). A
+ * loss in a READ sent before the cut is of the same overflow and cuts nothing more (window 17: 12 + 4 fit,
+ * window 8 would hold the next one back). Without it the responses of every posted READ (max_rd_atomic)
+ * came at once, overran a rate limit's queue, and so did the responses asked again: a storm.
+ */
+static void
+test_read_window(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	struct frame f[MAX_FRAMES];
+
+	(void)state;
+	for (int i = 0; i < 8; i++)
+		post(qp, RNIC_WR_RDMA_READ, (uint64_t)i, 4096u * (uint32_t)i, 4096);	/* PSNs 10 + 4i */
+	assert_int_equal(peer_take(f, MAX_FRAMES), 8);
+	peer_answer_read4k(qp, 10, 1);				/* 11 lost: 10 placed, 12-13 ahead */
+	expect_frames(1, (const uint32_t[]){ 11 }, NULL);	/* the lost one asked again */
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 11, 'r', 1024);
+	expect_ok(1, 0);
+	for (int i = 8; i < 12; i++)
+		post(qp, RNIC_WR_RDMA_READ, (uint64_t)i, 4096u * (uint32_t)(i - 8), 4096);
+	for (int i = 1; i < 4; i++) {
+		peer_answer_read4k(qp, 10 + 4u * (uint32_t)i, -1);
+		expect_ok(1, (uint64_t)i);
+		expect_frames(0, NULL, NULL);			/* 28, 24, 20, 16 outstanding > 16 - 4 */
+	}
+	peer_answer_read4k(qp, 26, -1);
+	expect_ok(1, 4);
+	expect_frames(1, (const uint32_t[]){ 42 }, NULL);	/* 12 + 4 <= 17 */
+	peer_answer_read4k(qp, 30, 2);				/* READ 5 sent before the cut: 32 lost */
+	expect_frames(1, (const uint32_t[]){ 32 }, NULL);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 32, 'r', 1024);
+	expect_ok(1, 5);
+	expect_frames(1, (const uint32_t[]){ 46 }, NULL);	/* 8 + 4 <= 17 */
+	for (int i = 6; i < 8; i++) {
+		peer_answer_read4k(qp, 10 + 4u * (uint32_t)i, -1);
+		expect_ok(1, (uint64_t)i);
+	}
+	expect_frames(2, (const uint32_t[]){ 50, 54 }, NULL);
+	for (int i = 8; i < 12; i++) {
+		peer_answer_read4k(qp, 42 + 4u * (uint32_t)(i - 8), -1);
+		expect_ok(1, (uint64_t)i);
+	}
+	done(qp);
+}
+
 /* Test 30: a READ's first response acknowledges the SEND before it, which completes at once. */
 static void
 test_read_response_acks_before(void **state)
@@ -852,6 +914,17 @@ test_window_and_ack_requests(void **state)
 	expect_frames(5, (const uint32_t[]){ 10, 18, 26, 34, 35 }, (const uint8_t[]){ RNIC_OP_RDMA_READ_REQUEST,
 		      RNIC_OP_RDMA_READ_REQUEST, RNIC_OP_RDMA_READ_REQUEST, RNIC_OP_RDMA_WRITE_FIRST,
 		      RNIC_OP_RDMA_WRITE_LAST });
+	done(qp);
+
+	/* Small messages count by their bytes: 40 SENDs of 64 B (about 5 KB of frames) go at once, not the
+	 * window's 16 full packets. */
+	qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	post_sends(qp, 40);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 40);
+	peer_ack(qp, 49, RNIC_AETH_ACK);
+	expect_ok(16, 0);
+	expect_ok(16, 16);
+	expect_ok(8, 32);
 	done(qp);
 }
 
@@ -917,6 +990,42 @@ test_early_probe(void **state)
 	assert_true(test_counter(ctx, "probes") > 0);
 	peer_ack(qp, 12, RNIC_AETH_ACK);
 	expect_ok(3, 0);
+	done(qp);
+}
+
+/*
+ * A READ's round trip times the path too: answered 0.8 ms after they went, sixteen READs make the smoothed
+ * round trip most of 0.8 ms, and a READ left unanswered is asked again after four of them, not after a 64th
+ * of the 67 ms loss timer (1 ms; READs were not timed: behind a rate limit's queue holding 1 ms of
+ * responses, every READ was asked again while its responses were on their way, and the answers overran the
+ * queue again). A READ asked again meanwhile (the test's thread held up) is let be.
+ */
+static void
+test_read_round_trip(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 14, 7);
+	struct frame f[MAX_FRAMES];
+	uint64_t sent_at, seen_at;
+	int n;
+
+	(void)state;
+	for (uint32_t i = 0; i <= 16; i++) {
+		post(qp, RNIC_WR_RDMA_READ, i, 0, 512);
+		n = peer_take(f, MAX_FRAMES);
+		assert_true(n >= 1);
+		assert_int_equal(f[n - 1].psn, 10 + i);
+		if (i == 16)
+			break;
+		rte_delay_us_block(800);
+		peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 10 + i, 'r', 512);
+		expect_ok(1, i);
+	}
+	sent_at = rte_get_tsc_cycles();
+	assert_int_equal(wait_frames(f, &seen_at), 1);
+	assert_int_equal(f[0].psn, 26);
+	assert_true(seen_at - sent_at >= rte_get_tsc_hz() / 1000 * 2);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 26, 'r', 512);
+	expect_ok(1, 16);
 	done(qp);
 }
 
@@ -1369,6 +1478,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_second_read_answered_first),
 		cmocka_unit_test(test_second_read_partly_answered_first),
 		cmocka_unit_test(test_read_depth_until_retired),
+		cmocka_unit_test(test_read_window),
 		cmocka_unit_test(test_read_response_acks_before),
 		cmocka_unit_test(test_read_scatter),
 		cmocka_unit_test(test_bad_wqe_behind_outstanding),
@@ -1381,6 +1491,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_window_and_ack_requests),
 		cmocka_unit_test(test_loss_probe),
 		cmocka_unit_test(test_early_probe),
+		cmocka_unit_test(test_read_round_trip),
 		cmocka_unit_test(test_responder_acks_unasked),
 	};
 
