@@ -175,8 +175,8 @@ rnic_engine_usage(void *stream)
 		"  --no-latency     take no per-stage latency stamps (rnic_query_stage_latency)\n"
 		"  --idle-sleep US  a worker lcore that found no work in %u loops in a row sleeps US\n"
 		"                   microseconds (1 .. %u) per loop until work comes (default: poll)\n"
-		"  --window BYTES   bytes an RC QP may have sent and not had acknowledged (%u .. %u,\n"
-		"                   default %u): its PSN window is this over the path MTU\n"
+		"  --window BYTES   bytes of SEND/WRITE frames an RC QP may have sent and not had\n"
+		"                   acknowledged (%u .. %u, default %u)\n"
 		"  --max-qp N  --max-cq N  --max-cqe N  --max-mr N  --max-pd N\n"
 		"  --max-qp-wr N  --max-sge N  --max-inline N   device limits\n",
 		DEFAULT_MBUFS, IDLE_LOOPS_BEFORE_SLEEP, MAX_IDLE_SLEEP_US, RNIC_MIN_WINDOW, RNIC_MAX_WINDOW,

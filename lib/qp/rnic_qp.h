@@ -62,7 +62,7 @@ void rnic_wq_bind(struct rnic_wq *wq, uint8_t *base, size_t buf, size_t wrid, si
  * window of their own, in PSNs: from RNIC_MAX_READ_WINDOW (max_rd_atomic bounds them), halved when a READ
  * asks again for lost responses (once per round trip), one PSN more per window answered.
  */
-#define RNIC_DEFAULT_WINDOW (32u << 10)
+#define RNIC_DEFAULT_WINDOW (16u << 10)
 #define RNIC_MIN_WINDOW 4096u
 #define RNIC_MAX_WINDOW (64u << 20)
 #define RNIC_ACK_EVERY 64u
