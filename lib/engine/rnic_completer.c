@@ -26,6 +26,31 @@ unanswered(struct rnic_req_ctx *r)
 	return NULL;
 }
 
+/* Whether two responses in a row are missing just before READ e's response bit + 1 past received (the one at
+ * received is missing; ahead has those placed past it; 32 past it or more: the run is taken as lost). */
+static int
+run_lost(const struct rnic_inflight *e, uint32_t bit)
+{
+	return bit >= 32 || (bit >= 1 && !(e->ahead & (1u << (bit - 1))) &&
+			     (bit == 1 || !(e->ahead & (1u << (bit - 2)))));
+}
+
+/*
+ * A later request was answered while READ or atomic e waits: its answer was lost, asked for again. A READ
+ * that had some of its responses lost its last two or more in a row (the READ window's overflow: one that
+ * had none may have lost its request alone).
+ */
+static void
+answered_past(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e)
+{
+	uint32_t pmtu = rnic_mtu_bytes(rnic_qp_priv(qp)->attr.path_mtu);
+
+	if (e->opcode == RNIC_WQE_OP_RDMA_READ && !e->asked && (e->received != 0 || e->ahead != 0) &&
+	    run_lost(e, (e->length - e->received + pmtu - 1) / pmtu - 1))
+		rnic_requester_read_overflow(&rnic_qp_priv(qp)->req, e);
+	rnic_requester_reask(p, qp, e);
+}
+
 /*
  * Everything up to and including psn is acknowledged, but never past a READ or atomic still waiting for its
  * data: its responses were lost if a later ACK or response arrives (IBA 9.7.5.1.5), and it is asked again
@@ -43,7 +68,7 @@ ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 		r->acked = psn;
 	if (e != NULL && rnic_psn_diff(next, e->first_psn) > 0) {
 		if (rnic_psn_diff(psn, e->last_psn) >= 0 && e->sent)
-			rnic_requester_reask(p, qp, e);	/* answered past it: its data is lost */
+			answered_past(p, qp, e);
 		next = e->first_psn;
 	}
 
@@ -225,6 +250,8 @@ read_response_ahead(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inf
 	uint32_t bit = (off - e->received) / rnic_mtu_bytes(rnic_qp_priv(qp)->attr.path_mtu) - 1;
 
 	RNIC_STATS(p, COMPLETER)->unexpected_responses++;
+	if (!e->asked && run_lost(e, bit))
+		rnic_requester_read_overflow(&rnic_qp_priv(qp)->req, e);
 	if (bit < 32 && !(e->ahead & (1u << bit))) {
 		if (place_read_response(p, qp, e, d, off) != 0)
 			return;
@@ -270,7 +297,7 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 		e->received += RTE_MIN(pmtu, e->length - e->received);
 	}
 	e->ahead >>= 1;
-	e->asked = 0;
+	e->asked &= e->received < e->asked_end;
 	rnic_requester_progress(p, qp);
 	/* A READ response acknowledges every request before the READ (implicit ACK). */
 	ack_upto(p, qp, rnic_psn_add(e->first_psn, 0xffffff));

@@ -364,6 +364,17 @@ int rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t 
  * without going back over the WQEs after it (completer, on the requester's lcore): once per gap. */
 void rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e);
 
+/*
+ * READ e lost two responses in a row or more (completer): its responder sends faster than the path takes them
+ * (a rate limit's queue, a switch buffer, which drop runs of frames; a path that loses frames one at a time
+ * rarely loses two in a row). The READ window halves, down from what was outstanding (a window never filled
+ * says nothing), once per round trip: the READs that went out before the last cut lost theirs to the same
+ * overflow. Without it, 16 outstanding 64 KB READs on each QP (max_rd_atomic) overran a 64-frame queue
+ * every round, the responses asked again overran it as well, and QPs ended with the retry budget spent
+ * (IBA leaves the rate of READ responses to the requester: it asks for them).
+ */
+void rnic_requester_read_overflow(struct rnic_req_ctx *r, const struct rnic_inflight *e);
+
 /* READ e has all its responses: its PSNs leave the READ window, which grows (completer). */
 void rnic_requester_read_answered(struct rnic_req_ctx *r, const struct rnic_inflight *e, uint32_t pmtu);
 

@@ -370,17 +370,8 @@ read_window_full(const struct rnic_req_ctx *r, uint32_t span)
 	return r->rd_psns != 0 && (uint64_t)r->rd_psns + span > r->rd_window;
 }
 
-/*
- * READ e asks again for responses lost (or so late that the QP gave up waiting): its responder sends faster
- * than the path takes them (a rate limit's queue, a switch buffer, where loss comes in bursts) or the path
- * loses frames. The READ window halves, down from what was outstanding (a window never filled says
- * nothing), once per round trip: the READs that went out before the last cut lost their responses to the
- * same overflow. Without it, a requester's 16 outstanding 64 KB READs on each QP (max_rd_atomic) overrun a
- * 64-frame queue every round, the responses asked again overrun it as well, and the QP ends with the retry
- * budget spent (IBA leaves the rate of READ responses to the requester: it asks for them).
- */
-static void
-read_window_cut(struct rnic_req_ctx *r, const struct rnic_inflight *e)
+void
+rnic_requester_read_overflow(struct rnic_req_ctx *r, const struct rnic_inflight *e)
 {
 	if (rnic_psn_diff(e->first_psn, r->rd_cut) < 0)
 		return;
@@ -620,8 +611,6 @@ rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_in
 
 	if (e->asked)
 		return;		/* asked already for what is missing there */
-	if (e->opcode == RNIC_WQE_OP_RDMA_READ)
-		read_window_cut(&q->req, e);
 	if (p->rtt_slot == q->slot)
 		p->rtt_tsc = 0;		/* its answer would time the loss too */
 	rnic_tx_flush(&p->req_tx);
@@ -638,6 +627,7 @@ rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_in
 	if (rnic_send_control(p, &p->req_tx, &d) != 0)
 		return;
 	e->asked = 1;
+	e->asked_end = e->received + d.reth.dma_len;
 	q->counters.packets_sent++;
 	q->counters.retransmits++;
 	RNIC_STATS(p, REQUESTER)->retransmits++;

@@ -84,6 +84,8 @@ struct rnic_inflight {
 	uint8_t asked;			/* READ/atomic: asked again for what is missing at received */
 	uint32_t ahead;			/* READ: responses placed past a missing one: bit i is the response
 					 * at received + (i + 1) x PMTU */
+	uint32_t asked_end;		/* READ: where what it asked for again ends (asked stays set while
+					 * received is short of it: the hole's later responses are coming) */
 };
 
 /* Requester fields of the QP context (seed §5: WQE scheduler, transmit control, receive control). */

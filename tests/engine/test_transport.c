@@ -790,26 +790,39 @@ test_read_depth_until_retired(void **state)
 	done(qp);
 }
 
-/* The four responses (First, Middle, Middle, Last) to a 4 KB READ at PMTU 1024, from psn on, but the one at
- * skip (none: -1). */
+/* The four responses (First, Middle, Middle, Last) to a 4 KB READ at PMTU 1024, from psn on, but those at
+ * skip and skip2 (none: -1). */
 static void
-peer_answer_read4k(struct rnic_qp *qp, uint32_t psn, int skip)
+peer_answer_read4k(struct rnic_qp *qp, uint32_t psn, int skip, int skip2)
 {
 	static const uint8_t op[4] = { RNIC_OP_RDMA_READ_RESPONSE_FIRST, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE,
 				       RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, RNIC_OP_RDMA_READ_RESPONSE_LAST };
 
 	for (int i = 0; i < 4; i++)
-		if (i != skip)
+		if (i != skip && i != skip2)
 			peer_read_response(qp, op[i], psn + (uint32_t)i, 'r', 1024);
 }
 
+/* Answer READ psn (4 KB: 4 responses) but for responses skip and skip2 (none: -1), which it then asks for
+ * again, from skip on; answer those, and the READ (wr_id id) completes. */
+static void
+peer_answer_read4k_lost(struct rnic_qp *qp, uint32_t psn, int skip, int skip2, uint64_t id)
+{
+	peer_answer_read4k(qp, psn, skip, skip2);
+	expect_frames(1, (const uint32_t[]){ psn + (uint32_t)skip }, NULL);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, psn + (uint32_t)skip, 'r', 1024);
+	if (skip2 >= 0)
+		peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, psn + (uint32_t)skip2, 'r', 1024);
+	expect_ok(1, id);
+}
+
 /*
- * The READ window: 4 KB READs (4 responses each) go out as posted until a READ asks again for a lost
- * response; then the window is half the 32 PSNs outstanding, 16, and one PSN more per window answered: the
- * next READ goes only when its 4 PSNs fit (after the fifth READ is answered: 12 outstanding, window 17). A
- * loss in a READ sent before the cut is of the same overflow and cuts nothing more (window 17: 12 + 4 fit,
- * window 8 would hold the next one back). Without it the responses of every posted READ (max_rd_atomic)
- * came at once, overran a rate limit's queue, and so did the responses asked again: a storm.
+ * The READ window: 4 KB READs (4 responses each) go out as posted while responses are lost one at a time (a
+ * lossy path). Two lost in a row (an overflowing queue) halve it, from the 32 PSNs outstanding to 16, and it
+ * grows one PSN per window answered: the next READ goes only when its 4 PSNs fit (after READ 5: 12
+ * outstanding, window 17). A run lost by a READ sent before the cut is of the same overflow and cuts nothing
+ * more (window 17: 12 + 4 fit; 8 would hold READ 10 back). Without it the responses of every posted READ
+ * (max_rd_atomic) came at once, overran a rate limit's queue, and so did the responses asked again.
  */
 static void
 test_read_window(void **state)
@@ -821,32 +834,28 @@ test_read_window(void **state)
 	for (int i = 0; i < 8; i++)
 		post(qp, RNIC_WR_RDMA_READ, (uint64_t)i, 4096u * (uint32_t)i, 4096);	/* PSNs 10 + 4i */
 	assert_int_equal(peer_take(f, MAX_FRAMES), 8);
-	peer_answer_read4k(qp, 10, 1);				/* 11 lost: 10 placed, 12-13 ahead */
-	expect_frames(1, (const uint32_t[]){ 11 }, NULL);	/* the lost one asked again */
-	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 11, 'r', 1024);
-	expect_ok(1, 0);
-	for (int i = 8; i < 12; i++)
-		post(qp, RNIC_WR_RDMA_READ, (uint64_t)i, 4096u * (uint32_t)(i - 8), 4096);
-	for (int i = 1; i < 4; i++) {
-		peer_answer_read4k(qp, 10 + 4u * (uint32_t)i, -1);
+	peer_answer_read4k_lost(qp, 10, 1, -1, 0);		/* one lost: no cut */
+	post(qp, RNIC_WR_RDMA_READ, 8, 0, 4096);
+	expect_frames(1, (const uint32_t[]){ 42 }, NULL);
+	peer_answer_read4k_lost(qp, 14, 1, 2, 1);		/* two in a row: window 16 */
+	for (int i = 9; i < 13; i++)
+		post(qp, RNIC_WR_RDMA_READ, (uint64_t)i, 4096u * (uint32_t)i, 4096);
+	for (int i = 2; i < 5; i++) {
+		peer_answer_read4k(qp, 10 + 4u * (uint32_t)i, -1, -1);
 		expect_ok(1, (uint64_t)i);
-		expect_frames(0, NULL, NULL);			/* 28, 24, 20, 16 outstanding > 16 - 4 */
+		expect_frames(0, NULL, NULL);			/* 24, 20, 16 outstanding */
 	}
-	peer_answer_read4k(qp, 26, -1);
-	expect_ok(1, 4);
-	expect_frames(1, (const uint32_t[]){ 42 }, NULL);	/* 12 + 4 <= 17 */
-	peer_answer_read4k(qp, 30, 2);				/* READ 5 sent before the cut: 32 lost */
-	expect_frames(1, (const uint32_t[]){ 32 }, NULL);
-	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 32, 'r', 1024);
+	peer_answer_read4k(qp, 30, -1, -1);
 	expect_ok(1, 5);
-	expect_frames(1, (const uint32_t[]){ 46 }, NULL);	/* 8 + 4 <= 17 */
-	for (int i = 6; i < 8; i++) {
-		peer_answer_read4k(qp, 10 + 4u * (uint32_t)i, -1);
-		expect_ok(1, (uint64_t)i);
-	}
-	expect_frames(2, (const uint32_t[]){ 50, 54 }, NULL);
-	for (int i = 8; i < 12; i++) {
-		peer_answer_read4k(qp, 42 + 4u * (uint32_t)(i - 8), -1);
+	expect_frames(1, (const uint32_t[]){ 46 }, NULL);	/* 12 + 4 <= 17 */
+	peer_answer_read4k_lost(qp, 34, 1, 2, 6);		/* READ 6 went before the cut */
+	expect_frames(1, (const uint32_t[]){ 50 }, NULL);	/* 12 + 4 <= 17 */
+	peer_answer_read4k(qp, 38, -1, -1);
+	peer_answer_read4k(qp, 42, -1, -1);
+	expect_ok(2, 7);
+	expect_frames(2, (const uint32_t[]){ 54, 58 }, NULL);
+	for (int i = 9; i < 13; i++) {
+		peer_answer_read4k(qp, 46 + 4u * (uint32_t)(i - 9), -1, -1);
 		expect_ok(1, (uint64_t)i);
 	}
 	done(qp);
