@@ -60,9 +60,9 @@ void rnic_wq_bind(struct rnic_wq *wq, uint8_t *base, size_t buf, size_t wrid, si
  * full packets, RNIC_ACK_EVERY packets at most (as Linux rxe), so ACKs keep coming within a long message.
  * The responder ACKs at least every RNIC_ACK_EVERY requests even when none asks. READ responses have a
  * window of their own, in PSNs: from RNIC_MAX_READ_WINDOW (max_rd_atomic bounds them), halved when a READ
- * asks again for lost responses (once per round trip), one PSN more per window answered.
+ * loses two or more responses in a row (once per round trip), one PSN more per window answered.
  */
-#define RNIC_DEFAULT_WINDOW (16u << 10)
+#define RNIC_DEFAULT_WINDOW (256u << 10)
 #define RNIC_MIN_WINDOW 4096u
 #define RNIC_MAX_WINDOW (64u << 20)
 #define RNIC_ACK_EVERY 64u
