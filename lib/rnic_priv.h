@@ -53,6 +53,7 @@ int rnic_log_limit_pass(struct rnic_log_limit *limit, uint32_t *suppressed);
 #define RNIC_GID_TBL_LEN 4
 #define RNIC_MAX_DEVICES 8
 #define RNIC_MAX_SHARDS 8	/* lcores per stage: QPs are spread over them by QPN */
+#define RNIC_MAX_MSG_SIZE (1u << 31)	/* max_msg_sz: the longest message, and DMA length, IBA allows */
 
 struct rnic_mr_table;
 struct rnic_cq_table;
@@ -75,6 +76,8 @@ struct rnic_limits {
 	uint32_t max_inline_data;
 	uint32_t max_qp_rd_atom;
 	uint32_t max_ah;
+	uint32_t window;		/* bytes an RC QP may have sent and not had acknowledged (--window):
+					 * a QP's PSN window is this over its path MTU */
 };
 
 /*
@@ -176,6 +179,9 @@ struct rnic_context_priv {
 	/* A client's context (the process talks to rnicd): the connection and the doorbell queue. */
 	struct rnic_client *client;
 	struct rnic_dbq *dbq;
+	/* PDs, CQs and completion channels the context holds (MRs, QPs and AHs hold a PD): while any is
+	 * left, rnic_close_device refuses (EBUSY), as libibverbs' providers do. */
+	uint32_t nb_objects;
 };
 
 static inline struct rnic_context_priv *
@@ -188,6 +194,19 @@ static inline struct rnic_device *
 rnic_ctx_dev(struct rnic_context *ctx)
 {
 	return rnic_context_priv(ctx)->dev;
+}
+
+/* An object of the context was created / destroyed (rnic_context_priv.nb_objects). */
+static inline void
+rnic_ctx_hold(struct rnic_context *ctx)
+{
+	__atomic_fetch_add(&rnic_context_priv(ctx)->nb_objects, 1, __ATOMIC_RELAXED);
+}
+
+static inline void
+rnic_ctx_release(struct rnic_context *ctx)
+{
+	__atomic_fetch_sub(&rnic_context_priv(ctx)->nb_objects, 1, __ATOMIC_RELAXED);
 }
 
 /* Whether the context is a client's view of an rnicd device (its control verbs go to the daemon). */

@@ -13,7 +13,7 @@
 static const char *const engine_opts[] = {
 	"--config", "--port", "--ip", "--neigh", "--mbufs", "--stages", "--pcap", "--pcap-snaplen", "--pcap-count",
 	"--pcap-filter", "--fault", "--idle-sleep", "--max-qp", "--max-cq", "--max-cqe", "--max-mr", "--max-pd",
-	"--max-qp-wr", "--max-sge", "--max-inline", NULL,
+	"--max-qp-wr", "--max-sge", "--max-inline", "--window", NULL,
 };
 static const char engine_flag[] = "--no-latency";
 
@@ -22,7 +22,7 @@ const char rnic_tool_engine_opts_help[] =
 	"      --config FILE, --port NAME, --ip ADDR, --neigh IP,MAC, --stages MAP, --pcap FILE,\n"
 	"      --pcap-snaplen N, --pcap-count N, --pcap-filter F, --fault SPEC, --no-latency, --mbufs N,\n"
 	"      --idle-sleep US, --max-qp N, --max-cq N, --max-cqe N, --max-mr N, --max-pd N, --max-qp-wr N,\n"
-	"      --max-sge N, --max-inline N (a --port that is a number is the tool's TCP port, perftest's)\n";
+	"      --max-sge N, --max-inline N, --window BYTES (a --port that is a number is the tool's TCP port, perftest's)\n";
 
 /*
  * The EAL defaults and the user options that replace each: an option of the same kind (-l and --lcores and

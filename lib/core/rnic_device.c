@@ -17,7 +17,6 @@
 #include "rnic_client.h"
 
 #define ASYNC_RING_SIZE 256
-#define MAX_MSG_SIZE (1u << 31)
 
 /* EUI-64 from the MAC, as RoCE NICs derive their node GUID. */
 static uint64_t
@@ -269,9 +268,11 @@ rnic_close_device(struct rnic_context *context)
 
 	if (context == NULL)
 		return EINVAL;
+	ctx = rnic_context_priv(context);
+	if (__atomic_load_n(&ctx->nb_objects, __ATOMIC_RELAXED) != 0)
+		return EBUSY;	/* nothing is freed: the application destroys its objects first */
 	if (rnic_ctx_is_client(context))
 		return rnic_client_close(context);
-	ctx = rnic_context_priv(context);
 	pthread_mutex_lock(&ctx->dev->lock);
 	ctx->dev->open_contexts--;
 	pthread_mutex_unlock(&ctx->dev->lock);
@@ -335,7 +336,7 @@ rnic_query_port(struct rnic_context *context, uint8_t port_num, struct rnic_port
 	attr->max_mtu = RNIC_MTU_4096;
 	attr->active_mtu = dev->active_mtu;
 	attr->gid_tbl_len = RNIC_GID_TBL_LEN;
-	attr->max_msg_sz = MAX_MSG_SIZE;
+	attr->max_msg_sz = RNIC_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = 1;
 	attr->link_layer = RNIC_LINK_LAYER_ETHERNET;
 	return 0;
@@ -413,16 +414,12 @@ rnic_ack_async_event(struct rnic_async_event *event)
 	}
 }
 
-struct rnic_pd *
-rnic_alloc_pd(struct rnic_context *context)
+static struct rnic_pd *
+pd_alloc(struct rnic_context *context)
 {
 	struct rnic_pd_priv *pd;
 	struct rnic_device *dev;
 
-	if (context == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
 	if (rnic_ctx_is_client(context))
 		return rnic_client_alloc_pd(context);
 	dev = rnic_ctx_dev(context);
@@ -448,14 +445,27 @@ rnic_alloc_pd(struct rnic_context *context)
 	return &pd->pub;
 }
 
-int
-rnic_dealloc_pd(struct rnic_pd *pd)
+struct rnic_pd *
+rnic_alloc_pd(struct rnic_context *context)
+{
+	struct rnic_pd *pd;
+
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = pd_alloc(context);
+	if (pd != NULL)
+		rnic_ctx_hold(context);
+	return pd;
+}
+
+static int
+pd_dealloc(struct rnic_pd *pd)
 {
 	struct rnic_pd_priv *p;
 	struct rnic_device *dev;
 
-	if (pd == NULL)
-		return EINVAL;
 	if (rnic_ctx_is_client(pd->context))
 		return rnic_client_dealloc_pd(pd);
 	p = rnic_pd_priv(pd);
@@ -467,6 +477,21 @@ rnic_dealloc_pd(struct rnic_pd *pd)
 	pthread_mutex_unlock(&dev->lock);
 	free(p);
 	return 0;
+}
+
+int
+rnic_dealloc_pd(struct rnic_pd *pd)
+{
+	struct rnic_context *context;
+	int ret;
+
+	if (pd == NULL)
+		return EINVAL;
+	context = pd->context;
+	ret = pd_dealloc(pd);
+	if (ret == 0)
+		rnic_ctx_release(context);
+	return ret;
 }
 
 void

@@ -104,6 +104,7 @@ static const struct rnic_limits default_limits = {
 	.max_inline_data = 512,
 	.max_qp_rd_atom = RNIC_MAX_RD_ATOMIC,
 	.max_ah = 4096,
+	.window = RNIC_DEFAULT_WINDOW,
 };
 
 /* Headers around a RoCEv2 payload inside the IP MTU: IPv6 40, UDP 8, BTH 12, RETH 16, ICRC 4. */
@@ -197,9 +198,12 @@ rnic_engine_usage(void *stream)
 		"  --no-latency     take no per-stage latency stamps (rnic_query_stage_latency)\n"
 		"  --idle-sleep US  a worker lcore that found no work in %u loops in a row sleeps US\n"
 		"                   microseconds (1 .. %u) per loop until work comes (default: poll)\n"
+		"  --window BYTES   bytes of SEND/WRITE frames an RC QP may have sent and not had\n"
+		"                   acknowledged (%u .. %u, default %u)\n"
 		"  --max-qp N  --max-cq N  --max-cqe N  --max-mr N  --max-pd N\n"
 		"  --max-qp-wr N  --max-sge N  --max-inline N   device limits\n",
-		DEFAULT_MBUFS, IDLE_LOOPS_BEFORE_SLEEP, MAX_IDLE_SLEEP_US);
+		DEFAULT_MBUFS, IDLE_LOOPS_BEFORE_SLEEP, MAX_IDLE_SLEEP_US, RNIC_MIN_WINDOW, RNIC_MAX_WINDOW,
+		RNIC_DEFAULT_WINDOW);
 }
 
 /* Parse an address into a RoCEv2 GID: IPv6 as is, IPv4 as ::ffff:a.b.c.d. */
@@ -288,7 +292,7 @@ rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6])
 enum {
 	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_PCAP_SNAPLEN, OPT_PCAP_COUNT,
 	OPT_PCAP_FILTER, OPT_FAULT, OPT_NO_LATENCY, OPT_IDLE_SLEEP, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
-	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE,
+	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE, OPT_WINDOW,
 };
 
 /* --pcap and its options. */
@@ -338,6 +342,8 @@ parse_limit(int opt, const char *text, struct rnic_limits *lim)
 		return parse_u32("max-sge", text, 1, 30, &lim->max_sge);
 	case OPT_MAX_INLINE:
 		return parse_u32("max-inline", text, 0, 4096, &lim->max_inline_data);
+	case OPT_WINDOW:
+		return parse_u32("window", text, RNIC_MIN_WINDOW, RNIC_MAX_WINDOW, &lim->window);
 	}
 	return -EINVAL;
 }
@@ -417,6 +423,7 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 		{ "max-qp-wr", required_argument, NULL, OPT_MAX_QP_WR },
 		{ "max-sge", required_argument, NULL, OPT_MAX_SGE },
 		{ "max-inline", required_argument, NULL, OPT_MAX_INLINE },
+		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, ret = 0;

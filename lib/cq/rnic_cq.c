@@ -123,6 +123,7 @@ rnic_create_comp_channel(struct rnic_context *context)
 	}
 	ch->pub.fd = ch->events.fd;
 	ch->pub.context = context;
+	rnic_ctx_hold(context);
 	return &ch->pub;
 }
 
@@ -135,6 +136,7 @@ rnic_destroy_comp_channel(struct rnic_comp_channel *channel)
 		return EINVAL;
 	if (__atomic_load_n(&ch->nb_cqs, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
+	rnic_ctx_release(channel->context);
 	rnic_evq_free(&ch->events);
 	free(ch);
 	return 0;
@@ -218,22 +220,16 @@ alloc_cqn(struct rnic_device *dev, struct rnic_cq_priv *cq)
 	return -1;
 }
 
-struct rnic_cq *
-rnic_create_cq(struct rnic_context *context, int cqe, void *cq_context, struct rnic_comp_channel *channel,
-	       int comp_vector)
+static struct rnic_cq *
+cq_create(struct rnic_context *context, int cqe, void *cq_context, struct rnic_comp_channel *channel,
+	  int comp_vector)
 {
-	struct rnic_device *dev;
+	struct rnic_device *dev = rnic_ctx_dev(context);
 	struct rnic_cq_priv *cq;
 	void *block;
 	uint32_t nent;
 	int cqn;
 
-	if (context == NULL || (channel != NULL && channel->context != context) || comp_vector < 0 ||
-	    comp_vector >= context->num_comp_vectors) {
-		errno = EINVAL;
-		return NULL;
-	}
-	dev = rnic_ctx_dev(context);
 	if (cqe > 0 && (uint32_t)cqe <= dev->lim.max_cqe && rnic_ctx_is_client(context))
 		return rnic_client_create_cq(context, cqe, cq_context, channel, comp_vector);
 	if (cqe <= 0 || (uint32_t)cqe > dev->lim.max_cqe) {
@@ -272,15 +268,30 @@ rnic_create_cq(struct rnic_context *context, int cqe, void *cq_context, struct r
 	return &cq->pub;
 }
 
-int
-rnic_destroy_cq(struct rnic_cq *pub)
+struct rnic_cq *
+rnic_create_cq(struct rnic_context *context, int cqe, void *cq_context, struct rnic_comp_channel *channel,
+	       int comp_vector)
+{
+	struct rnic_cq *cq;
+
+	if (context == NULL || (channel != NULL && channel->context != context) || comp_vector < 0 ||
+	    comp_vector >= context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = cq_create(context, cqe, cq_context, channel, comp_vector);
+	if (cq != NULL)
+		rnic_ctx_hold(context);
+	return cq;
+}
+
+static int
+cq_destroy(struct rnic_cq *pub)
 {
 	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
 	struct rnic_device *dev;
 	struct rnic_cq_table *t;
 
-	if (pub == NULL)
-		return EINVAL;
 	if (rnic_ctx_is_client(pub->context))
 		return rnic_client_destroy_cq(pub);
 	/* A QP still completes here; and events not yet acknowledged would point at freed memory. */
@@ -299,6 +310,21 @@ rnic_destroy_cq(struct rnic_cq *pub)
 	rnic_hostmem_free(pub->context, cq->cqes);
 	rte_free(cq);
 	return 0;
+}
+
+int
+rnic_destroy_cq(struct rnic_cq *cq)
+{
+	struct rnic_context *context;
+	int ret;
+
+	if (cq == NULL)
+		return EINVAL;
+	context = cq->context;
+	ret = cq_destroy(cq);
+	if (ret == 0)
+		rnic_ctx_release(context);
+	return ret;
 }
 
 void

@@ -26,8 +26,37 @@ unanswered(struct rnic_req_ctx *r)
 	return NULL;
 }
 
-/* Everything up to and including psn is acknowledged, but never past a READ or atomic still waiting for its
- * data: its responses were lost if a later ACK arrives (IBA 9.7.5.1.5), and it is asked again. */
+/* Whether two responses in a row are missing just before READ e's response bit + 1 past received (the one at
+ * received is missing; ahead has those placed past it; 32 past it or more: the run is taken as lost). */
+static int
+run_lost(const struct rnic_inflight *e, uint32_t bit)
+{
+	return bit >= 32 || (bit >= 1 && !(e->ahead & (1u << (bit - 1))) &&
+			     (bit == 1 || !(e->ahead & (1u << (bit - 2)))));
+}
+
+/*
+ * A later request was answered while READ or atomic e waits: its answer was lost, asked for again. A READ
+ * that had some of its responses lost its last two or more in a row (the READ window's overflow: one that
+ * had none may have lost its request alone).
+ */
+static void
+answered_past(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e)
+{
+	uint32_t pmtu = rnic_mtu_bytes(rnic_qp_priv(qp)->attr.path_mtu);
+
+	if (e->opcode == RNIC_WQE_OP_RDMA_READ && !e->asked && (e->received != 0 || e->ahead != 0) &&
+	    run_lost(e, (e->length - e->received + pmtu - 1) / pmtu - 1))
+		rnic_requester_read_overflow(&rnic_qp_priv(qp)->req, e);
+	rnic_requester_reask(p, qp, e);
+}
+
+/*
+ * Everything up to and including psn is acknowledged, but never past a READ or atomic still waiting for its
+ * data: its responses were lost if a later ACK or response arrives (IBA 9.7.5.1.5), and it is asked again
+ * for them alone (the requests after it went through). The newest PSN acknowledged is remembered, and una
+ * moves up to it once that READ or atomic has its answer.
+ */
 static void
 ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 {
@@ -35,9 +64,11 @@ ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 	struct rnic_inflight *e = unanswered(r);
 	uint32_t next = rnic_psn_add(psn, 1);
 
+	if (rnic_psn_diff(psn, r->acked) > 0 && rnic_psn_diff(psn, r->sent_psn) <= 0)
+		r->acked = psn;
 	if (e != NULL && rnic_psn_diff(next, e->first_psn) > 0) {
-		if (rnic_psn_diff(psn, e->last_psn) >= 0)
-			rnic_requester_rewind(p, qp, e->first_psn);	/* answered past it: its data is lost */
+		if (rnic_psn_diff(psn, e->last_psn) >= 0 && e->sent)
+			answered_past(p, qp, e);
 		next = e->first_psn;
 	}
 
@@ -48,6 +79,16 @@ ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 			rnic_requester_skip_acked(p, qp);
 		rnic_requester_progress(p, qp);
 	}
+}
+
+/* READ or atomic e has its answer: una moves past it, and up to the newest PSN acknowledged while it
+ * waited. */
+static void
+got_answer(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_inflight *e)
+{
+	const struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+
+	ack_upto(p, qp, rnic_psn_diff(r->acked, e->last_psn) > 0 ? r->acked : e->last_psn);
 }
 
 /* RNR NAK timer field -> microseconds (IBA table 45). */
@@ -76,6 +117,23 @@ find_inflight(struct rnic_req_ctx *r, uint32_t psn)
 	return NULL;
 }
 
+/* The in-flight WQE a NAK names: any PSN of it that went out (before a go-back-N too), also of one only partly
+ * sent (the NAK of its first packet comes while the rest are being sent); NULL for a PSN never sent. */
+static struct rnic_inflight *
+find_named(struct rnic_req_ctx *r, uint32_t psn, uint32_t pmtu)
+{
+	if (rnic_psn_diff(psn, r->una) < 0 || rnic_psn_diff(psn, r->sent_psn) > 0)
+		return NULL;
+	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
+		struct rnic_inflight *e = rnic_req_infl(r, i);
+
+		if (e->status == 0 && rnic_psn_diff(psn, e->first_psn) >= 0 &&
+		    rnic_psn_diff(psn, rnic_psn_add(e->first_psn, rnic_wqe_span(e, pmtu) - 1)) <= 0)
+			return e;
+	}
+	return NULL;
+}
+
 /* Complete the WQE at psn in error (an error NAK names it, or a response for it cannot be taken), the ones
  * before it successfully, and fail the QP. */
 static void
@@ -83,7 +141,7 @@ fail_at(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
-	struct rnic_inflight *e = find_inflight(r, psn);
+	struct rnic_inflight *e = find_named(r, psn, rnic_mtu_bytes(q->attr.path_mtu));
 
 	if (e == NULL) {
 		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
@@ -156,17 +214,66 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 	}
 }
 
-/* Place a READ response's payload into the READ WQE's scatter list. */
+/* Place a READ response's payload at offset off of the READ WQE's scatter list. 0, or the QP failed. */
+static int
+place_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_inflight *e,
+		    const struct rnic_pkt_desc *d, uint32_t off)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), len = d->payload_len;
+	struct rnic_send_wqe w;
+
+	/* Each response carries exactly its part, a PMTU or the rest at the end (the responder's mistake else);
+	 * its opcode may say Last or Only for a part asked again alone. */
+	if (len != RTE_MIN(pmtu, e->length - off)) {
+		fail_at(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);
+		return -1;
+	}
+	rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, 0, &w);	/* the engine's copy: its SGEs as they started */
+	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, rnic_pd_priv(qp->pd)->pdn, RNIC_MR_NEED_LOCAL_WRITE,
+			  off, (uint8_t *)(uintptr_t)d->payload, len, 1) != RNIC_MR_OK) {
+		fail_at(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A READ response past a missing one (lost, or late): placed where it belongs if it is within 32 responses
+ * of the missing one (e->ahead remembers it), and what is missing is asked for again at once, alone (IBA
+ * 9.7.5.2.6: a READ request for that part, at the PSN of its first response; seed test 28). Further ahead,
+ * it is dropped and the rest of the READ asked for.
+ */
+static void
+read_response_ahead(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e,
+		    const struct rnic_pkt_desc *d, uint32_t off)
+{
+	uint32_t bit = (off - e->received) / rnic_mtu_bytes(rnic_qp_priv(qp)->attr.path_mtu) - 1;
+
+	RNIC_STATS(p, COMPLETER)->unexpected_responses++;
+	if (!e->asked && run_lost(e, bit))
+		rnic_requester_read_overflow(&rnic_qp_priv(qp)->req, e);
+	if (bit < 32 && !(e->ahead & (1u << bit))) {
+		if (place_read_response(p, qp, e, d, off) != 0)
+			return;
+		e->ahead |= 1u << bit;
+		rnic_requester_progress(p, qp);
+	}
+	if (e->sent) {
+		RNIC_STATS(p, COMPLETER)->read_gaps += !e->asked;	/* a new gap: its implied NAK */
+		rnic_requester_reask(p, qp, e);
+	}
+}
+
+/* Place a READ response's payload into the READ WQE's scatter list; the READ is answered once every
+ * response is placed. */
 static void
 on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *d)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
 	struct rnic_inflight *e = find_inflight(r, d->psn);
-	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), pdn = rnic_pd_priv(qp->pd)->pdn;
-	uint32_t off, len = d->payload_len;
-	struct rnic_send_wqe w;
-	uint8_t pos = rnic_opcode_info(d->opcode)->position;
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), off;
 
 	if (e != NULL && e->opcode == RNIC_WQE_OP_RDMA_READ && e->answered) {
 		ack_upto(p, qp, d->psn);	/* a READ asked again after its data came: it only acknowledges */
@@ -178,34 +285,31 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	}
 	off = (uint32_t)rnic_psn_diff(d->psn, e->first_psn) * pmtu;
 	if (off != e->received) {
-		/* A duplicate from an earlier attempt (dropped), or one past a gap: a response was lost, so ask
-		 * again for the rest, once per gap (seed test 28; IBA 9.7.5.1.5). */
-		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
-		if (off > e->received && e->gap_at != e->received + 1) {
-			RNIC_STATS(p, COMPLETER)->read_gaps++;
-			e->gap_at = e->received + 1;
-			rnic_requester_rewind(p, qp, rnic_psn_add(e->first_psn, e->received / pmtu));
-		}
+		if (off > e->received)
+			read_response_ahead(p, qp, e, d, off);
+		else
+			RNIC_STATS(p, COMPLETER)->unexpected_responses++;	/* one from an earlier attempt */
 		return;
 	}
-	if (off + len > e->length || ((pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) && off + len != e->length)) {
-		fail_at(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);	/* the responder sent a wrong length */
+	if (place_read_response(p, qp, e, d, off) != 0)
 		return;
-	}
-	rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, 0, &w);	/* the engine's copy: its SGEs as they started */
-	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, pdn, RNIC_MR_NEED_LOCAL_WRITE, off,
-			  (uint8_t *)(uintptr_t)d->payload, len, 1) != RNIC_MR_OK) {
-		fail_at(p, qp, d->psn, RNIC_WC_LOC_PROT_ERR);
-		return;
-	}
+	/* received moves past this response and those placed ahead of it. */
 	e->received += d->payload_len;
+	while (e->ahead & 1) {
+		e->ahead >>= 1;
+		e->received += RTE_MIN(pmtu, e->length - e->received);
+	}
+	e->ahead >>= 1;
+	e->asked &= e->received < e->asked_end;
 	rnic_requester_progress(p, qp);
 	/* A READ response acknowledges every request before the READ (implicit ACK). */
 	ack_upto(p, qp, rnic_psn_add(e->first_psn, 0xffffff));
-	if (pos == RNIC_POS_LAST || pos == RNIC_POS_ONLY) {
+	if (e->received == e->length) {
 		e->answered = 1;
-		r->rd_atomic--;
-		ack_upto(p, qp, e->last_psn);
+		rnic_requester_read_answered(r, e, pmtu);
+		got_answer(p, qp, e);
+	} else if (e->ahead != 0 && e->sent) {
+		rnic_requester_reask(p, qp, e);		/* the next part missing */
 	}
 }
 
@@ -235,8 +339,7 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 		return;
 	}
 	e->answered = 1;
-	r->rd_atomic--;
-	ack_upto(p, qp, d->psn);
+	got_answer(p, qp, e);
 }
 
 /*

@@ -81,6 +81,7 @@ rnic_pipeline_release_qp(struct rnic_qp *qp)
 	if (dev->nb_shards == 0 || head == 0)
 		return;
 	r->rtx_head = r->rtx_tail = r->rtx_next = 0;
+	r->rtx_bytes = 0;
 	if (rte_ring_mp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->rtx_reclaim, &head, sizeof(head)) != 0)
 		RNIC_LOG_LIMITED(ERR, "QP %u: reclaim ring full: its kept frames are lost to the pool", qp->qp_num);
 }
@@ -100,7 +101,13 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	p->request_ring = pipe_ring(dev, shard, "req", sizeof(struct rte_mbuf *));
 	p->response_ring = pipe_ring(dev, shard, "rsp", sizeof(struct rte_mbuf *));
 	p->flush_ring = pipe_ring(dev, shard, "flush", sizeof(uint32_t));
+	/* Every QP slot twice: a QP is queued once at a time, and one reset or destroyed while queued leaves
+	 * at most a stale entry behind. */
+	p->read_fifo_mask = 2 * rnic_qp_table_slots(dev) - 1;
+	p->read_fifo = rte_malloc_socket("rnic_read_fifo", sizeof(uint32_t) * (p->read_fifo_mask + 1),
+					 RTE_CACHE_LINE_SIZE, dev->socket_id);
 	if (p->slot_ring == NULL || p->request_ring == NULL || p->response_ring == NULL || p->flush_ring == NULL ||
+	    p->read_fifo == NULL ||
 	    rnic_sched_init(&p->sched, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
 	    rnic_timer_init(&p->timers, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
 	    rtx_init(p) != 0) {
@@ -113,6 +120,7 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	/* 4.096 us x 2^timeout (IBA 9.7.6.1.3), worked out once: the timer restarts on every response. */
 	for (unsigned int t = 0; t < RTE_DIM(p->loss_timeout_cycles); t++)
 		p->loss_timeout_cycles[t] = (uint64_t)(4.096e-6 * (double)(1ull << t) * (double)rte_get_tsc_hz());
+	p->min_probe_cycles = rte_get_tsc_hz() / 1000000 * RNIC_MIN_PROBE_US;
 	p->req_tx = (struct rnic_tx_buffer){
 		.stats = RNIC_STATS(p, REQUESTER), .port = dev->port_id, .queue = (uint16_t)(2 * shard),
 	};
@@ -157,6 +165,7 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 		rte_ring_free(p->rtx_reclaim);
 	}
 	rte_free(p->rtx);
+	rte_free(p->read_fifo);
 	rte_free(p);
 }
 
@@ -346,11 +355,17 @@ rnic_complete(struct rnic_qp *qp, int is_send, uint32_t index, uint8_t wqe_opcod
 }
 
 void
+rnic_qp_enter(struct rnic_qp *qp, enum rnic_qp_state state)
+{
+	rnic_qp_priv(qp)->attr.qp_state = state;
+	__atomic_store_n(rnic_qp_priv(qp)->post_state, state, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->state, state, __ATOMIC_RELEASE);
+}
+
+void
 rnic_qp_fail(struct rnic_qp *qp)
 {
-	rnic_qp_priv(qp)->attr.qp_state = RNIC_QPS_ERR;
-	__atomic_store_n(rnic_qp_priv(qp)->post_state, RNIC_QPS_ERR, __ATOMIC_RELEASE);
-	__atomic_store_n(&qp->state, RNIC_QPS_ERR, __ATOMIC_RELEASE);
+	rnic_qp_enter(qp, RNIC_QPS_ERR);
 }
 
 /* ------------------------------------------------------------------------------------------------------ */

@@ -33,9 +33,9 @@
 
 #define RNIC_BURST 32
 #define RNIC_TX_BUF 256		/* frames a stage may hold back while the port's TX queue is full */
-#define RNIC_READ_FIFO 4096		/* QPs with READ responses to send (responder) */
-#define RNIC_MAX_OUTSTANDING 1024	/* PSNs a QP may have sent and not had acknowledged */
 #define RNIC_PIPE_RING_SIZE 4096
+#define RNIC_MIN_PROBE_US 50		/* the shortest wait before an early probe (the timer wheel's ticks: 16 us) */
+#define RNIC_RTT_GIVE_UP 14		/* a packet timed whose ACK has not come in a 67 ms loss timer's time is lost */
 #define RNIC_RTX_SHARE 4		/* a pipeline keeps at most 1/(4 x shards) of its pool's mbufs for resending */
 
 /* AETH syndromes (IBA 9.7.5.1) */
@@ -68,6 +68,7 @@ struct rnic_rtx_elem {
 	struct rte_mbuf *m;
 	uint32_t psn;
 	uint32_t next;
+	uint32_t len;			/* the frame's, as sent (the receiver of a loopback frame may trim it) */
 };
 
 /* Frames waiting to go out on one TX queue of the port; what the port does not take now stays here. It
@@ -133,7 +134,10 @@ struct rnic_tx_buffer {
 	X(spoofed_requests, "request packets not sent: their destination, a QP of this engine, is not " \
 	  "connected to the sending QP") \
 	X(no_route, "WQEs failed for want of the destination's MAC") \
-	X(flush_ring_full, "QPs in error whose receive queue the responder could not be told to flush")
+	X(flush_ring_full, "QPs in error whose receive queue the responder could not be told to flush") \
+	X(resent_requests, "READ and atomic requests sent again") \
+	X(probes, "early probes: the oldest unacknowledged packet sent again while nothing answered") \
+	X(resent_responses, "READ responses and atomic ACKs sent again, for duplicate requests")
 
 struct rnic_pipeline_stats {
 #define RNIC_X(name, what) uint64_t name;
@@ -183,13 +187,22 @@ struct rnic_pipeline {
 	struct rnic_tx_buffer req_tx;
 	struct rnic_tx_buffer resp_tx;
 	uint16_t rx_queue;		/* the parser's next RX queue */
-	uint32_t read_head;		/* QPs with READ responses to send, oldest first (responder) */
-	uint32_t read_tail;
-	uint32_t read_fifo[RNIC_READ_FIFO];
+	uint32_t read_head;		/* QPs with READ responses or atomic answers to send, oldest first */
+	uint32_t read_tail;		/* (responder): room for every QP slot twice, so never short */
+	uint32_t read_fifo_mask;
+	uint32_t *read_fifo;
 	uint32_t nb_acks;		/* QPs with a coalesced ACK/NAK to send at the end of the burst */
 	uint32_t ack_list[RNIC_BURST];
 	struct rnic_timer_wheel timers;	/* the requester's loss and RNR timers */
 	uint64_t loss_timeout_cycles[32];	/* TSC cycles of the loss timer per QP timeout attribute */
+	/* The path's round trip (requester): from an AckReq packet's departure to the progress its ACK made,
+	 * one QP's packet at a time, smoothed (7/8 old, 1/8 new; TSC cycles, 0: no sample yet). It sets when
+	 * a QP that hears nothing sends an early probe. */
+	uint64_t srtt;
+	uint64_t min_probe_cycles;	/* RNIC_MIN_PROBE_US */
+	uint64_t rtt_tsc;		/* the packet being timed: when it left (0: none), its QP slot and PSN */
+	uint32_t rtt_slot;
+	uint32_t rtt_psn;
 	uint64_t req_clock;		/* latency stamps: when the requester's current WQE started */
 	struct rnic_qp *wqe_qp;		/* the send WQE start_wqe parsed last (this QP's, this index), */
 	uint32_t wqe_index;		/* for send_packet in the same visit of the QP */
@@ -400,6 +413,8 @@ int rnic_complete(struct rnic_qp *qp, int is_send, uint32_t index, uint8_t wqe_o
  * own queue on its own lcore: the caller flushes its side, the other side when it next sees the state.
  */
 void rnic_qp_fail(struct rnic_qp *qp);
+/* Move a QP to an error state (ERR, or SQE for a UC/UD send error) from the data path. */
+void rnic_qp_enter(struct rnic_qp *qp, enum rnic_qp_state state);
 
 /* Requester lcore: the QP is in error; flush its SQ here and have the responder flush its RQ. */
 void rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp);
@@ -410,6 +425,24 @@ void rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp);
 /* Go back N: resend from this PSN (and every WQE after it), counted as a retransmission. 0, or -1 if the PSN
  * is not outstanding. */
 int rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn);
+
+/* Ask again at once for in-flight READ e's responses from its first missing one, or for atomic e's answer,
+ * without going back over the WQEs after it (completer, on the requester's lcore): once per gap. */
+void rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e);
+
+/*
+ * READ e lost two responses in a row or more (completer): its responder sends faster than the path takes them
+ * (a rate limit's queue, a switch buffer, which drop runs of frames; a path that loses frames one at a time
+ * rarely loses two in a row). The READ window halves, down from what was outstanding (a window never filled
+ * says nothing), once per round trip: the READs that went out before the last cut lost theirs to the same
+ * overflow. Without it, 16 outstanding 64 KB READs on each QP (max_rd_atomic) overran a 64-frame queue
+ * every round, the responses asked again overran it as well, and QPs ended with the retry budget spent
+ * (IBA leaves the rate of READ responses to the requester: it asks for them).
+ */
+void rnic_requester_read_overflow(struct rnic_req_ctx *r, const struct rnic_inflight *e);
+
+/* READ e has all its responses: its PSNs leave the READ window, which grows (completer). */
+void rnic_requester_read_answered(struct rnic_req_ctx *r, const struct rnic_inflight *e, uint32_t pmtu);
 
 /* An ACK covered PSNs past where go-back-N resends from (they went out before it): the responder has
  * them, so the requester resumes after them. */
@@ -426,6 +459,9 @@ void rnic_requester_timers(struct rnic_pipeline *p);
 
 /* The QP's loss deadline or RNR wait was set or cleared: give the timer wheel the earliest of them. */
 void rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q);
+
+/* PSNs of an in-flight WQE: its packets (SEND/WRITE, READ responses) or 1 (atomic, or no payload). */
+uint32_t rnic_wqe_span(const struct rnic_inflight *e, uint32_t pmtu);
 
 /* Complete, in order, the in-flight send WQEs that are done (requester lcore). */
 void rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp);

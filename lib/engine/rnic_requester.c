@@ -181,7 +181,8 @@ rtx_keep(struct rnic_pipeline *p, struct rnic_req_ctx *r, struct rte_mbuf *m, ui
 	e = &p->rtx[i];
 	p->rtx_free = e->next;
 	rte_mbuf_refcnt_update(m, 1);
-	*e = (struct rnic_rtx_elem){ .m = m, .psn = psn, .next = 0 };
+	*e = (struct rnic_rtx_elem){ .m = m, .psn = psn, .next = 0, .len = m->pkt_len };
+	r->rtx_bytes += e->len;
 	if (r->rtx_tail != 0)
 		p->rtx[r->rtx_tail].next = i;
 	else
@@ -211,6 +212,7 @@ rtx_release(struct rnic_pipeline *p, struct rnic_req_ctx *r)
 				r->rtx_next = e->next;
 			run[n] = e->m;
 			rte_prefetch0_write(run[n++]);
+			r->rtx_bytes -= e->len;
 			e->m = NULL;
 			e->next = p->rtx_free;
 			p->rtx_free = i;
@@ -259,17 +261,30 @@ rtx_reclaim(struct rnic_pipeline *p)
 		rnic_rtx_free_list(p, heads[i]);
 }
 
+/* Complete every send WQE not done with a flush error, here where the SQ's count is kept; the requester
+ * starts again (SQE -> RTS) at the next WQE posted. */
+static void
+flush_send_queue(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+
+	rnic_rtx_free_list(p, r->rtx_head);
+	r->rtx_head = r->rtx_tail = r->rtx_next = 0;
+	r->rtx_bytes = 0;
+	r->infl_head = r->cur = r->infl_tail;
+	r->cur_off = 0;
+	r->halted = 0;
+	rnic_qp_flush_sq(qp);
+	r->sq_next = r->sq_done;
+}
+
 void
 rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 
 	rnic_qp_fail(qp);
-	rnic_rtx_free_list(p, q->req.rtx_head);
-	q->req.rtx_head = q->req.rtx_tail = q->req.rtx_next = 0;
-	q->req.infl_head = q->req.infl_tail;
-	rnic_qp_flush_sq(qp);
-	q->req.sq_next = q->req.sq_done;
+	flush_send_queue(p, qp);
 	/* The receive queue completes on the responder's lcore: hand it over. */
 	if (rte_ring_sp_enqueue_elem(p->flush_ring, &q->slot, sizeof(q->slot)) != 0) {
 		RNIC_STATS(p, REQUESTER)->flush_ring_full++;
@@ -277,15 +292,25 @@ rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
 	}
 }
 
-/* Fail a WQE now (local error): its error completion, then the QP to error and the flush. */
+/*
+ * Fail a WQE now (local error): its error completion, then the flush. An RC QP goes to ERR; a UC or UD QP
+ * to SQE (IBA 10.3.1): only its send queue is flushed, its receive side goes on, and modify_qp takes it back
+ * to RTS. The state changes before the completion is written, so an application that sees the error finds
+ * the QP in SQE.
+ */
 static void
 fail_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t index, uint8_t op, enum rnic_wc_status st)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 
+	if (qp->qp_type != RNIC_QPT_RC)
+		rnic_qp_enter(qp, RNIC_QPS_SQE);
 	rnic_complete(qp, 1, index, op, st, 0);
 	q->req.sq_done = index + 1;
-	rnic_requester_fail(p, qp);
+	if (qp->qp_type != RNIC_QPT_RC)
+		flush_send_queue(p, qp);
+	else
+		rnic_requester_fail(p, qp);
 }
 
 /*
@@ -342,6 +367,9 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 		if (!e->sent || (needs_answer && !e->answered) ||
 		    (qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(e->last_psn, r->una) >= 0))
 			break;
+		/* A READ or atomic counts against max_rd_atomic until it retires: the responder keeps that
+		 * many resources, and a duplicate of any not retired must still find its own. */
+		r->rd_atomic -= needs_answer;
 		if (e->signaled) {
 			done[nb_done++] = (struct rnic_cqe_desc){
 				.qpn = qp->qp_num, .wqe_counter = (uint16_t)e->index, .is_send = 1,
@@ -367,7 +395,7 @@ wqe_in_bounds(const struct rnic_device *dev, const struct rnic_qp_priv *q, const
 		return 0;
 	if (w->ud != NULL && w->ud->sgid_index >= dev->gid_count)
 		return 0;
-	return w->length <= RNIC_WQE_MAX_MESSAGE;
+	return w->length <= RNIC_MAX_MSG_SIZE;
 }
 
 /*
@@ -408,6 +436,49 @@ bad_queue_index(struct rnic_pipeline *p, struct rnic_qp *qp)
 	rnic_requester_fail(p, qp);
 }
 
+/* ------------------------------------------------------------------------------------------------------ */
+/* The READ window (rnic_qp.h)                                                                              */
+
+/* The PSNs a message of length bytes takes (a READ's: its responses). */
+static uint32_t
+msg_span(uint64_t length, uint32_t pmtu)
+{
+	return (uint32_t)RTE_MAX((length + pmtu - 1) / pmtu, 1u);
+}
+
+/* Whether a READ taking span PSNs must wait: READs outstanding, and no room for it in the READ window. */
+static int
+read_window_full(const struct rnic_req_ctx *r, uint32_t span)
+{
+	return r->rd_psns != 0 && (uint64_t)r->rd_psns + span > r->rd_window;
+}
+
+void
+rnic_requester_read_overflow(struct rnic_req_ctx *r, const struct rnic_inflight *e)
+{
+	if (rnic_psn_diff(e->first_psn, r->rd_cut) < 0)
+		return;
+	r->rd_window = RTE_MAX(RTE_MIN(r->rd_window, r->rd_psns) / 2, 1u);
+	r->rd_grow = 0;
+	r->rd_cut = rnic_psn_add(r->sent_psn, 1);
+}
+
+void
+rnic_requester_read_answered(struct rnic_req_ctx *r, const struct rnic_inflight *e, uint32_t pmtu)
+{
+	uint32_t span = rnic_wqe_span(e, pmtu);
+
+	r->rd_psns -= span;
+	/* One PSN more per window answered (additive increase); cuts compare PSNs within reach. */
+	r->rd_grow += span;
+	while (r->rd_grow >= r->rd_window && r->rd_window < RNIC_MAX_READ_WINDOW) {
+		r->rd_grow -= r->rd_window;
+		r->rd_window++;
+	}
+	if (rnic_psn_diff(r->una, r->rd_cut) > 0)
+		r->rd_cut = r->una;
+}
+
 /* Start the next WQE of the SQ: take and check it, take its PSNs. 1 if one was started. */
 static int
 start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
@@ -419,6 +490,7 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	struct rnic_inflight *e;
 	enum rnic_wc_status st;
 	int posted, reads;
+	uint32_t pmtu;
 
 	if (r->halted || r->infl_tail - r->infl_head == r->infl_mask + 1) {
 		r->blocked = 1;
@@ -446,6 +518,9 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	 * When it starts later, it is taken again: what was read now decides nothing but the wait. */
 	if ((w->fence && r->rd_atomic != 0) || (reads && r->rd_atomic >= RTE_MAX(q->attr.max_rd_atomic, (uint8_t)1)))
 		return 0;
+	pmtu = rnic_mtu_bytes(qp->qp_type == RNIC_QPT_UD ? p->dev->active_mtu : q->attr.path_mtu);
+	if (w->opcode == RNIC_WQE_OP_RDMA_READ && read_window_full(r, msg_span(w->length, pmtu)))
+		return 0;
 	if (check_sges(p, w, pdn, reads ? RNIC_MR_NEED_LOCAL_WRITE : RNIC_MR_NEED_LOCAL_READ) != RNIC_MR_OK) {
 		reject_wqe(p, qp, index, w->opcode, RNIC_WC_LOC_PROT_ERR);
 		return 0;
@@ -468,6 +543,20 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	r->blocked = 0;
 	if (reads)
 		r->rd_atomic++;
+	if (w->opcode == RNIC_WQE_OP_RDMA_READ)
+		r->rd_psns += msg_span(e->length, pmtu);
+	return 1;
+}
+
+/* AckReq: on a message's last packet, at least every ack_every packets (a long message gets ACKs before
+ * its end, so the window keeps moving and the loss timer only runs out when something is lost), and on the
+ * probe after a loss timeout. */
+static int
+ask_ack(struct rnic_req_ctx *r, int last)
+{
+	if (!last && !r->probing && ++r->noack < r->ack_every)
+		return 0;
+	r->noack = 0;
 	return 1;
 }
 
@@ -480,7 +569,7 @@ fill_request(struct rnic_qp *qp, const struct rnic_send_wqe *w, struct rnic_pkt_
 	d->opcode = opcode;
 	d->psn = psn;
 	d->se = (uint8_t)(last && w->solicited);
-	d->ack_req = (uint8_t)(qp->qp_type == RNIC_QPT_RC && last);
+	d->ack_req = (uint8_t)(qp->qp_type == RNIC_QPT_RC && ask_ack(&q->req, last));
 	d->imm = rte_be_to_cpu_32(w->imm);
 	d->ieth_rkey = rte_be_to_cpu_32(w->imm);
 	d->reth.va = w->raddr;
@@ -516,21 +605,117 @@ ud_route(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe
 void
 rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
-	uint64_t d = q->req.deadline, rnr = q->req.rnr_until;
+	uint64_t d = q->req.deadline, probe = q->req.probe_at, rnr = q->req.rnr_until;
 
+	if (d == 0 || (probe != 0 && probe < d))
+		d = probe;
 	if (d == 0 || (rnr != 0 && rnr < d))
 		d = rnr;
 	rnic_timer_set(&p->timers, q->slot, d);
 }
 
-/* The loss timer: 4.096 us x 2^timeout (IBA 9.7.6.1.3); timeout 0 means none. */
-static void
-arm_timer(struct rnic_pipeline *p, struct rnic_qp_priv *q)
+/*
+ * How long a QP that hears nothing waits before an early probe: four round trips of the path, but no less
+ * than a 64th of its loss timer nor RNIC_MIN_PROBE_US, twice as long for each probe since the last progress.
+ * An ACK or NAK lost after the last packet a QP could send (its window full, or its posts all sent) would
+ * else leave it waiting for the loss timer, which the application sets for a dead peer (67 ms at timeout
+ * 14: a first probe after 1 ms at the earliest).
+ */
+static uint64_t
+probe_wait(const struct rnic_pipeline *p, const struct rnic_qp_priv *q)
 {
+	uint64_t wait = RTE_MAX(4 * p->srtt, p->loss_timeout_cycles[q->attr.timeout & 31] >> 6);
+
+	return RTE_MAX(wait, p->min_probe_cycles) << RTE_MIN(q->req.probes, 20);
+}
+
+/* The loss timer, 4.096 us x 2^timeout (IBA 9.7.6.1.3; timeout 0 means none), and the early probe before
+ * it. */
+static void
+arm_timer(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now)
+{
+	struct rnic_req_ctx *r = &q->req;
+
 	if (q->attr.timeout == 0 || q->pub.qp_type != RNIC_QPT_RC)
 		return;
-	q->req.deadline = rte_get_tsc_cycles() + p->loss_timeout_cycles[q->attr.timeout & 31];
+	r->deadline = now + p->loss_timeout_cycles[q->attr.timeout & 31];
+	r->probe_at = now + probe_wait(p, q);
+	if (r->probe_at >= r->deadline)
+		r->probe_at = 0;
 	rnic_requester_watch(p, q);
+}
+
+/* Time this packet's round trip, if no other packet is being timed (or the one that is was lost, or its QP
+ * went, long ago): from now to the progress its ACK makes (rnic_requester_progress). */
+static void
+rtt_start(struct rnic_pipeline *p, const struct rnic_qp_priv *q, uint32_t psn)
+{
+	uint64_t now = rte_rdtsc();
+
+	if (p->rtt_tsc != 0 && now - p->rtt_tsc < p->loss_timeout_cycles[RNIC_RTT_GIVE_UP])
+		return;
+	p->rtt_tsc = now;
+	p->rtt_slot = q->slot;
+	p->rtt_psn = psn;
+}
+
+/*
+ * The request of in-flight READ or atomic e at psn. A READ asked again resumes after the responses it has
+ * (IBA 9.7.5.2.6: a new READ request for the rest, at the PSN of the first missing response); one already
+ * answered whole goes again as it was (its PSNs must be sent; its responses only acknowledge). A READ's PSNs
+ * are fixed (first_psn + k carries the data at k x PMTU), so the offset follows from the PSN it is sent at:
+ * go-back-N from an earlier request sends it from first_psn, asking for all of it, even if part has arrived;
+ * asking for less would take fewer PSNs and shift every later WQE's. Returns the PSNs its responses take.
+ */
+static uint32_t
+rd_atomic_request(struct rnic_qp *qp, const struct rnic_send_wqe *w, const struct rnic_inflight *e, uint32_t psn,
+		  uint32_t pmtu, struct rnic_pkt_desc *d)
+{
+	int read = e->opcode == RNIC_WQE_OP_RDMA_READ;
+	uint32_t have = read ? (uint32_t)rnic_psn_diff(psn, e->first_psn) * pmtu : 0;
+
+	fill_request(qp, w, d, (uint8_t)(RNIC_TRANSPORT_RC | (read ? RNIC_OP_RDMA_READ_REQUEST :
+		     e->opcode == RNIC_WQE_OP_ATOMIC_CS ? RNIC_OP_COMPARE_SWAP : RNIC_OP_FETCH_ADD)), psn, 1);
+	d->reth.va = w->raddr + have;
+	d->reth.dma_len = (uint32_t)w->length - have;
+	d->atomiceth.va = w->raddr;
+	d->atomiceth.rkey = w->rkey;
+	d->atomiceth.swap_add = w->swap_add;
+	d->atomiceth.compare = w->compare;
+	return read ? RTE_MAX((e->length - have + pmtu - 1) / pmtu, 1u) : 1;
+}
+
+void
+rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu);
+	struct rnic_send_wqe w;
+	struct rnic_pkt_desc d;
+
+	if (e->asked)
+		return;		/* asked already for what is missing there */
+	if (p->rtt_slot == q->slot)
+		p->rtt_tsc = 0;		/* its answer would time the loss too */
+	rnic_tx_flush(&p->req_tx);
+	if (rnic_tx_room(&p->req_tx) == 0 ||
+	    rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, 0, &w) != 0)
+		return;		/* the next response past the gap asks again, or the loss timer goes back */
+	memset(&d, 0, sizeof(d));
+	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->req.dmac, &q->req.dmac_known, &d) != 0)
+		return;
+	rd_atomic_request(qp, &w, e, rnic_psn_add(e->first_psn, e->received / pmtu), pmtu, &d);
+	/* Responses placed past the missing ones: ask for the hole only, up to the first of them. */
+	if (e->ahead != 0)
+		d.reth.dma_len = RTE_MIN(d.reth.dma_len, (uint32_t)(rte_bsf32(e->ahead) + 1) * pmtu);
+	if (rnic_send_control(p, &p->req_tx, &d) != 0)
+		return;
+	e->asked = 1;
+	e->asked_end = e->received + d.reth.dma_len;
+	q->counters.packets_sent++;
+	q->counters.retransmits++;
+	RNIC_STATS(p, REQUESTER)->retransmits++;
+	RNIC_STATS(p, REQUESTER)->resent_requests++;
 }
 
 /* Done sending the WQE under the cursor: move on to the next one already started, or to a new one. */
@@ -635,26 +820,8 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
 
 	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) {
-		/* A READ asked again resumes after the responses it has (IBA 9.7.5.2.6: a new READ request for
-		 * the rest, at the PSN of the first missing response); one already answered whole goes again
-		 * as it was (its PSNs must be sent; its responses only acknowledge). A READ's PSNs are fixed
-		 * (first_psn + k carries the data at k x PMTU), so the offset follows from the PSN it is sent
-		 * at: go-back-N from an earlier request sends it from first_psn, asking for all of it, even if
-		 * part has arrived; asking for less would take fewer PSNs and shift every later WQE's. */
-		uint32_t have = e->opcode == RNIC_WQE_OP_RDMA_READ && !e->answered ?
-				(uint32_t)rnic_psn_diff(r->npsn, e->first_psn) * pmtu : 0;
-		uint32_t span = e->opcode == RNIC_WQE_OP_RDMA_READ ?
-				RTE_MAX((e->length - have + pmtu - 1) / pmtu, 1u) : 1;
+		uint32_t span = rd_atomic_request(qp, w, e, r->npsn, pmtu, &d);
 
-		fill_request(qp, w, &d, (uint8_t)(RNIC_TRANSPORT_RC | (e->opcode == RNIC_WQE_OP_RDMA_READ ?
-				RNIC_OP_RDMA_READ_REQUEST : e->opcode == RNIC_WQE_OP_ATOMIC_CS ?
-				RNIC_OP_COMPARE_SWAP : RNIC_OP_FETCH_ADD)), r->npsn, 1);
-		d.reth.va = w->raddr + have;
-		d.reth.dma_len = (uint32_t)w->length - have;
-		d.atomiceth.va = w->raddr;
-		d.atomiceth.rkey = w->rkey;
-		d.atomiceth.swap_add = w->swap_add;
-		d.atomiceth.compare = w->compare;
 		if (spoofed)
 			refuse_packet(p, q);
 		else if (rnic_send_control(p, &p->req_tx, &d) != 0)
@@ -663,7 +830,15 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 			q->counters.packets_sent++;
 		if (rnic_latency_on && !e->sent_once)
 			requester_busy(p, r);
+		/* A READ's round trip includes sending the responses before its own and its own: what a QP
+		 * waiting for them must allow before it probes (a 64-frame queue in front of a 2 Gbit/s link
+		 * holds 1 ms of responses). */
+		if (!e->sent_once)
+			rtt_start(p, q, r->npsn);
+		if (rnic_psn_diff(r->npsn, r->sent_psn) <= 0)
+			RNIC_STATS(p, REQUESTER)->resent_requests++;
 		e->sent_once = 1;
+		r->probing = r->probing != 0 ? 2 : 0;
 		e->last_psn = rnic_psn_add(r->npsn, span - 1);
 		if (rnic_psn_diff(e->last_psn, r->sent_psn) > 0)
 			r->sent_psn = e->last_psn;
@@ -671,7 +846,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		e->sent = 1;
 		advance_cursor(r);
 		if (r->deadline == 0)
-			arm_timer(p, q);
+			arm_timer(p, q, rte_get_tsc_cycles());
 		return 1;
 	}
 
@@ -685,7 +860,8 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		refuse_packet(p, q);
 		goto sent;
 	}
-	m = resend ? rtx_resend(p, r) : NULL;
+	/* A probe is built again: the kept frame may not ask for an ACK. */
+	m = resend && !r->probing ? rtx_resend(p, r) : NULL;
 	if (m != NULL) {
 		RNIC_STATS(p, REQUESTER)->resent_kept++;
 		goto queue;
@@ -715,12 +891,16 @@ queue:
 	q->counters.packets_sent++;
 sent:
 	p->visit_bytes += chunk;
-	if (!resend)
+	r->probing = r->probing != 0 ? 2 : 0;
+	if (!resend) {
 		r->sent_psn = r->npsn;
+		if (d.ack_req)
+			rtt_start(p, q, r->npsn);	/* a packet sent once: its ACK times the path */
+	}
 	r->npsn = rnic_psn_add(r->npsn, 1);
 	r->cur_off += chunk;
 	if (r->deadline == 0)
-		arm_timer(p, q);
+		arm_timer(p, q, rte_get_tsc_cycles());
 	if (last) {
 		if (rnic_latency_on && !resend)
 			requester_busy(p, r);
@@ -739,15 +919,26 @@ rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp)
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
 
-	/* Forward progress refills the retry counts (IBA 9.7.6.1.1) and restarts the loss timer. */
+	uint64_t now = rte_get_tsc_cycles();
+
+	/* Forward progress refills the retry counts (IBA 9.7.6.1.1), restarts the loss timer and ends a
+	 * probe. */
 	r->retry_left = q->attr.retry_cnt;
 	r->rnr_left = q->attr.rnr_retry;
+	r->probing = 0;
+	r->probes = 0;
+	if (p->rtt_tsc != 0 && p->rtt_slot == q->slot && rnic_psn_diff(r->una, p->rtt_psn) > 0) {
+		uint64_t sample = now - p->rtt_tsc;
+
+		p->srtt = p->srtt == 0 ? sample : p->srtt - p->srtt / 8 + sample / 8;
+		p->rtt_tsc = 0;
+	}
 	rtx_release(p, r);
 	if (r->una == r->npsn) {
-		r->deadline = 0;
+		r->deadline = r->probe_at = 0;
 		rnic_requester_watch(p, q);
 	} else {
-		arm_timer(p, q);
+		arm_timer(p, q, now);
 	}
 }
 
@@ -760,6 +951,9 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 
 	if (rnic_psn_diff(psn, r->una) < 0 || rnic_psn_diff(psn, r->npsn) >= 0)
 		return -1;	/* not outstanding: a stale NAK */
+	r->probing = 0;
+	if (p->rtt_slot == q->slot)
+		p->rtt_tsc = 0;		/* a packet sent again times nothing (its ACK may be the first's) */
 	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
 		struct rnic_inflight *e = rnic_req_infl(r, i);
 		uint32_t last = e->sent ? e->last_psn : rnic_psn_add(r->npsn, 0xffffff);
@@ -777,7 +971,7 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 		for (uint32_t j = i; j != r->infl_tail; j++)
 			rnic_req_infl(r, j)->sent = rnic_req_infl(r, j)->status != 0;
 		rtx_rewind(p, r, r->npsn);
-		arm_timer(p, q);
+		arm_timer(p, q, rte_get_tsc_cycles());
 		q->counters.retransmits++;
 		RNIC_STATS(p, REQUESTER)->retransmits++;
 		return 0;
@@ -785,13 +979,10 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 	return -1;
 }
 
-/* PSNs of an in-flight WQE: its packets (SEND/WRITE, READ responses) or 1 (atomic, or no payload). */
-static uint32_t
-wqe_span(const struct rnic_inflight *e, uint32_t pmtu)
+uint32_t
+rnic_wqe_span(const struct rnic_inflight *e, uint32_t pmtu)
 {
-	if (rnic_wqe_op_is_atomic(e->opcode))
-		return 1;
-	return RTE_MAX((e->length + pmtu - 1) / pmtu, 1u);
+	return rnic_wqe_op_is_atomic(e->opcode) ? 1 : msg_span(e->length, pmtu);
 }
 
 void
@@ -803,7 +994,7 @@ rnic_requester_skip_acked(struct rnic_pipeline *p, struct rnic_qp *qp)
 
 	for (; r->cur != r->infl_tail; r->cur++) {
 		struct rnic_inflight *e = rnic_req_infl(r, r->cur);
-		uint32_t last = rnic_psn_add(e->first_psn, wqe_span(e, pmtu) - 1);
+		uint32_t last = rnic_psn_add(e->first_psn, rnic_wqe_span(e, pmtu) - 1);
 		int whole = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
 
 		if (e->status != 0) {
@@ -839,7 +1030,7 @@ loss_timeout(struct rnic_pipeline *p, struct rnic_qp *qp)
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
 
-	r->deadline = 0;
+	r->deadline = r->probe_at = 0;
 	RNIC_STATS(p, REQUESTER)->timeouts++;
 	q->counters.timeouts++;
 	if (r->retry_left == 0) {
@@ -850,12 +1041,46 @@ loss_timeout(struct rnic_pipeline *p, struct rnic_qp *qp)
 		return;
 	}
 	r->retry_left--;
-	/* Go back to the oldest unacknowledged PSN (seed test 25: the timer restarts, a retry is spent). */
-	rnic_requester_rewind(p, qp, r->una);
+	/* Go back to the oldest unacknowledged PSN (seed test 25: the timer restarts, a retry is spent), but
+	 * send only that packet, asking for an ACK, until a response makes progress: a peer that was only
+	 * slow (its ACK late, nothing lost) then costs one packet, not the window; after a real loss, the
+	 * progress the probe's answer makes lets the rest go. */
+	if (rnic_requester_rewind(p, qp, r->una) == 0)
+		r->probing = 1;
 	rnic_sched_activate(&p->sched, q->slot);
 }
 
-/* The wheel handed back a QP: its RNR wait or loss timer may be over, or have moved later. */
+/*
+ * Nothing answered the QP for a while (probe_wait): probe as after a loss timeout (go back to UPSN, send that
+ * one packet asking for an ACK, wait for progress; the answer tells where the responder is: an ACK of
+ * everything sent lets the QP go on, one of less goes back from there), but spend no retry; or, for a READ
+ * or atomic at UPSN still without its data, ask for that data again (the requests after it went through).
+ */
+static void
+early_probe(struct rnic_pipeline *p, struct rnic_qp *qp, uint64_t now)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	struct rnic_inflight *e = r->infl_head != r->infl_tail ? rnic_req_infl(r, r->infl_head) : NULL;
+	uint64_t deadline = r->deadline;	/* a probe does not put the loss timer off */
+
+	RNIC_STATS(p, REQUESTER)->probes++;
+	if (e != NULL && (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) &&
+	    e->sent_once && !e->answered) {
+		e->asked = 0;
+		rnic_requester_reask(p, qp, e);
+	} else if (rnic_requester_rewind(p, qp, r->una) == 0) {
+		r->probing = 1;
+		rnic_sched_activate(&p->sched, q->slot);
+	}
+	r->probes++;
+	r->deadline = deadline;
+	r->probe_at = now + probe_wait(p, q);
+	if (r->probe_at >= r->deadline)
+		r->probe_at = 0;
+}
+
+/* The wheel handed back a QP: its RNR wait, early probe or loss timer may be over, or have moved later. */
 static void
 on_timer(void *arg, uint32_t slot)
 {
@@ -875,6 +1100,10 @@ on_timer(void *arg, uint32_t slot)
 	}
 	if (r->deadline != 0 && now >= r->deadline)
 		loss_timeout(p, qp);
+	else if (r->probe_at != 0 && now >= r->probe_at && r->rnr_until != 0)
+		r->probe_at = 0;	/* waiting out an RNR NAK: nothing goes before its time */
+	else if (r->probe_at != 0 && now >= r->probe_at)
+		early_probe(p, qp, now);
 	rnic_requester_watch(p, rnic_qp_priv(qp));
 }
 
@@ -882,6 +1111,25 @@ void
 rnic_requester_timers(struct rnic_pipeline *p)
 {
 	rnic_timer_expire(&p->timers, rte_get_tsc_cycles(), on_timer, p);
+}
+
+/*
+ * Whether the QP has a window's worth of SEND/WRITE bytes sent and not acknowledged (rnic_qp.h): the frames
+ * kept for resending, and the PSNs from UPSN to NPSN but READ responses' counted as full packets, both past
+ * the window (the kept frames are bytes on the wire, small messages' too; the PSNs leave out what a
+ * go-back-N sends again); or those PSNs past window / 64, for frames the retransmit buffer had no room to
+ * keep.
+ */
+static int
+window_full(const struct rnic_qp_priv *q)
+{
+	const struct rnic_req_ctx *r = &q->req;
+	int64_t psns = (int64_t)rnic_psn_diff(r->npsn, r->una) - r->rd_psns;
+
+	if (psns <= 0)
+		return 0;
+	return (r->rtx_bytes >= r->window && ((uint64_t)psns << (7 + q->attr.path_mtu)) >= r->window) ||
+	       (uint64_t)psns >= r->window >> 6;
 }
 
 /*
@@ -909,8 +1157,12 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 	p->wqe_qp = NULL;	/* what start_wqe parsed on another visit may be stale (a reset QP) */
 	if (rnic_latency_on)
 		p->req_clock = rte_rdtsc();	/* a WQE started on this visit starts now */
-	if (state == RNIC_QPS_ERR) {
-		rnic_requester_fail(p, qp);	/* moved to error elsewhere: flush here, on the owning lcore */
+	if (state == RNIC_QPS_ERR || state == RNIC_QPS_SQE) {
+		/* Moved to error elsewhere, or WQEs posted in SQE: flush here, on the owning lcore. */
+		if (state == RNIC_QPS_ERR)
+			rnic_requester_fail(p, qp);
+		else
+			flush_send_queue(p, qp);
 		*idle = 1;
 		return 0;
 	}
@@ -940,8 +1192,9 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 			if (rnic_tx_room(&p->req_tx) == 0)
 				break;	/* the port is full: come back to this QP on the next round */
 		}
-		/* The outstanding window of RC: PSNs sent and not acknowledged (UC and UD get no ACKs). */
-		if (qp->qp_type == RNIC_QPT_RC && rnic_psn_diff(r->npsn, r->una) >= RNIC_MAX_OUTSTANDING) {
+		/* The outstanding window of RC (UC and UD get no ACKs); after a loss timeout, the one packet of
+		 * the probe. */
+		if (qp->qp_type == RNIC_QPT_RC && (window_full(rnic_qp_priv(qp)) || r->probing == 2)) {
 			r->blocked = 1;
 			*idle = 1;
 			break;

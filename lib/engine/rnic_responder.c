@@ -32,9 +32,9 @@ covered_by_response(struct rnic_resp_ctx *r, uint32_t psn)
 		r->ack_pending = 0;
 }
 
-/* Reply to the requester of this QP: an ACK, NAK, READ response or atomic ACK with the given fields. */
+/* Reply to the requester of this QP: an ACK, NAK or atomic ACK with the given fields. */
 static void
-reply(struct rnic_pipeline *p, struct rnic_qp *qp, uint8_t op, uint32_t psn, uint8_t syndrome,
+reply(struct rnic_pipeline *p, struct rnic_qp *qp, uint8_t op, uint32_t psn, uint8_t syndrome, uint32_t msn,
       struct rnic_pkt_desc *d)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
@@ -47,7 +47,7 @@ reply(struct rnic_pipeline *p, struct rnic_qp *qp, uint8_t op, uint32_t psn, uin
 	d->dqpn = q->attr.dest_qp_num;
 	d->psn = psn;
 	d->aeth.syndrome = syndrome;
-	d->aeth.msn = q->resp.msn;
+	d->aeth.msn = msn;
 	rnic_send_control(p, &p->resp_tx, d);
 }
 
@@ -59,7 +59,7 @@ send_ack_now(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint8_t 
 	struct rnic_pkt_desc d;
 
 	memset(&d, 0, sizeof(d));
-	reply(p, qp, RNIC_OP_ACKNOWLEDGE, psn, syndrome, &d);
+	reply(p, qp, RNIC_OP_ACKNOWLEDGE, psn, syndrome, rnic_qp_priv(qp)->resp.msn, &d);
 	if (RNIC_AETH_IS_ACK(syndrome)) {
 		st->acks_sent++;
 		c->acks_sent++;
@@ -104,6 +104,7 @@ send_ack(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint8_t synd
 	r->ack_pending = 1;
 	r->ack_psn = psn;
 	r->ack_syndrome = syndrome;
+	r->unacked = 0;
 	if (!r->ack_listed && p->nb_acks < RNIC_BURST) {
 		r->ack_listed = 1;
 		p->ack_list[p->nb_acks++] = q->slot;
@@ -122,6 +123,8 @@ flush_acks(struct rnic_pipeline *p)
 			continue;
 		r = &rnic_qp_priv(qp)->resp;
 		r->ack_listed = 0;
+		if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == RNIC_QPS_UNKNOWN)
+			continue;	/* its resources are being moved: the requester asks again */
 		if (r->ack_pending && r->rd_head == r->rd_tail) {
 			r->ack_pending = 0;
 			send_ack_now(p, qp, r->ack_psn, r->ack_syndrome);
@@ -328,10 +331,14 @@ do_write(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc
 			return no_recv_wqe(p, qp, posted);
 	}
 	if (first) {
-		/* The write address table entry: the whole range is checked once, up front. */
+		/* The write address table entry: the whole range is checked once, up front. A zero-length
+		 * WRITE touches no memory: its R_Key and VA are not checked (IBA 9.7.4.1). */
+		if (d->reth.dma_len > RNIC_MAX_MSG_SIZE)
+			return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
 		if (!(q->attr.qp_access_flags & RNIC_ACCESS_REMOTE_WRITE) ||
-		    rnic_mr_translate(p->dev->mr_table, &p->resp_cache, d->reth.rkey, pdn,
-				      RNIC_MR_NEED_REMOTE_WRITE, d->reth.va, d->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK)
+		    (d->reth.dma_len != 0 &&
+		     rnic_mr_translate(p->dev->mr_table, &p->resp_cache, d->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_WRITE,
+				       d->reth.va, d->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK))
 			return qp->qp_type == RNIC_QPT_RC ? V_NAK_ACCESS : V_DROP;
 		r->write_va = d->reth.va;
 		r->write_rkey = d->reth.rkey;
@@ -374,14 +381,134 @@ do_write(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc
 	return V_DONE;
 }
 
-/* Send the next READ response packet of the job; 0 when the pool has no mbuf (try again later). */
+/* The states a QP answers requests in: SQE (UC, UD) is an error of the send queue only. */
 static int
-send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_read_job *job)
+answers_in(enum rnic_qp_state state)
+{
+	return state == RNIC_QPS_RTR || state == RNIC_QPS_RTS || state == RNIC_QPS_SQD || state == RNIC_QPS_SQE;
+}
+
+/*
+ * A class C/D error (IBA 9.9.3): NAK the request at psn, and the responder's QP goes to error. The responses
+ * still queued are dropped (a QP in error sends none), so the NAK goes out at the end of the burst. No
+ * completion may tell the application (a WRITE consumes no receive): the affiliated asynchronous error of
+ * IBA 11.6.3 does.
+ */
+static void
+responder_error(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum verdict v)
+{
+	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
+
+	for (; r->rd_head != r->rd_tail; r->rd_head++)
+		r->rd[r->rd_head & r->rd_mask].queued = 0;
+	if (v == V_NAK_OP) {
+		/* The QP has failed here (rq_posted): the requester learns it from a remote operational error. */
+		send_ack(p, qp, psn, RNIC_AETH_NAK_REMOTE_OP);
+		return;
+	}
+	if (v == V_NAK_ACCESS)
+		RNIC_STATS(p, RESPONDER)->access_errors++;
+	else
+		RNIC_STATS(p, RESPONDER)->bad_requests++;
+	send_ack(p, qp, psn, v == V_NAK_ACCESS ? RNIC_AETH_NAK_REMOTE_ACCESS : RNIC_AETH_NAK_INVALID_REQUEST);
+	responder_fail(qp, v == V_NAK_ACCESS ? RNIC_EVENT_QP_ACCESS_ERR : RNIC_EVENT_QP_REQ_ERR);
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Responder resources (READs and atomics, rnic_qp.h)                                                     */
+
+static struct rnic_resp_res *
+res_at(const struct rnic_resp_ctx *r, uint32_t i)
+{
+	return &r->rd[i & r->rd_mask];
+}
+
+/* PSNs of a READ: one per response. */
+static uint32_t
+read_span(uint32_t len, uint32_t pmtu)
+{
+	return RTE_MAX((len + pmtu - 1) / pmtu, 1u);
+}
+
+/* rd_head past the resources with nothing to send: it names the oldest one that has (or rd_tail). */
+static void
+res_skip(struct rnic_resp_ctx *r)
+{
+	while (r->rd_head != r->rd_tail && !res_at(r, r->rd_head)->queued)
+		r->rd_head++;
+}
+
+/* The QP has responses to send: in the pipeline's queue of such QPs (oldest first). A queue found full (QPs
+ * reset or destroyed while queued leave stale entries) leaves it out for now: its next request or the
+ * requester's duplicate puts it in. */
+static void
+queue_responses(struct rnic_pipeline *p, struct rnic_qp_priv *q)
+{
+	if (q->resp.rd_queued)
+		return;
+	if (p->read_tail - p->read_head > p->read_fifo_mask) {
+		RNIC_STATS(p, RESPONDER)->ring_full++;
+		return;
+	}
+	p->read_fifo[p->read_tail++ & p->read_fifo_mask] = q->slot;
+	q->resp.rd_queued = 1;
+}
+
+/*
+ * The resource for a new READ or atomic: the oldest one kept. NULL when that one has not been answered once
+ * yet: the requester has more READs and atomics outstanding than max_dest_rd_atomic (an invalid request).
+ * One being answered again for a duplicate gives way: its requester has had the answer.
+ */
+static struct rnic_resp_res *
+res_take(struct rnic_resp_ctx *r)
+{
+	struct rnic_resp_res *res = res_at(r, r->rd_tail);
+
+	if (r->rd_tail - r->rd_head > r->rd_mask) {
+		if (!res->answered)
+			return NULL;
+		r->rd_head++;
+		res_skip(r);
+	}
+	if (r->rd_kept <= r->rd_mask)
+		r->rd_kept++;
+	r->rd_tail++;
+	return res;
+}
+
+/* The kept resource whose request covers psn (a READ's responses' PSNs, an atomic's one), newest first;
+ * rd_tail when none does. */
+static uint32_t
+res_find(const struct rnic_resp_ctx *r, uint32_t psn, uint32_t pmtu)
+{
+	for (uint32_t i = r->rd_tail; i != r->rd_tail - r->rd_kept; i--) {
+		const struct rnic_resp_res *res = res_at(r, i - 1);
+		int32_t k = rnic_psn_diff(psn, res->psn);
+
+		if (k >= 0 && (uint32_t)k < (res->atomic ? 1 : read_span(res->len, pmtu)))
+			return i - 1;
+	}
+	return r->rd_tail;
+}
+
+/* Resource i has responses to send (again): it is answered in PSN order with the others queued. */
+static void
+res_requeue(struct rnic_resp_ctx *r, uint32_t i)
+{
+	res_at(r, i)->queued = 1;
+	if ((int32_t)(i - r->rd_head) < 0)
+		r->rd_head = i;
+}
+
+/* Send the READ response of the resource at *off (its hole's or its next) and move *off past it; 0 when the
+ * pool has no mbuf (try again later). */
+static int
+send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_resp_res *res, uint32_t *off)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
-	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), pdn = rnic_pd_priv(qp->pd)->pdn, n;
-	uint32_t npkts = RTE_MAX((job->len + pmtu - 1) / pmtu, 1u), i = job->off / pmtu;
-	uint32_t chunk = RTE_MIN(pmtu, job->len - job->off), frame_len;
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), pdn = rnic_pd_priv(qp->pd)->pdn, n = 0;
+	uint32_t npkts = read_span(res->len, pmtu), i = *off / pmtu;
+	uint32_t chunk = RTE_MIN(pmtu, res->len - *off), frame_len;
 	uint8_t op = npkts == 1 ? RNIC_OP_RDMA_READ_RESPONSE_ONLY : i == 0 ? RNIC_OP_RDMA_READ_RESPONSE_FIRST :
 		     i + 1 == npkts ? RNIC_OP_RDMA_READ_RESPONSE_LAST : RNIC_OP_RDMA_READ_RESPONSE_MIDDLE;
 	struct rte_mbuf *m = rnic_tx_alloc(&p->resp_tx, p->pool);
@@ -394,19 +521,27 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_read
 		return 0;
 	}
 	memset(&d, 0, sizeof(d));
-	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->resp.dmac, &q->resp.dmac_known, &d) != 0 ||
-	    rnic_mr_translate(p->dev->mr_table, &p->resp_cache, job->rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
-			      job->va + job->off, chunk, seg, RTE_DIM(seg), &n) != RNIC_MR_OK) {
-		/* The region went away mid-READ: the requester's timer will ask again and get the NAK. */
+	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->resp.dmac, &q->resp.dmac_known, &d) != 0) {
 		rte_pktmbuf_free(m);
-		job->off = job->len;
+		RNIC_STATS(p, RESPONDER)->tx_dropped++;
+		res->off = res->len;
+		res->hole_off = res->hole_end;
+		return 1;
+	}
+	if (chunk != 0 && rnic_mr_translate(p->dev->mr_table, &p->resp_cache, res->rkey, pdn,
+					    RNIC_MR_NEED_REMOTE_READ, res->va + *off, chunk, seg, RTE_DIM(seg),
+					    &n) != RNIC_MR_OK) {
+		/* The region went away, or a duplicate asks again from one deregistered since: the QP fails,
+		 * nothing more is answered. */
+		rte_pktmbuf_free(m);
+		responder_error(p, qp, rnic_psn_add(res->psn, i), V_NAK_ACCESS);
 		return 1;
 	}
 	d.opcode = (uint8_t)(RNIC_TRANSPORT_RC | op);
 	d.dqpn = q->attr.dest_qp_num;
-	d.psn = rnic_psn_add(job->psn, i);
+	d.psn = rnic_psn_add(res->psn, i);
 	d.aeth.syndrome = RNIC_AETH_ACK;
-	d.aeth.msn = q->resp.msn;
+	d.aeth.msn = res->msn;
 	d.payload_len = chunk;
 	frame_len = rnic_pkt_frame_len(&d);
 	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame_len);
@@ -419,48 +554,66 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_read
 	}
 	rnic_pkt_build(&d, frame, frame_len);
 	rnic_tx_enqueue(&p->resp_tx, m);
-	job->off += chunk;
-	if (job->len == 0)
-		job->off = 1;	/* the one empty response is out */
+	if (res->answered || *off < res->sent)
+		RNIC_STATS(p, RESPONDER)->resent_responses++;
+	*off += chunk;
+	res->sent = RTE_MAX(res->sent, *off);
 	return 1;
 }
 
-/* Answer pending READs, oldest QP first, while the port has room. Returns the packets sent. */
+/* Send the next response of resource rd_head: 0 when the pool has no mbuf. */
+static int
+send_next_response(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
+	struct rnic_resp_res *res = res_at(r, r->rd_head);
+
+	if (res->atomic) {
+		struct rnic_pkt_desc d;
+
+		memset(&d, 0, sizeof(d));
+		d.atomic_ack_orig = res->orig;
+		reply(p, qp, RNIC_OP_ATOMIC_ACKNOWLEDGE, res->psn, RNIC_AETH_ACK, res->msn, &d);
+		RNIC_STATS(p, RESPONDER)->resent_responses += res->answered;
+	} else if (!send_read_response(p, qp, res, res->hole_off < res->hole_end ? &res->hole_off : &res->off)) {
+		return 0;
+	}
+	/* Done with it, unless the QP failed meanwhile (nothing is queued then). */
+	if (res->queued && (res->atomic || (res->off >= res->len && res->hole_off >= res->hole_end))) {
+		res->queued = 0;
+		res->answered = 1;
+		r->rd_head++;
+		res_skip(r);
+	}
+	return 1;
+}
+
+/* Answer queued READs and atomics, oldest QP first, while the port has room. Returns the packets sent. */
 static unsigned int
 serve_reads(struct rnic_pipeline *p, unsigned int budget)
 {
 	unsigned int sent = 0;
 
 	while (sent < budget && p->read_head != p->read_tail) {
-		uint32_t slot = p->read_fifo[p->read_head % RNIC_READ_FIFO];
+		uint32_t slot = p->read_fifo[p->read_head & p->read_fifo_mask];
 		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot);
+		enum rnic_qp_state state = qp != NULL ? __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) :
+					   RNIC_QPS_RESET;
 		struct rnic_resp_ctx *r;
 
-		if (qp == NULL || __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == RNIC_QPS_ERR) {
-			if (qp != NULL)
+		if (state == RNIC_QPS_UNKNOWN)
+			return sent;	/* its resources are being moved (rnic_modify_qp): come back next time */
+		if (!answers_in(state) || !rnic_qp_priv(qp)->resp.rd_queued) {
+			if (qp != NULL)		/* in error or reset (or a stale entry): nothing to answer */
 				rnic_qp_priv(qp)->resp.rd_queued = 0;
 			p->read_head++;
 			continue;
 		}
 		r = &rnic_qp_priv(qp)->resp;
 		while (sent < budget && r->rd_head != r->rd_tail && rnic_tx_room(&p->resp_tx) != 0) {
-			struct rnic_read_job *job = &r->rd[r->rd_head & r->rd_mask];
-
-			if (job->atomic) {
-				struct rnic_pkt_desc d;
-
-				memset(&d, 0, sizeof(d));
-				d.atomic_ack_orig = job->orig;
-				reply(p, qp, RNIC_OP_ATOMIC_ACKNOWLEDGE, job->psn, RNIC_AETH_ACK, &d);
-				r->rd_head++;
-				sent++;
-				continue;
-			}
-			if (!send_read_response(p, qp, job))
+			if (!send_next_response(p, qp))
 				return sent;
 			sent++;
-			if (job->off >= job->len && (job->len != 0 || job->off == 1))
-				r->rd_head++;
 		}
 		if (r->rd_head != r->rd_tail || rnic_tx_room(&p->resp_tx) == 0)
 			return sent;	/* the port is full or the budget spent: this QP goes on first next time */
@@ -474,51 +627,89 @@ serve_reads(struct rnic_pipeline *p, unsigned int budget)
 	return sent;
 }
 
-/* RDMA READ: check it, then queue it; the responses go out as the port takes them (serve_reads). */
+/* RDMA READ: check it, then take a resource for it; the responses go out as the port takes them (serve_reads). */
 static enum verdict
 do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *req)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_resp_ctx *r = &q->resp;
 	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, n;
+	struct rnic_resp_res *res;
 
+	/* A zero-length READ touches no memory: its R_Key and VA are not checked (IBA 9.7.4.1), and it is
+	 * answered by one READ response with no payload. */
+	if (req->reth.dma_len > RNIC_MAX_MSG_SIZE || q->attr.max_dest_rd_atomic == 0)
+		return V_NAK_INVALID;	/* no responder resource at all: every READ is one too many */
 	if (!(q->attr.qp_access_flags & RNIC_ACCESS_REMOTE_READ) ||
-	    rnic_mr_translate(p->dev->mr_table, &p->resp_cache, req->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
-			      req->reth.va, req->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK)
+	    (req->reth.dma_len != 0 &&
+	     rnic_mr_translate(p->dev->mr_table, &p->resp_cache, req->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
+			       req->reth.va, req->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK))
 		return V_NAK_ACCESS;
-	/* More READs outstanding than the responder resources agreed (max_dest_rd_atomic): invalid. */
-	if (r->rd_tail - r->rd_head == RTE_MAX(q->attr.max_dest_rd_atomic, 1u) ||
-	    (!r->rd_queued && p->read_tail - p->read_head == RNIC_READ_FIFO))
-		return V_NAK_INVALID;
-	r->rd[r->rd_tail & r->rd_mask] = (struct rnic_read_job){
-		.va = req->reth.va, .rkey = req->reth.rkey, .len = req->reth.dma_len, .psn = req->psn,
-	};
-	r->rd_tail++;
-	covered_by_response(r, req->psn);
+	res = res_take(r);
+	if (res == NULL)
+		return V_NAK_INVALID;	/* more outstanding than the responder resources agreed */
 	r->msn = rnic_psn_add(r->msn, 1);
-	if (!r->rd_queued) {
-		p->read_fifo[p->read_tail++ % RNIC_READ_FIFO] = q->slot;
-		r->rd_queued = 1;
-	}
+	*res = (struct rnic_resp_res){
+		.va = req->reth.va, .rkey = req->reth.rkey, .len = req->reth.dma_len, .psn = req->psn,
+		.msn = r->msn, .queued = 1,
+	};
+	covered_by_response(r, req->psn);
+	queue_responses(p, q);
 	return V_DONE;
 }
 
-/* An atomic's answer: now, or queued behind the READ responses before it (PSN order). */
+/*
+ * A duplicate READ (IBA 9.7.5.1.6): the resource its original took answers it again, from the PSN it names;
+ * a duplicate never takes a resource of its own. One asking for the rest of the original replaces whatever
+ * the resource still had to send; one asking for a part that went out already (responses lost, later ones
+ * arrived) gets that part first, and the resource goes on where it was. One no resource covers (older than
+ * those kept), or that is not a part of its original (another key, another address for its PSN, past its
+ * end), is dropped.
+ */
 static void
-answer_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, uint64_t orig)
+replay_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *req)
 {
-	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
-	struct rnic_pkt_desc d;
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_resp_ctx *r = &q->resp;
+	uint32_t pmtu = rnic_mtu_bytes(q->attr.path_mtu), i = res_find(r, req->psn, pmtu), off, end;
+	struct rnic_resp_res *res = res_at(r, i);
 
-	if (r->rd_head != r->rd_tail && r->rd_tail - r->rd_head <= r->rd_mask) {
-		r->rd[r->rd_tail++ & r->rd_mask] = (struct rnic_read_job){ .psn = psn, .atomic = 1, .orig = orig };
-		covered_by_response(r, psn);
+	if (i == r->rd_tail || res->atomic)
 		return;
+	off = (uint32_t)rnic_psn_diff(req->psn, res->psn) * pmtu;
+	end = off + req->reth.dma_len;
+	if (req->reth.rkey != res->rkey || req->reth.va != res->va + off || req->reth.dma_len > res->len - off ||
+	    (end != res->len && (req->reth.dma_len == 0 || end % pmtu != 0)))
+		return;
+	if (end == res->len) {
+		res->off = off;
+		res->hole_off = res->hole_end = 0;
+	} else if (res->hole_off < res->hole_end) {
+		res->hole_off = RTE_MIN(res->hole_off, off);
+		res->hole_end = RTE_MAX(res->hole_end, end);
+	} else {
+		res->hole_off = off;
+		res->hole_end = end;
 	}
-	covered_by_response(r, psn);
-	memset(&d, 0, sizeof(d));
-	d.atomic_ack_orig = orig;
-	reply(p, qp, RNIC_OP_ATOMIC_ACKNOWLEDGE, psn, RNIC_AETH_ACK, &d);
+	covered_by_response(r, req->psn);
+	res_requeue(r, i);
+	queue_responses(p, q);
+}
+
+/* An atomic's answer: at once when nothing is queued before it, or behind the READ responses before it
+ * (responses leave in PSN order). */
+static void
+answer_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t i)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_resp_ctx *r = &q->resp;
+
+	covered_by_response(r, res_at(r, i)->psn);
+	res_requeue(r, i);
+	if (r->rd_head == i && i + 1 == r->rd_tail)
+		send_next_response(p, qp);
+	else
+		queue_responses(p, q);
 }
 
 static enum verdict
@@ -526,6 +717,7 @@ do_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, n;
+	struct rnic_resp_res *res;
 	struct rnic_mr_seg seg;
 	enum rnic_mr_status st;
 	uint64_t orig, *target;
@@ -536,6 +728,10 @@ do_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 			       RNIC_MR_NEED_REMOTE_ATOMIC, req->atomiceth.va, 8, &seg, 1, &n);
 	if (st != RNIC_MR_OK)
 		return rnic_mr_status_to_nak(st) == RNIC_AETH_NAK_INVALID_REQUEST ? V_NAK_INVALID : V_NAK_ACCESS;
+	/* Its result is kept in a resource, so it is taken before the operation is. */
+	res = q->attr.max_dest_rd_atomic != 0 ? res_take(&q->resp) : NULL;
+	if (res == NULL)
+		return V_NAK_INVALID;
 	/* 8-byte aligned, so one page: the operation is atomic against the application's own atomics too. */
 	target = (uint64_t *)(void *)seg.addr;
 	if ((req->opcode & 0x1f) == RNIC_OP_COMPARE_SWAP) {
@@ -546,27 +742,22 @@ do_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 		orig = __atomic_fetch_add(target, req->atomiceth.swap_add, __ATOMIC_SEQ_CST);
 	}
 	q->resp.msn = rnic_psn_add(q->resp.msn, 1);
-	/* Keep the result: a duplicate of this request is answered with it, not executed again. */
-	q->resp.atomic_psn[q->resp.atomic_next & q->resp.rd_mask] = req->psn;
-	q->resp.atomic_orig[q->resp.atomic_next & q->resp.rd_mask] = orig;
-	q->resp.atomic_next++;
-	answer_atomic(p, qp, req->psn, orig);
+	/* A duplicate of this request is answered with the result kept here, never executed again. */
+	*res = (struct rnic_resp_res){ .psn = req->psn, .msn = q->resp.msn, .atomic = 1, .orig = orig };
+	answer_atomic(p, qp, q->resp.rd_tail - 1);
 	return V_DONE;
 }
 
-/* A duplicate atomic: answer with the result kept from its execution. */
+/* A duplicate atomic: answered again from the result of its one execution, unless that answer is already
+ * queued; one older than the resources kept has long had its answer (IBA 9.7.5.1.1) and is dropped. */
 static void
 replay_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *req)
 {
 	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
+	uint32_t i = res_find(r, req->psn, rnic_mtu_bytes(rnic_qp_priv(qp)->attr.path_mtu));
 
-	for (uint32_t i = 0; i <= r->rd_mask; i++) {
-		if (r->atomic_psn[i] != req->psn)
-			continue;
-		answer_atomic(p, qp, req->psn, r->atomic_orig[i]);
-		return;
-	}
-	/* Older than the results kept: the requester has long had its answer (IBA 9.7.5.1.1). */
+	if (i != r->rd_tail && res_at(r, i)->atomic && !res_at(r, i)->queued)
+		answer_atomic(p, qp, i);
 }
 
 static enum verdict
@@ -619,7 +810,7 @@ check_psn(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 		RNIC_STATS(p, RESPONDER)->duplicates++;
 		rnic_qp_priv(qp)->counters.duplicates++;
 		if ((d->opcode & 0x1f) == RNIC_OP_RDMA_READ_REQUEST) {
-			do_read(p, qp, d);
+			replay_read(p, qp, d);
 			return 0;
 		}
 		if ((d->opcode & 0x1f) == RNIC_OP_COMPARE_SWAP || (d->opcode & 0x1f) == RNIC_OP_FETCH_ADD) {
@@ -662,7 +853,7 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 	}
 	qp = rnic_qp_lookup(p->dev, d->dqpn);
 	state = qp != NULL ? __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) : RNIC_QPS_RESET;
-	if (state != RNIC_QPS_RTR && state != RNIC_QPS_RTS && state != RNIC_QPS_SQD) {
+	if (!answers_in(state)) {
 		RNIC_STATS(p, RESPONDER)->no_qp++;	/* no such QP, or not ready to receive */
 		return;
 	}
@@ -692,12 +883,15 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 	switch (v) {
 	case V_DONE:
 		if ((d->opcode & 0x1f) == RNIC_OP_RDMA_READ_REQUEST) {
-			span = RTE_MAX((d->reth.dma_len + rnic_mtu_bytes(q->attr.path_mtu) - 1) /
-				       rnic_mtu_bytes(q->attr.path_mtu), 1u);
+			span = read_span(d->reth.dma_len, rnic_mtu_bytes(q->attr.path_mtu));
 			q->resp.epsn = rnic_psn_add(d->psn, span);
 			return;
 		}
-		if (d->ack_req && (d->opcode & 0x1f) != RNIC_OP_COMPARE_SWAP && (d->opcode & 0x1f) != RNIC_OP_FETCH_ADD)
+		if ((d->opcode & 0x1f) == RNIC_OP_COMPARE_SWAP || (d->opcode & 0x1f) == RNIC_OP_FETCH_ADD)
+			break;		/* the atomic ACK is its answer */
+		/* ACKed when asked, and at least every RNIC_ACK_EVERY requests even when not: a requester that
+		 * asks only at a message's end still sees its window move. */
+		if (d->ack_req || ++q->resp.unacked >= RNIC_ACK_EVERY)
 			send_ack(p, qp, d->psn, RNIC_AETH_ACK);
 		break;
 	case V_RNR:
@@ -705,18 +899,8 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 		return;		/* not executed: the requester sends it again */
 	case V_NAK_INVALID:
 	case V_NAK_ACCESS:
-		/* Class C/D errors (IBA 9.9.3): NAK, and the responder's QP goes to error. */
-		if (v == V_NAK_ACCESS)
-			RNIC_STATS(p, RESPONDER)->access_errors++;
-		else
-			RNIC_STATS(p, RESPONDER)->bad_requests++;
-		send_ack(p, qp, d->psn, v == V_NAK_ACCESS ? RNIC_AETH_NAK_REMOTE_ACCESS :
-			 RNIC_AETH_NAK_INVALID_REQUEST);
-		responder_fail(qp, v == V_NAK_ACCESS ? RNIC_EVENT_QP_ACCESS_ERR : RNIC_EVENT_QP_REQ_ERR);
-		return;
 	case V_NAK_OP:
-		/* The QP has failed here (rq_posted): the requester learns it from a remote operational error. */
-		send_ack(p, qp, d->psn, RNIC_AETH_NAK_REMOTE_OP);
+		responder_error(p, qp, d->psn, v);
 		return;
 	case V_DROP:
 		return;

@@ -321,6 +321,8 @@ rnic_qp_error_flush(struct rnic_qp *pub)
 	/* A client's QP: the engine runs in rnicd, where the QP's completions are produced. */
 	if (rnic_qp_priv(pub)->dbq != NULL || rnic_engine_running())
 		rnic_qp_notify_engine(pub);
+	else if (__atomic_load_n(&pub->state, __ATOMIC_ACQUIRE) == RNIC_QPS_SQE)
+		rnic_qp_flush_sq(pub);		/* SQE: the receive queue goes on */
 	else
 		rnic_qp_flush(pub);
 }
@@ -686,28 +688,85 @@ reset_queues(struct rnic_qp_priv *qp)
 	rnic_pipeline_release_qp(&qp->pub);
 }
 
-/* The responder resources of an RC QP entering RTR: max_dest_rd_atomic READ jobs and atomic results
- * (rounded up to a power of two, at least one), in one block; the QP's until it is destroyed, or entered
- * RTR again with another count. The QP is in INIT: no lcore looks at them. */
+/* Responder resources for max_dest_rd_atomic: rounded up to a power of two, at least one (a WRITE/SEND QP
+ * needs one). */
+static uint32_t
+resp_res_count(uint8_t max_dest_rd_atomic)
+{
+	return rte_align32pow2(RTE_MAX((uint32_t)max_dest_rd_atomic, 1u));
+}
+
+static struct rnic_resp_res *
+resp_res_block(struct rnic_qp_priv *qp, uint32_t n)
+{
+	return rte_zmalloc_socket("rnic_resp_res", n * sizeof(struct rnic_resp_res), RTE_CACHE_LINE_SIZE,
+				  rnic_ctx_dev(qp->pub.context)->socket_id);
+}
+
+/* The responder resources of an RC QP entering RTR; the QP's until it is destroyed, or entered RTR again with
+ * another count. The QP is in INIT: no lcore looks at them. */
 static int
 resp_res_alloc(struct rnic_qp_priv *qp, uint8_t max_dest_rd_atomic)
 {
-	uint32_t n = rte_align32pow2(RTE_MAX((uint32_t)max_dest_rd_atomic, 1u));
+	uint32_t n = resp_res_count(max_dest_rd_atomic);
 	struct rnic_resp_ctx *r = &qp->resp;
-	uint8_t *block;
+	struct rnic_resp_res *block;
 
 	if (r->rd != NULL && r->rd_mask + 1 == n)
 		return 0;
-	block = rte_zmalloc_socket("rnic_resp_res", n * (sizeof(*r->rd) + sizeof(*r->atomic_orig) +
-				   sizeof(*r->atomic_psn)), RTE_CACHE_LINE_SIZE, rnic_ctx_dev(qp->pub.context)->socket_id);
+	block = resp_res_block(qp, n);
 	if (block == NULL)
 		return -ENOMEM;
 	rte_free(r->rd);
-	r->rd = (struct rnic_read_job *)block;
-	r->atomic_orig = (uint64_t *)(r->rd + n);
-	r->atomic_psn = (uint32_t *)(r->atomic_orig + n);
+	r->rd = block;
 	r->rd_mask = n - 1;
 	return 0;
+}
+
+/*
+ * max_dest_rd_atomic changed in SQD -> SQD (IBA 10.3: the responder resources may change there): the
+ * resources are moved to a block of the new size, the newest ones kept (a smaller set keeps those it has
+ * room for). The responder answers in SQD, so for that moment the QP is in no state it answers in (its
+ * requests are dropped and resent by the peer) and no lcore is still in the middle of it.
+ */
+static int
+resp_res_resize(struct rnic_qp_priv *qp, uint8_t max_dest_rd_atomic)
+{
+	uint32_t n = resp_res_count(max_dest_rd_atomic), keep;
+	struct rnic_resp_ctx *r = &qp->resp;
+	struct rnic_resp_res *block;
+
+	if (r->rd_mask + 1 == n)
+		return 0;
+	block = resp_res_block(qp, n);
+	if (block == NULL)
+		return -ENOMEM;
+	__atomic_store_n(&qp->pub.state, RNIC_QPS_UNKNOWN, __ATOMIC_RELEASE);
+	if (rnic_engine_quiesce() < 0)
+		RNIC_LOG(WARNING, "QP %u: engine did not quiesce; responder resources moved anyway", qp->pub.qp_num);
+	keep = RTE_MIN(r->rd_kept, n);
+	for (uint32_t i = r->rd_tail - keep; i != r->rd_tail; i++)
+		block[i & (n - 1)] = r->rd[i & r->rd_mask];
+	r->rd_kept = keep;
+	if ((int32_t)(r->rd_head - (r->rd_tail - keep)) < 0)
+		r->rd_head = r->rd_tail - keep;	/* the older ones' responses are dropped with them */
+	rte_free(r->rd);
+	r->rd = block;
+	r->rd_mask = n - 1;
+	return 0;
+}
+
+/* The requester's windows (rnic_qp.h) and how often it asks for an ACK: every quarter window of full packets,
+ * RNIC_ACK_EVERY packets at most. */
+static void
+req_window(struct rnic_qp_priv *qp, uint32_t window)
+{
+	uint32_t packets = window >> (7 + qp->attr.path_mtu);	/* path MTU = 128 << path_mtu */
+
+	qp->req.window = window;
+	qp->req.ack_every = (uint8_t)RTE_MIN(RTE_MAX(packets / 4, 1u), RNIC_ACK_EVERY);
+	qp->req.rd_window = RNIC_MAX_READ_WINDOW;
+	qp->req.rd_cut = qp->req.npsn;
 }
 
 int
@@ -733,22 +792,29 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 	    resp_res_alloc(qp, (mask & M(MAX_DEST_RD_ATOMIC)) ? attr->max_dest_rd_atomic :
 			   qp->attr.max_dest_rd_atomic) != 0)
 		return ENOMEM;
+	if (cur == RNIC_QPS_SQD && next == RNIC_QPS_SQD && (mask & M(MAX_DEST_RD_ATOMIC)) &&
+	    resp_res_resize(qp, attr->max_dest_rd_atomic) != 0)
+		return ENOMEM;
+	/* SQE -> RTS: the requester lcore finishes the flush it was doing when the QP entered SQE before the
+	 * QP sends again. */
+	if (cur == RNIC_QPS_SQE && next == RNIC_QPS_RTS && rnic_engine_quiesce() < 0)
+		RNIC_LOG(WARNING, "QP %u: engine did not quiesce; back to RTS anyway", pub->qp_num);
 	apply_attrs(&qp->attr, attr, mask);
 	/* The engine starts each direction from the PSN the peer agreed on. */
 	if (cur == RNIC_QPS_INIT && next == RNIC_QPS_RTR) {
 		memset(&qp->resp, 0, offsetof(struct rnic_resp_ctx, rd_mask));
 		qp->resp.epsn = qp->attr.rq_psn;
-		for (uint32_t i = 0; qp->resp.rd != NULL && i <= qp->resp.rd_mask; i++)
-			qp->resp.atomic_psn[i] = UINT32_MAX;	/* no PSN: PSNs are 24-bit */
 	}
 	if (cur == RNIC_QPS_RTR && next == RNIC_QPS_RTS) {
 		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl_mask));
 		qp->req.npsn = qp->attr.sq_psn;
 		qp->req.una = qp->attr.sq_psn;
 		qp->req.sent_psn = (qp->attr.sq_psn - 1) & 0xffffff;
+		qp->req.acked = qp->req.sent_psn;
 		qp->req.retry_left = qp->attr.retry_cnt;
 		qp->req.rnr_left = qp->attr.rnr_retry;
 		qp->req.sq_next = qp->req.sq_head_seen = qp->req.sq_done;
+		req_window(qp, rnic_ctx_dev(pub->context)->lim.window);
 	}
 	qp->attr.qp_state = next;
 	qp->attr.cur_qp_state = next;

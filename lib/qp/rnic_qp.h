@@ -54,6 +54,21 @@ void rnic_wq_bind(struct rnic_wq *wq, uint8_t *base, size_t buf, size_t wrid, si
 
 #define RNIC_MAX_INFLIGHT 256		/* send WQEs started and not yet completed, per QP, at most */
 
+/*
+ * The acknowledgement policy of RC (doc/engine.md): a QP may have --window bytes of SEND/WRITE frames sent
+ * and not acknowledged, and their PSNs at most window / 64 (READ responses do not count: their data never
+ * goes back N); it asks for an ACK (AckReq) on a message's last packet and at least every quarter window of
+ * full packets, RNIC_ACK_EVERY packets at most (as Linux rxe), so ACKs keep coming within a long message.
+ * The responder ACKs at least every RNIC_ACK_EVERY requests even when none asks. READ responses have a
+ * window of their own, in PSNs: from RNIC_MAX_READ_WINDOW (max_rd_atomic bounds them), halved when a READ
+ * loses two or more responses in a row (once per round trip), one PSN more per window answered.
+ */
+#define RNIC_DEFAULT_WINDOW (256u << 10)
+#define RNIC_MIN_WINDOW 4096u
+#define RNIC_MAX_WINDOW (64u << 20)
+#define RNIC_ACK_EVERY 64u
+#define RNIC_MAX_READ_WINDOW (1u << 22)	/* PSNs: half of what IBA's 24-bit PSNs allow */
+
 /* A send WQE the requester has started and not completed (the seed's WQE indicator table entry). */
 struct rnic_inflight {
 	uint32_t index;			/* SQ counter of the WQE */
@@ -67,7 +82,11 @@ struct rnic_inflight {
 	uint8_t answered;		/* READ/atomic: the response has arrived */
 	uint8_t status;			/* a WQE rejected before it started: its error, completed in turn */
 	uint8_t sent_once;		/* READ/atomic: its request has been sent (resends are not timed) */
-	uint32_t gap_at;		/* READ: 1 + the bytes received when a response gap was last seen */
+	uint8_t asked;			/* READ/atomic: asked again for what is missing at received */
+	uint32_t ahead;			/* READ: responses placed past a missing one: bit i is the response
+					 * at received + (i + 1) x PMTU */
+	uint32_t asked_end;		/* READ: where what it asked for again ends (asked stays set while
+					 * received is short of it: the hole's later responses are coming) */
 };
 
 /* Requester fields of the QP context (seed §5: WQE scheduler, transmit control, receive control). */
@@ -83,14 +102,28 @@ struct rnic_req_ctx {
 	uint32_t infl_head;		/* oldest WQE not completed */
 	uint32_t infl_tail;		/* one past the newest WQE started */
 	uint64_t deadline;		/* TSC at which the oldest unacknowledged packet is resent (0: none) */
+	uint64_t probe_at;		/* TSC of the next early probe while nothing answers (0: none) */
 	uint64_t rnr_until;		/* after an RNR NAK: no sending before this TSC */
 	uint8_t retry_left;		/* timeouts left (retry_cnt), refilled on progress */
 	uint8_t rnr_left;		/* RNR NAKs left (rnr_retry; 7 means no limit) */
 	uint8_t halted;			/* a rejected WQE waits in flight: start no more */
 	uint8_t blocked;		/* stopped for want of room (window, READ depth, fence, in-flight
 					 * ring): a response wakes the QP, which else waits for a doorbell */
-	uint32_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
+	uint8_t probing;		/* after a loss timeout: 1 = one packet may go (with AckReq), 2 = it
+					 * went: nothing more until a response makes progress */
+	uint8_t probes;			/* early probes sent since the last progress (each waits twice longer) */
 	uint32_t una;			/* oldest PSN not acknowledged */
+	uint32_t acked;			/* the newest PSN an ACK or response acknowledged (una stops at a READ
+					 * or atomic still waiting for its data: una moves up to it then) */
+	uint32_t window;		/* bytes of SEND/WRITE frames that may be sent and not acknowledged */
+	uint32_t rtx_bytes;		/* bytes of the frames kept for resending: sent, not acknowledged */
+	uint16_t rd_atomic;		/* READs and atomics outstanding (<= max_rd_atomic) */
+	uint32_t rd_psns;		/* PSNs of the responses of READs started and not yet answered */
+	uint32_t rd_window;		/* ... at most this many (but one READ may always go) */
+	uint32_t rd_grow;		/* PSNs answered since the READ window last grew */
+	uint32_t rd_cut;		/* the READ window halved when READs from this PSN on went out */
+	uint8_t ack_every;		/* an AckReq at least every this many packets */
+	uint8_t noack;			/* packets sent since the last AckReq */
 	uint8_t dmac[6];
 	uint8_t dmac_known;
 	uint32_t rtx_head;		/* kept frames (rnic_pipeline.h: the retransmit buffer), oldest PSN first */
@@ -101,11 +134,11 @@ struct rnic_req_ctx {
 	/* Kept across resets (zeroing stops here): a ring as long as the SQ, up to RNIC_MAX_INFLIGHT, since
 	 * no more WQEs can be in flight than the SQ holds; so a QP of a short SQ is a small QP. */
 	uint32_t infl_mask;		/* entries - 1 (a power of two) */
+	uint32_t sq_done;		/* SQ WQEs completed or flushed (the RESET transition clears it) */
 	struct rnic_inflight *infl;
 	/* The engine's copy of each in-flight entry's WQE (rnic_req_wqe), slots of the SQ's stride: the SQ is
 	 * the poster's memory, which it may rewrite while the engine sends, so a WQE is read from it once. */
 	uint8_t *wqe_copy;
-	uint32_t sq_done;		/* SQ WQEs completed or flushed (the RESET transition clears it) */
 };
 
 /* The in-flight entry of WQE counter i (free-running). */
@@ -117,16 +150,26 @@ rnic_req_infl(const struct rnic_req_ctx *r, uint32_t i)
 
 #define RNIC_MAX_RD_ATOMIC 128		/* READs and atomics a QP may have outstanding (as rxe) */
 
-/* A READ the responder answers, packet by packet as the port has room (the seed's responder resource);
- * or an atomic's answer queued behind READ responses (responses leave in PSN order). */
-struct rnic_read_job {
-	uint64_t va;
+/*
+ * A responder resource (the seed's; IBA 9.7.5.1.6): one per READ or atomic request accepted, kept after it is
+ * answered, so that a duplicate request is answered again from it (a READ re-read from memory from the PSN the
+ * duplicate names, an atomic with the result of its one execution) and never takes a resource of its own.
+ * Responses leave in PSN order, packet by packet as the port has room.
+ */
+struct rnic_resp_res {
+	uint64_t va;			/* READ: address of the request's first byte */
+	uint64_t orig;			/* atomic: the value before its execution */
 	uint32_t rkey;
-	uint32_t len;
-	uint32_t off;			/* bytes answered so far */
-	uint32_t psn;			/* PSN of the request */
-	uint8_t atomic;			/* an atomic ACK carrying orig */
-	uint64_t orig;
+	uint32_t len;			/* READ: the request's DMA length */
+	uint32_t off;			/* READ: offset of the next response to send */
+	uint32_t sent;			/* READ: offset up to which responses went out (a duplicate's are resent) */
+	uint32_t hole_off;		/* READ: a part asked again (responses lost), sent before going on at */
+	uint32_t hole_end;		/* off: [hole_off, hole_end) */
+	uint32_t psn;			/* the request's (first) PSN */
+	uint32_t msn;			/* the MSN as of this request: its responses carry it (IBA 9.7.5.1.2) */
+	uint8_t atomic;
+	uint8_t queued;			/* it has responses to send (the first time, or again for a duplicate) */
+	uint8_t answered;		/* every response of it went out once */
 };
 
 /* Responder fields of the QP context (seed §5: execution engine, RQ WQE manager, write address table). */
@@ -142,27 +185,28 @@ struct rnic_resp_ctx {
 	uint32_t write_rkey;
 	uint32_t write_left;
 	uint32_t write_len;		/* the RETH's DMA length (a WRITE with immediate completes with it) */
-	uint32_t rd_head;		/* READs accepted and not fully answered: rd[rd_head..rd_tail) */
-	uint32_t rd_tail;
-	uint8_t rd_queued;		/* the QP is in the pipeline's READ FIFO */
+	uint32_t rd_head;		/* the oldest resource with responses to send (rd_tail: none); those
+					 * before it have none */
+	uint32_t rd_tail;		/* resources taken (free-running): rd[rd_tail - rd_kept .. rd_tail) */
+	uint32_t rd_kept;		/* resources holding a request, up to rd_mask + 1 */
+	uint8_t rd_queued;		/* the QP is in the pipeline's queue of QPs with responses to send */
 	uint8_t ack_pending;		/* an ACK/NAK waits: for the end of the burst, or for READ responses */
 	uint8_t ack_listed;		/* the QP is in the pipeline's list of ACKs to send */
 	uint8_t ack_syndrome;
 	uint32_t ack_psn;
-	uint32_t atomic_next;		/* the last atomics' results (rd_mask + 1 of them): a duplicate */
-	uint8_t dmac[6];		/* is answered from them, never executed twice */
+	uint8_t dmac[6];
 	uint8_t dmac_known;
 	uint32_t rq_head_seen;		/* the RQ head last read: the poster's line is read again only when
 					 * every receive WQE up to it is used */
 	uint32_t recv_nb_sge;		/* the receive WQE of the current SEND, read once at its first
 					 * packet: its scatter entries (in recv_sge) and their bytes */
 	uint64_t recv_capacity;
+	uint16_t unacked;		/* requests taken since the last ACK/NAK was queued */
 	/* Kept across resets (zeroing stops here): the responder resources, as many as max_dest_rd_atomic
-	 * rounded up to a power of two, allocated when an RC QP enters RTR (a WRITE/SEND QP needs one). */
+	 * rounded up to a power of two, allocated when an RC QP enters RTR or max_dest_rd_atomic changes
+	 * (SQD -> SQD); a WRITE/SEND QP needs one. */
 	uint32_t rd_mask;
-	struct rnic_read_job *rd;	/* READs accepted and atomic answers queued, [rd_head..rd_tail) */
-	uint32_t *atomic_psn;
-	uint64_t *atomic_orig;
+	struct rnic_resp_res *rd;	/* a ring: resource i is rd[i & rd_mask] */
 	struct rnic_wqe_data *recv_sge;	/* max_recv_sge entries (at least one): the engine's copy */
 	uint32_t rq_done;		/* RQ WQEs completed or flushed (the RESET transition clears it) */
 };

@@ -76,7 +76,7 @@ check_send_wr(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr)
 	if (wr->send_flags & ~(uint32_t)(RNIC_SEND_FENCE | RNIC_SEND_SIGNALED | RNIC_SEND_SOLICITED |
 					 RNIC_SEND_INLINE))
 		return EINVAL;
-	if (wr_length(wr) > RNIC_WQE_MAX_MESSAGE)
+	if (wr_length(wr) > RNIC_MAX_MSG_SIZE)
 		return EINVAL;
 	if (wr->send_flags & RNIC_SEND_INLINE) {
 		/* Inline carries outgoing data only, up to the QP's inline size. */
@@ -96,7 +96,7 @@ static uint8_t *
 put_inline(uint8_t *p, const struct rnic_send_wr *wr)
 {
 	uint32_t len = (uint32_t)wr_length(wr);
-	uint32_t hdr = rte_cpu_to_be_32(len | RNIC_WQE_INLINE);
+	uint32_t hdr = rte_cpu_to_be_32(len);
 	uint8_t *data = p + sizeof(hdr);
 
 	memcpy(p, &hdr, sizeof(hdr));
@@ -141,6 +141,8 @@ write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uin
 		flags |= RNIC_WQE_F_SOLICITED;
 	if (wr->send_flags & RNIC_SEND_FENCE)
 		flags |= RNIC_WQE_F_FENCE;
+	if (wr->send_flags & RNIC_SEND_INLINE)
+		flags |= RNIC_WQE_F_INLINE;
 	next.imm = op == RNIC_WQE_OP_SEND_INVAL ? rte_cpu_to_be_32(wr->invalidate_rkey) : wr->imm_data;
 
 	if (qp->pub.qp_type == RNIC_QPT_UD) {
@@ -171,7 +173,7 @@ write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uin
 	} else {
 		for (int i = 0; i < wr->num_sge; i++) {
 			struct rnic_wqe_data d = {
-				.byte_count = rte_cpu_to_be_32(wr->sg_list[i].length & ~RNIC_WQE_INLINE),
+				.byte_count = rte_cpu_to_be_32(wr->sg_list[i].length),
 				.lkey = rte_cpu_to_be_32(wr->sg_list[i].lkey),
 				.addr = rte_cpu_to_be_64(wr->sg_list[i].addr),
 			};
@@ -332,18 +334,16 @@ rnic_send_wqe_parse(const uint8_t *wqe, uint32_t size16, int is_ud, struct rnic_
 			p += sizeof(a);
 		}
 	}
-	if (p < end) {
-		uint32_t first;
+	if (flags & RNIC_WQE_F_INLINE) {
+		uint32_t len;
 
-		memcpy(&first, p, sizeof(first));
-		first = rte_be_to_cpu_32(first);
-		if (first & RNIC_WQE_INLINE) {
-			out->length = first & ~RNIC_WQE_INLINE;
-			out->inline_data = p + sizeof(first);
-			if (out->inline_data + out->length > end)
-				return -EINVAL;
-			return 0;
-		}
+		if (p + sizeof(len) > end)
+			return -EINVAL;
+		memcpy(&len, p, sizeof(len));
+		out->length = rte_be_to_cpu_32(len);
+		out->inline_data = p + sizeof(len);
+		/* The stated length must fit the WQE (an rnicd client's WQE is not trusted). */
+		return out->length <= (uint64_t)(end - out->inline_data) ? 0 : -EINVAL;
 	}
 	out->sge = (const struct rnic_wqe_data *)p;
 	out->nb_sge = (uint32_t)(end - p) / sizeof(struct rnic_wqe_data);

@@ -3,7 +3,7 @@
  * engine, in the mthca layout the seed's RDMA engine parses (digest seed-003 §2.1-2.3). Every field is
  * big-endian; WQEs are made of 16-byte segments.
  *
- * Send WQE:  NextSeg, [RaddrSeg [AtomicSeg]] | [UDSeg], DataSeg* | InlineSeg
+ * Send WQE:  NextSeg, [RaddrSeg [AtomicSeg]] | [UDSeg], DataSeg* | InlineSeg (byte count, then the data)
  * Recv WQE:  NextSeg, DataSeg*, a 16-byte all-zero delimiter
  * Doorbell:  word 0 = offset of the first WQE (16-byte units) << 8 | F << 7 | opcode
  *            word 1 = QPN << 8 | size of the first WQE (16-byte units)
@@ -31,10 +31,11 @@ enum rnic_wqe_opcode {
 };
 
 #define RNIC_WQE_SEG 16			/* segment granularity */
-#define RNIC_WQE_MAX_MESSAGE (1ULL << 31)	/* bytes of a message, at most (the device's max_msg_sz) */
 #define RNIC_WQE_MAX_SIZE16 63		/* the 6-bit size fields */
 
 /* NextSeg flags word */
+#define RNIC_WQE_F_INLINE (1u << 5)	/* softrnic: the payload is an InlineSeg, not DataSegs (a DataSeg's
+					 * byte_count takes all 32 bits: a 2^31-byte SGE is max_msg_sz) */
 #define RNIC_WQE_F_FENCE (1u << 4)	/* softrnic: this WQE's own fence (the seed has it in the doorbell/NextSeg) */
 #define RNIC_WQE_F_SIGNALED (1u << 3)
 #define RNIC_WQE_F_EVENT (1u << 2)
@@ -43,12 +44,12 @@ enum rnic_wqe_opcode {
 #define RNIC_WQE_F_SIZE_SHIFT 16	/* and the engine need no chain walk to find a WQE's bounds */
 #define RNIC_WQE_NDS_FENCE (1u << 6)
 #define RNIC_WQE_NDS_SIZE_MASK 0x3fu
-#define RNIC_WQE_INLINE (1u << 31)	/* first DataSeg word: inline data follows */
 
 struct rnic_wqe_next {
 	uint32_t nda_op;		/* [31:6] next WQE offset in bytes (64-byte aligned), [4:0] next opcode */
 	uint32_t ee_nds;		/* [6] next fence, [5:0] next size (16-byte units, 0 = end of chain) */
-	uint32_t flags;			/* [31:24] this WQE's opcode, [21:16] its size, [3] signaled, [1] solicited */
+	uint32_t flags;			/* [31:24] this WQE's opcode, [21:16] its size, [5] inline, [4] fence,
+					 * [3] signaled, [1] solicited */
 	uint32_t imm;			/* immediate data (as on the wire) or the rkey to invalidate */
 };
 

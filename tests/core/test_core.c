@@ -256,6 +256,64 @@ test_stages_run_on_workers(void **state)
 	assert_int_equal(on_main.polls, 10);	/* stopped: progress runs nothing */
 }
 
+/*
+ * A context that still holds objects is not closed (EBUSY, as libibverbs' providers): nothing is freed, each
+ * object still works, and the refusal lasts until the last of them (QP, AH, MR, CQ, completion channel, PD)
+ * is destroyed.
+ */
+static void
+test_close_refuses_live_objects(void **state)
+{
+	struct rnic_context *ctx = rnic_open_device(g_list[0]);
+	struct rnic_comp_channel *ch = rnic_create_comp_channel(ctx);
+	struct rnic_cq *cq = rnic_create_cq(ctx, 16, NULL, ch, 0);
+	struct rnic_pd *pd = rnic_alloc_pd(ctx);
+	static uint8_t buf[4096];
+	struct rnic_mr *mr = rnic_reg_mr(pd, buf, sizeof(buf), RNIC_ACCESS_LOCAL_WRITE);
+	struct rnic_ah_attr ah_attr = { .is_global = 1, .port_num = 1 };
+	struct rnic_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = RNIC_QPT_RC,
+					.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+						 .max_recv_sge = 1 } };
+	struct rnic_qp *qp = rnic_create_qp(pd, &ia);
+	struct rnic_ah *ah;
+	struct rnic_device_attr attr;
+	struct rnic_qp_attr qa;
+	struct rnic_wc wc;
+
+	(void)state;
+	assert_int_equal(rnic_query_gid(ctx, 1, 0, &ah_attr.grh.dgid), 0);
+	ah = rnic_create_ah(pd, &ah_attr);
+	assert_true(ch != NULL && cq != NULL && pd != NULL && mr != NULL && qp != NULL && ah != NULL);
+	for (int left = 6; left > 0; left--) {
+		assert_int_equal(rnic_close_device(ctx), EBUSY);
+		assert_int_equal(rnic_engine_fini(), -EBUSY);	/* the context is still open */
+		/* Nothing was freed: the context and what is left of its objects still work. */
+		assert_int_equal(rnic_query_device(ctx, &attr), 0);
+		switch (left) {
+		case 6:
+			assert_int_equal(rnic_query_qp(qp, &qa, 0, &ia), 0);
+			assert_int_equal(rnic_destroy_qp(qp), 0);
+			break;
+		case 5:
+			assert_int_equal(rnic_destroy_ah(ah), 0);
+			break;
+		case 4:
+			assert_int_equal(rnic_dereg_mr(mr), 0);
+			break;
+		case 3:
+			assert_int_equal(rnic_poll_cq(cq, 1, &wc), 0);
+			assert_int_equal(rnic_destroy_cq(cq), 0);
+			break;
+		case 2:
+			assert_int_equal(rnic_destroy_comp_channel(ch), 0);
+			break;
+		default:
+			assert_int_equal(rnic_dealloc_pd(pd), 0);
+		}
+	}
+	assert_int_equal(rnic_close_device(ctx), 0);
+}
+
 static void
 test_fini_refuses_open_context(void **state)
 {
@@ -278,6 +336,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_async_events),
 		cmocka_unit_test(test_strings),
 		cmocka_unit_test(test_stages_run_on_workers),
+		cmocka_unit_test(test_close_refuses_live_objects),
 		cmocka_unit_test(test_fini_refuses_open_context),
 	};
 

@@ -283,6 +283,32 @@ test_rc_read(void **state)
 	}
 }
 
+/* Zero-length WRITE and READ with rkey 0 and a VA that is nowhere: no R_Key or bounds check (IBA 9.7.4.1),
+ * both complete successfully and the pair goes on. */
+static void
+test_rc_zero_length_no_key(void **state)
+{
+	struct pair p = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	struct rnic_sge sge = { (uintptr_t)A.buf, 64, A.mr->lkey };
+	struct rnic_wc wc[3];
+
+	(void)state;
+	post_send1(p.a, RNIC_WR_RDMA_WRITE, 1, NULL, 0, 0xdead0000, 0, 0);
+	post_send1(p.a, RNIC_WR_RDMA_READ, 2, NULL, 0, 0xbeef0000, 0, 0);
+	fill(A.buf, 64, 9);
+	post_send1(p.a, RNIC_WR_RDMA_WRITE, 3, &sge, 1, (uintptr_t)B.buf, B.mr->rkey, 0);
+	wait_wc(A.cq, 3, wc);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(wc[i].wr_id, i + 1);
+		assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+	}
+	assert_int_equal(wc[1].byte_len, 0);
+	assert_memory_equal(B.buf, A.buf, 64);
+	assert_int_equal(p.b->state, RNIC_QPS_RTS);
+	expect_no_wc(B.cq);
+	destroy_pair(p);
+}
+
 /*
  * The device's full READ depth (128 outstanding each way; the responder's resources are sized by
  * max_dest_rd_atomic at RTR): 640 READs, with a fetch-and-add after every ninth, posted as the window
@@ -679,6 +705,97 @@ test_ud(void **state)
 	destroy_pair(p);
 }
 
+/* Post one signaled SEND of the first len bytes of the side's buffer: UD to the peer QP through ah. */
+static void
+post_send_to(struct rnic_qp *qp, struct test_side *s, uint64_t wr_id, uint32_t len, struct rnic_ah *ah,
+	     uint32_t peer_qpn)
+{
+	struct rnic_sge src = { (uintptr_t)s->buf, len, s->mr->lkey };
+	struct rnic_send_wr wr = { .wr_id = wr_id, .opcode = RNIC_WR_SEND, .sg_list = &src, .num_sge = 1,
+				   .send_flags = RNIC_SEND_SIGNALED }, *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = peer_qpn;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	assert_int_equal(rnic_post_send(qp, &wr, &bad), 0);
+}
+
+/*
+ * A UD or UC send error (UD: a message over the MTU; UC: a READ, which UC does not carry) moves the QP to
+ * SQE, not ERR (IBA 10.3.1): the WQE behind it and one posted in SQE complete flushed, the receive queue is
+ * not flushed and still takes the peer's SEND, and modify_qp takes the QP back to RTS, where it sends again.
+ */
+static void
+test_send_error_sqe(void **state)
+{
+	(void)state;
+	for (int uc = 0; uc < 2; uc++) {
+		enum rnic_qp_type type = uc ? RNIC_QPT_UC : RNIC_QPT_UD;
+		struct pair p = uc ? make_pair(type, RNIC_MTU_1024) :
+				(struct pair){ make_qp(&A, type), make_qp(&B, type) };
+		struct rnic_ah_attr av = { .is_global = 1, .port_num = 1, .grh = { .dgid = A.gid, .hop_limit = 64 } };
+		struct rnic_ah *to_a = NULL, *to_b = NULL;
+		struct rnic_sge dst = { (uintptr_t)A.buf + 8192, 4096 + 40, A.mr->lkey };
+		struct rnic_sge rd = { (uintptr_t)A.buf, 8, A.mr->lkey };
+		struct rnic_qp_attr rts = { .qp_state = RNIC_QPS_RTS };
+		struct rnic_wc wc[2];
+
+		if (!uc) {
+			connect_qp(p.a, 0, &B.gid, RNIC_MTU_1024, 0);
+			connect_qp(p.b, 0, &A.gid, RNIC_MTU_1024, 0);
+			to_a = rnic_create_ah(B.pd, &av);
+			av.grh.dgid = B.gid;
+			to_b = rnic_create_ah(A.pd, &av);
+			assert_true(to_a != NULL && to_b != NULL);
+		}
+		post_recv1(p.a, 50, &dst, 1);
+		if (uc)
+			post_send1(p.a, RNIC_WR_RDMA_READ, 51, &rd, 1, (uintptr_t)B.buf, B.mr->rkey, 0);
+		else
+			post_send_to(p.a, &A, 51, 4097, to_b, p.b->qp_num);	/* the port MTU is 4096 */
+		post_send_to(p.a, &A, 52, 16, to_b, p.b->qp_num);
+		wait_wc(A.cq, 2, wc);
+		assert_int_equal(wc[0].wr_id, 51);
+		assert_int_equal(wc[0].status, uc ? RNIC_WC_LOC_QP_OP_ERR : RNIC_WC_LOC_LEN_ERR);
+		assert_int_equal(wc[1].wr_id, 52);
+		assert_int_equal(wc[1].status, RNIC_WC_WR_FLUSH_ERR);
+		assert_int_equal(p.a->state, RNIC_QPS_SQE);
+		expect_no_wc(A.cq);		/* the receive is still posted */
+		post_send_to(p.a, &A, 53, 16, to_b, p.b->qp_num);
+		wait_wc(A.cq, 1, wc);
+		assert_int_equal(wc[0].wr_id, 53);
+		assert_int_equal(wc[0].status, RNIC_WC_WR_FLUSH_ERR);
+		/* The receive side works in SQE. */
+		fill(B.buf, 100, 60 + uc);
+		post_send_to(p.b, &B, 54, 100, to_a, p.a->qp_num);
+		wait_wc(B.cq, 1, wc);
+		assert_int_equal(wc[0].status, RNIC_WC_SUCCESS);
+		wait_wc(A.cq, 1, wc);
+		assert_int_equal(wc[0].wr_id, 50);
+		assert_int_equal(wc[0].status, RNIC_WC_SUCCESS);
+		assert_memory_equal(A.buf + 8192 + (uc ? 0 : 40), B.buf, 100);
+		/* Back to RTS (IBA 10.3.1: SQE -> RTS): the QP sends again. */
+		assert_int_equal(rnic_modify_qp(p.a, &rts, RNIC_QP_STATE), 0);
+		assert_int_equal(p.a->state, RNIC_QPS_RTS);
+		dst = (struct rnic_sge){ (uintptr_t)B.buf + 8192, 4096 + 40, B.mr->lkey };
+		post_recv1(p.b, 55, &dst, 1);
+		fill(A.buf, 64, 70 + uc);
+		post_send_to(p.a, &A, 56, 64, to_b, p.b->qp_num);
+		wait_wc(A.cq, 1, wc);
+		assert_int_equal(wc[0].wr_id, 56);
+		assert_int_equal(wc[0].status, RNIC_WC_SUCCESS);
+		wait_wc(B.cq, 1, wc);
+		assert_int_equal(wc[0].wr_id, 55);
+		assert_int_equal(wc[0].status, RNIC_WC_SUCCESS);
+		assert_memory_equal(B.buf + 8192 + (uc ? 0 : 40), A.buf, 64);
+		destroy_pair(p);
+		if (!uc) {
+			assert_int_equal(rnic_destroy_ah(to_a), 0);
+			assert_int_equal(rnic_destroy_ah(to_b), 0);
+		}
+	}
+}
+
 /* Run one RC operation that must fail: the requester's status, nothing written at the target. */
 static void
 expect_remote_error(enum rnic_wr_opcode op, struct rnic_mr *target_mr, uint64_t raddr, uint32_t len,
@@ -940,12 +1057,14 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_write),
 		cmocka_unit_test(test_rc_send),
 		cmocka_unit_test(test_rc_read),
+		cmocka_unit_test(test_rc_zero_length_no_key),
 		cmocka_unit_test(test_rc_atomics),
 		cmocka_unit_test(test_rc_deep_reads),
 		cmocka_unit_test(test_rc_read_depth_and_fence),
 		cmocka_unit_test(test_sge_lists_inline_chains),
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_ud),
+		cmocka_unit_test(test_send_error_sqe),
 		cmocka_unit_test(test_rc_errors),
 		cmocka_unit_test(test_unsignaled_and_solicited),
 		cmocka_unit_test(test_many_qps),

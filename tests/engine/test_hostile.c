@@ -425,7 +425,7 @@ test_read_rewritten_while_answered(void **state)
 		assert_int_equal(rnic_destroy_qp(t), 0);
 		drain(scratch_cq);
 	}
-	/* The third response without the second: a gap, the rest is asked for again. */
+	/* The third response without the second: a gap; the third is placed and the hole asked for again. */
 	memset(data, 'c', sizeof(data));
 	peer_send(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 202, RNIC_AETH_ACK, data, 1024);
 	pump();
@@ -434,7 +434,7 @@ test_read_rewritten_while_answered(void **state)
 	assert_int_equal(frames[0].psn, 201);
 	assert_int_equal(frames[0].va, RADDR + 1024);
 	assert_int_equal(frames[0].rkey, RKEY);
-	assert_int_equal(frames[0].dma_len, 3072);
+	assert_int_equal(frames[0].dma_len, 1024);
 	memset(data, 'b', sizeof(data));
 	peer_send(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 201, RNIC_AETH_ACK, data, 1024);
 	memset(data, 'c', sizeof(data));
@@ -571,7 +571,8 @@ expect_bad_wqe(struct rnic_qp *qp)
 	pump();
 	assert_int_equal(expect_one_wc(RNIC_WC_LOC_QP_OP_ERR).wr_id, 1);
 	assert_int_equal(test_counter(ctx, "bad_wqes") - bad, 1);
-	assert_int_equal(qp->state, RNIC_QPS_ERR);
+	/* A send error moves an RC QP to ERR, a UD or UC QP to SQE (IBA 10.3.1). */
+	assert_int_equal(qp->state, qp->qp_type == RNIC_QPT_RC ? RNIC_QPS_ERR : RNIC_QPS_SQE);
 	assert_int_equal(peer_take(), 0);
 	drain(cq);
 	assert_int_equal(rnic_destroy_qp(qp), 0);
@@ -797,10 +798,12 @@ test_spoofed_qp(void **state)
 	assert_int_equal(rnic_qp_priv(v)->resp.epsn, 5000);
 	assert_int_equal(rnic_query_qp_counters(v, &c), 0);
 	assert_int_equal(c.requests_received, 0);
-	assert_int_equal(test_counter(ctx, "spoofed_requests") - spoofed_a, 32);
-	assert_int_equal(test_counter(ctx_b, "spoofed_requests") - spoofed_b, 32);
+	/* Each of the 32 refused at least once (a refused packet goes unanswered: the loss timer's probe is
+	 * refused again). */
+	assert_true(test_counter(ctx, "spoofed_requests") - spoofed_a >= 32);
+	assert_true(test_counter(ctx_b, "spoofed_requests") - spoofed_b >= 32);
 	assert_int_equal(rnic_query_qp_counters(x_a, &c), 0);
-	assert_int_equal(c.spoofed_requests, 32);
+	assert_true(c.spoofed_requests >= 32);
 	assert_int_equal(c.packets_sent, 0);
 
 	/* The victim's own peer is served as ever. */
@@ -880,6 +883,11 @@ test_log_flood(void **state)
 	assert_int_equal(rnic_modify_qp(v, &reset, RNIC_QP_STATE), 0);
 	assert_int_equal(test_connect(v, pq->qp_num, &gid_a, &(struct test_path){ .mtu = RNIC_MTU_1024, .psn = 7000,
 				      .timeout = 8, .retry_cnt = 1, .rnr_retry = 1 }), 0);
+	/* The victim's WRITEs must not fail for a moment the machine took the test's thread away: a 67 ms loss
+	 * timer and the full retry budget (the test is about the log, not about loss). */
+	assert_int_equal(rnic_modify_qp(pq, &reset, RNIC_QP_STATE), 0);
+	assert_int_equal(test_connect(pq, v->qp_num, &gid_b, &(struct test_path){ .mtu = RNIC_MTU_1024, .psn = 7000,
+				      .timeout = 14, .retry_cnt = 7, .rnr_retry = 7 }), 0);
 	assert_int_equal(rnic_modify_qp(t, &err, RNIC_QP_STATE), 0);
 	for (uint32_t i = 0; i < 4096; i++)
 		buf[i] = pattern(i + 5);

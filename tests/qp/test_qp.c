@@ -633,6 +633,54 @@ test_chain_inline_and_ud(void **state)
 	assert_int_equal(rnic_destroy_ah(ah), 0);
 }
 
+/*
+ * max_msg_sz (2^31 bytes) in one SGE: the DataSeg carries the whole 32-bit byte count and the WQE is not
+ * taken for inline data (the inline marker once shared bit 31 of the length: the message went out as 0
+ * bytes). One byte more is refused at post time; an inline WQE whose stated length overruns it is refused
+ * by the parser.
+ */
+static void
+test_max_message_sge(void **state)
+{
+	struct rnic_qp *qp = make_qp(RNIC_QPT_RC);
+	struct rnic_sge sge[2] = { { 0x100000, 1u << 31, 0x11 }, { 0x1000, 1, 0x11 } };
+	struct rnic_send_wr wr = { .wr_id = 7, .opcode = RNIC_WR_RDMA_WRITE, .sg_list = sge, .num_sge = 1 }, *bad;
+	struct rnic_doorbell db;
+	struct rnic_send_wqe w;
+	struct rnic_wqe_next *next;
+	struct rnic_port_attr port;
+
+	(void)state;
+	assert_int_equal(rnic_query_port(ctx, 1, &port), 0);
+	assert_int_equal(port.max_msg_sz, 1u << 31);
+	drive(qp, RNIC_QPS_RTS);
+	drain_doorbells();
+	for (int op = 0; op < 3; op++) {
+		wr.opcode = op == 0 ? RNIC_WR_RDMA_WRITE : op == 1 ? RNIC_WR_RDMA_READ : RNIC_WR_SEND;
+		assert_int_equal(rnic_post_send(qp, &wr, &bad), 0);
+		rnic_doorbell_parse(take_doorbell(), &db);
+		parse_at(qp, db.offset16, db.size16, &w);
+		assert_null(w.inline_data);
+		assert_int_equal(w.nb_sge, 1);
+		assert_int_equal(rte_be_to_cpu_32(w.sge[0].byte_count), 1u << 31);
+		assert_int_equal(w.length, 1ull << 31);
+	}
+	/* A 2^31 + 1 byte message, over two SGEs or in one: refused, nothing posted. */
+	wr.num_sge = 2;
+	assert_int_equal(rnic_post_send(qp, &wr, &bad), EINVAL);
+	assert_ptr_equal(bad, &wr);
+	wr.num_sge = 1;
+	sge[0].length = (1u << 31) + 1;
+	assert_int_equal(rnic_post_send(qp, &wr, &bad), EINVAL);
+	assert_int_equal(rte_ring_count(dev->doorbell_ring), 0);
+	/* An inline WQE stating more bytes than it holds (shared memory is not trusted). */
+	next = (struct rnic_wqe_next *)rnic_wq_slot(&rnic_qp_priv(qp)->sq, 0);
+	next->flags |= rte_cpu_to_be_32(RNIC_WQE_F_INLINE);
+	assert_int_equal(rnic_send_wqe_parse((const uint8_t *)next, 0, 0, &w), -EINVAL);
+	drain_cq();
+	assert_int_equal(rnic_destroy_qp(qp), 0);
+}
+
 static void
 test_post_rules(void **state)
 {
@@ -795,6 +843,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_create_limits),
 		cmocka_unit_test(test_wqe_layouts),
 		cmocka_unit_test(test_chain_inline_and_ud),
+		cmocka_unit_test(test_max_message_sge),
 		cmocka_unit_test(test_post_rules),
 		cmocka_unit_test(test_flush_on_error),
 	};

