@@ -21,6 +21,7 @@
 
 #include "rnic_capture.h"
 #include "rnic_fault.h"
+#include "rnic_neigh.h"
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
 #include "rnic_client.h"
@@ -89,6 +90,12 @@ static struct {
 	unsigned int nb_neighbors;
 	struct rnic_neighbor neighbor[RNIC_MAX_NEIGHBORS];
 	int pdump;			/* dpdk-dumpcap may attach (rte_pdump): a shared configuration */
+	/* The neighbour thread (ARP/ND, rnic_neigh.h) while the engine runs: the devices it serves are those
+	 * with a port to a real network and a pipeline when the engine started. */
+	pthread_t neigh_thread;
+	int neigh_running;
+	unsigned int nb_neigh_devices;
+	struct rnic_device *neigh_device[RNIC_MAX_DEVICES];
 } engine;
 
 static const struct rnic_limits default_limits = {
@@ -1029,6 +1036,56 @@ rnic_engine_lcore_load(unsigned int lcore_id, uint64_t *busy, uint64_t *idle, co
 	return 0;
 }
 
+#define NEIGH_TICK_US 1000		/* the neighbour thread's period: answers and timers are this late at most */
+
+/* The neighbour thread: announce each device's address (gratuitous ARP, unsolicited NA), then answer, learn,
+ * resolve and expire every tick. A control thread: it sleeps, and never touches a QP. */
+static void *
+neigh_loop(void *arg)
+{
+	RTE_SET_USED(arg);
+	for (unsigned int i = 0; i < engine.nb_neigh_devices; i++)
+		rnic_neigh_announce(engine.neigh_device[i]);
+	while (__atomic_load_n(&engine.neigh_running, __ATOMIC_ACQUIRE)) {
+		uint64_t now = rte_get_tsc_cycles();
+
+		for (unsigned int i = 0; i < engine.nb_neigh_devices; i++)
+			rnic_neigh_poll(engine.neigh_device[i], now);
+		rte_delay_us_sleep(NEIGH_TICK_US);
+	}
+	return NULL;
+}
+
+/* Devices whose port leads out of the process (not the loopback pair) have neighbours to resolve. */
+static int
+neigh_start(void)
+{
+	int ret;
+
+	engine.nb_neigh_devices = 0;
+	for (int i = 0; i < engine.nb_devices; i++)
+		if (!engine.device[i]->loopback && engine.device[i]->neigh != NULL)
+			engine.neigh_device[engine.nb_neigh_devices++] = engine.device[i];
+	if (engine.nb_neigh_devices == 0)
+		return 0;
+	__atomic_store_n(&engine.neigh_running, 1, __ATOMIC_RELEASE);
+	ret = rte_ctrl_thread_create(&engine.neigh_thread, "rnic-neigh", NULL, neigh_loop, NULL);
+	if (ret != 0) {
+		engine.neigh_running = 0;
+		RNIC_LOG(ERR, "cannot start the neighbour thread: %s", strerror(ret));
+	}
+	return -ret;
+}
+
+static void
+neigh_stop(void)
+{
+	if (!__atomic_load_n(&engine.neigh_running, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&engine.neigh_running, 0, __ATOMIC_RELEASE);
+	pthread_join(engine.neigh_thread, NULL);
+}
+
 int
 rnic_engine_running(void)
 {
@@ -1059,6 +1116,10 @@ rnic_engine_start(void)
 		}
 		launched++;
 	}
+	if (neigh_start() != 0) {
+		rnic_engine_stop();
+		return -EAGAIN;
+	}
 	RNIC_LOG(DEBUG, "engine started on %u lcores", launched);
 	return 0;
 }
@@ -1072,6 +1133,7 @@ rnic_engine_stop(void)
 		return 0;
 	if (!engine.initialized)
 		return -EINVAL;
+	neigh_stop();
 	engine.running = 0;
 	rte_smp_wmb();
 	RTE_LCORE_FOREACH_WORKER(lcore_id)

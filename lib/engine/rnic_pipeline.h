@@ -80,6 +80,7 @@ struct rnic_tx_buffer {
 	uint16_t queue;
 	uint16_t count;
 	uint16_t nb_spare;
+	uint16_t ip_id;			/* the IPv4 ID of the next frame built for it */
 	struct rte_mbuf *spare[RNIC_BURST];
 	struct rte_mbuf *pkts[RNIC_TX_BUF];
 };
@@ -133,6 +134,7 @@ struct rnic_tx_buffer {
 	X(spoofed_requests, "request packets not sent: their destination, a QP of this engine, is not " \
 	  "connected to the sending QP") \
 	X(no_route, "WQEs failed for want of the destination's MAC") \
+	X(neigh_waits, "QP visits put off: the destination's MAC was being resolved") \
 	X(flush_ring_full, "QPs in error whose receive queue the responder could not be told to flush")
 
 struct rnic_pipeline_stats {
@@ -182,6 +184,9 @@ struct rnic_pipeline {
 	struct rnic_mr_cache resp_cache;
 	struct rnic_tx_buffer req_tx;
 	struct rnic_tx_buffer resp_tx;
+	struct rte_ring *neigh_tx;	/* shard 0: ARP/ND frames its responder sends (rnic_neigh.h) */
+	uint64_t neigh_wait_cycles;	/* RNIC_NEIGH_WAIT_MS and RNIC_NEIGH_RECHECK_US in TSC cycles */
+	uint64_t neigh_recheck_cycles;
 	uint16_t rx_queue;		/* the parser's next RX queue */
 	uint32_t read_head;		/* QPs with READ responses to send, oldest first (responder) */
 	uint32_t read_tail;
@@ -275,9 +280,13 @@ rnic_tx_room(const struct rnic_tx_buffer *tx)
 	return RNIC_TX_BUF - tx->count;
 }
 
-/* The L2/L3/L4 fields of a frame from this device to the QP's peer (addresses, ports, hop limit). */
-int rnic_fill_route(const struct rnic_device *dev, const struct rnic_ah_attr *av, uint32_t qpn,
-		    uint8_t dmac_cache[6], uint8_t *dmac_known, struct rnic_pkt_desc *d);
+/*
+ * The L2/L3/L4 fields of a frame from this device to the peer of QP qpn (QP dqpn there) for the stage of tx
+ * (addresses, ports, hop limit, IP ID). 0; -EAGAIN while the peer's MAC is being resolved; -EHOSTUNREACH when
+ * it cannot be (rnic_neigh.h). The MAC found is kept in dmac_cache.
+ */
+int rnic_fill_route(struct rnic_tx_buffer *tx, const struct rnic_device *dev, const struct rnic_ah_attr *av,
+		    uint32_t qpn, uint32_t dqpn, uint8_t dmac_cache[6], uint8_t *dmac_known, struct rnic_pkt_desc *d);
 
 /*
  * The DataPack copy: move len bytes between buf and message offset off of an SGE list (the seed's gather
