@@ -83,6 +83,41 @@ rnic_port_loopback_free(struct rnic_loopback *lb)
 	lb->ring[0] = lb->ring[1] = NULL;
 }
 
+/*
+ * Whether the port has the queues the engine uses: a vdev makes as many as its arguments say (net_af_packet
+ * qpairs=, net_af_xdp queue_count=, 1 by default), and ethdev's own refusal does not say which argument.
+ */
+static int
+port_has_queues(uint16_t port_id, uint16_t nb_queues)
+{
+	static const struct { const char *driver, *arg; } queue_arg[] = {
+		{ "net_af_packet", "qpairs" }, { "net_af_xdp", "queue_count" }, { "net_memif", NULL },
+	};
+	struct rte_eth_dev_info info;
+	char name[RTE_ETH_NAME_MAX_LEN] = "?";
+	const char *arg = NULL;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0)
+		return -ENODEV;
+	if (info.max_rx_queues >= nb_queues && info.max_tx_queues >= nb_queues)
+		return 0;
+	rte_eth_dev_get_name_by_port(port_id, name);
+	for (unsigned int i = 0; i < RTE_DIM(queue_arg); i++)
+		if (info.driver_name != NULL && strcmp(info.driver_name, queue_arg[i].driver) == 0)
+			arg = queue_arg[i].arg;
+	if (arg != NULL)
+		RNIC_LOG(ERR, "port %s: %s needs %s=%u (the engine uses %u queue pairs: a requester and a responder "
+			 "TX queue per shard, every RX queue read by the parser; it has %u): e.g. --vdev=%s,iface=IF,%s=%u",
+			 name, info.driver_name, arg, nb_queues, nb_queues, RTE_MIN(info.max_rx_queues, info.max_tx_queues),
+			 name, arg, nb_queues);
+	else
+		RNIC_LOG(ERR, "port %s (%s): the engine uses %u queue pairs (a requester and a responder TX queue per "
+			 "shard, every RX queue read by the parser); the port has %u RX and %u TX queues",
+			 name, info.driver_name != NULL ? info.driver_name : "?", nb_queues, info.max_rx_queues,
+			 info.max_tx_queues);
+	return -EINVAL;
+}
+
 int
 rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, uint16_t nb_queues)
 {
@@ -90,6 +125,9 @@ rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, uint
 	int socket_id = rte_eth_dev_socket_id(port_id);
 	int ret;
 
+	ret = port_has_queues(port_id, nb_queues);
+	if (ret < 0)
+		return ret;
 	ret = rte_eth_dev_configure(port_id, nb_queues, nb_queues, &conf);
 	for (uint16_t q = 0; ret == 0 && q < nb_queues; q++)
 		ret = rte_eth_rx_queue_setup(port_id, q, nb_desc, socket_id, NULL, mp);
