@@ -315,8 +315,8 @@ main(int argc, char **argv)
 		return fail("cannot bring the QP to RTS");
 	ret = run(&c, o.client != NULL, o.iters);
 	if (ret == 0)
-		printf("{\"role\": \"%s\", \"iterations\": %u, \"bytes\": %u, \"verified\": true}\n",
-		       o.client != NULL ? "client" : "server", o.iters, o.size);
+		printf("{\"role\": \"%s\", \"iterations\": %u, \"bytes\": %u, \"mtu\": %u, \"verified\": true}\n",
+		       o.client != NULL ? "client" : "server", o.iters, o.size, 128u << o.mtu);
 	/*
 	 * Goodbye: the client closes its port first and then tells the server, which closes only after, so
 	 * neither port disappears while the other still sends (a memif peer leaving mid-teardown is unsafe).

@@ -66,7 +66,7 @@ struct rnic_engine_args {
 
 #define RNIC_MAX_NEIGHBORS 64
 
-/* Static neighbours (--neigh IP,MAC): peers on other hosts, whose MAC no ARP of ours resolves. */
+/* Static neighbours (--neigh IP,MAC): peers on other hosts, their MAC given; ARP/ND never changes them. */
 struct rnic_neighbor {
 	union rnic_gid gid;
 	uint8_t mac[RTE_ETHER_ADDR_LEN];
@@ -117,17 +117,24 @@ static const struct rnic_limits default_limits = {
 #define ROCE_OVERHEAD 80
 
 /* The largest RoCE MTU up to the one asked for whose frames fit the kernel interface of the port (a veth
- * or a NIC under AF_PACKET has the kernel's MTU, 1500 by default); ports without one keep it. */
+ * or a NIC under AF_PACKET has the kernel's MTU, 1500 by default) and the frames its driver carries
+ * (net_af_packet's framesz=); ports without either keep it. */
 static enum rnic_mtu
 fit_mtu(uint16_t port_id, enum rnic_mtu mtu)
 {
-	int link = rnic_port_interface_mtu(port_id);
+	int link = rnic_port_interface_mtu(port_id), frame = rnic_port_max_frame(port_id);
 	enum rnic_mtu fit = mtu;
 
 	while (link > 0 && fit > RNIC_MTU_256 && (128 << fit) + ROCE_OVERHEAD > link)
 		fit--;
 	if (fit != mtu)
 		RNIC_LOG(INFO, "port %u: interface MTU %d: RoCE MTU %d", port_id, link, 128 << fit);
+	if (frame > 0 && (128 << fit) + ROCE_OVERHEAD + RTE_ETHER_HDR_LEN > frame) {
+		while (fit > RNIC_MTU_256 && (128 << fit) + ROCE_OVERHEAD + RTE_ETHER_HDR_LEN > frame)
+			fit--;
+		RNIC_LOG(INFO, "port %u: net_af_packet frames hold %d bytes: RoCE MTU %d (MTU 4096 needs "
+			 RNIC_AF_PACKET_JUMBO_ARGS ")", port_id, frame, 128 << fit);
+	}
 	return fit;
 }
 
@@ -187,7 +194,7 @@ rnic_engine_usage(void *stream)
 		"                   responder, as many each). Stages on the main lcore run when the\n"
 		"                   application calls rnic_poll_cq or rnic_engine_progress (manual\n"
 		"                   progress). Default: two with two worker lcores or more, else one\n"
-		"  --neigh IP,MAC   the MAC of a peer on another host (repeatable)\n"
+		"  --neigh IP,MAC   the MAC of a peer on another host, instead of ARP/ND (repeatable)\n"
 		"  --pcap FILE      capture what every port sends and receives to a pcapng file (slows the\n"
 		"                   data path; doc/capture.md)\n"
 		"  --pcap-snaplen N keep the first N bytes of each frame (64 .. 65535; default: whole frames)\n"
@@ -1070,11 +1077,11 @@ neigh_start(void)
 		return 0;
 	__atomic_store_n(&engine.neigh_running, 1, __ATOMIC_RELEASE);
 	ret = rte_ctrl_thread_create(&engine.neigh_thread, "rnic-neigh", NULL, neigh_loop, NULL);
-	if (ret != 0) {
+	if (ret != 0) {	/* a negative errno */
 		engine.neigh_running = 0;
-		RNIC_LOG(ERR, "cannot start the neighbour thread: %s", strerror(ret));
+		RNIC_LOG(ERR, "cannot start the neighbour thread: %s", strerror(-ret));
 	}
-	return -ret;
+	return ret;
 }
 
 static void

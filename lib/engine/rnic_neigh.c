@@ -44,6 +44,8 @@ struct rnic_neigh {
 	struct rte_ring *tx;		/* control thread -> shard 0's responder: frames to send */
 	struct rte_mempool *pool;
 	uint64_t ms;			/* TSC cycles per millisecond */
+	uint32_t served;		/* rnic_neigh_poll has run: frames handed over will be read (a port no
+					 * control thread serves, the loopback pair's, keeps dropping them) */
 	struct rnic_neigh_stats st;
 };
 
@@ -116,15 +118,6 @@ rnic_neigh_create(struct rnic_device *dev, struct rte_mempool *pool)
 	return 0;
 }
 
-static void
-free_frames(struct rte_ring *r)
-{
-	struct rte_mbuf *m;
-
-	while (r != NULL && rte_ring_dequeue_elem(r, &m, sizeof(m)) == 0)
-		rte_pktmbuf_free(m);
-}
-
 void
 rnic_neigh_free(struct rnic_device *dev)
 {
@@ -132,8 +125,8 @@ rnic_neigh_free(struct rnic_device *dev)
 
 	if (n == NULL)
 		return;
-	free_frames(n->rx);
-	free_frames(n->tx);
+	rnic_ring_free_mbufs(n->rx);
+	rnic_ring_free_mbufs(n->tx);
 	rte_ring_free(n->rx);
 	rte_ring_free(n->want);
 	rte_ring_free(n->tx);
@@ -194,7 +187,8 @@ rnic_neigh_input(struct rnic_device *dev, struct rte_mbuf *m)
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint16_t type;
 
-	if (dev->neigh == NULL || rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN)
+	if (dev->neigh == NULL || !__atomic_load_n(&dev->neigh->served, __ATOMIC_RELAXED) ||
+	    rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN)
 		return -1;
 	type = (uint16_t)(f[12] << 8 | f[13]);
 	/* ARP, or IPv6 whose next header is ICMPv6 (the lengths are checked by the control thread). */
@@ -692,6 +686,8 @@ rnic_neigh_poll(struct rnic_device *dev, uint64_t now)
 
 	if (n == NULL)
 		return 0;
+	if (!n->served)
+		__atomic_store_n(&n->served, 1, __ATOMIC_RELAXED);
 	while (rte_ring_sc_dequeue_elem(n->rx, &m, sizeof(m)) == 0) {
 		frame_input(dev, m, now);
 		rte_pktmbuf_free(m);

@@ -59,7 +59,8 @@ void rnic_neigh_free(struct rnic_device *dev);
  */
 int rnic_neigh_lookup(const struct rnic_device *dev, const union rnic_gid *gid, uint8_t mac[6]);
 
-/* Parser: an ARP or ICMPv6 frame is taken (0: the neighbour code owns it); anything else is left (-1). */
+/* Parser: an ARP or ICMPv6 frame is taken (0: the neighbour code owns it); anything else, or anything on a
+ * port whose neighbour state nothing polls (the loopback pair's), is left (-1). */
 int rnic_neigh_input(struct rnic_device *dev, struct rte_mbuf *m);
 
 /* The ring of frames the control thread built, and shard 0's responder moving them onto its TX buffer (the

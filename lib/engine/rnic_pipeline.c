@@ -132,8 +132,8 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	return 0;
 }
 
-static void
-drain_ring(struct rte_ring *r)
+void
+rnic_ring_free_mbufs(struct rte_ring *r)
 {
 	struct rte_mbuf *m;
 
@@ -148,8 +148,8 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 		return;
 	if (p->neigh_tx != NULL)
 		rnic_neigh_free(p->dev);	/* shard 0's: the device's neighbour state goes with it */
-	drain_ring(p->request_ring);
-	drain_ring(p->response_ring);
+	rnic_ring_free_mbufs(p->request_ring);
+	rnic_ring_free_mbufs(p->response_ring);
 	rte_pktmbuf_free_bulk(p->req_tx.pkts, p->req_tx.count);
 	rte_pktmbuf_free_bulk(p->req_tx.spare, p->req_tx.nb_spare);
 	rte_pktmbuf_free_bulk(p->resp_tx.pkts, p->resp_tx.count);

@@ -235,6 +235,9 @@ rnic_shard_of(const struct rnic_device *dev, uint32_t qpn)
 }
 void rnic_pipeline_free(struct rnic_pipeline *p);
 
+/* Free the mbufs a ring of mbuf pointers holds (NULL: none). */
+void rnic_ring_free_mbufs(struct rte_ring *r);
+
 /* The stages: each does up to budget units of work and returns how many it did. The doorbell and parser
  * stages serve the whole device (give them shard 0's pipeline); the others serve their shard. */
 unsigned int rnic_stage_doorbell(void *pipeline, unsigned int budget);

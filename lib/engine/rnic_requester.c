@@ -672,7 +672,8 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		no_route(p, qp, e, qp->qp_type == RNIC_QPT_UD ? w->ud->dgid : q->attr.ah_attr.grh.dgid.raw);
 		return 0;
 	}
-	r->neigh_since = 0;
+	if (unlikely(r->neigh_since != 0))
+		r->neigh_since = 0;	/* resolved: the next wait is timed afresh */
 	spoofed = qp->qp_type != RNIC_QPT_UD && !peer_check(p, q);
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
 

@@ -33,15 +33,11 @@
 
 static int g_argc;
 static char **g_argv;
-static struct rnic_context *ctx;
+static struct test_side a;	/* device A: context, PD, CQ, registered buffer */
 static struct rnic_device *dev;
 static struct rnic_pipeline *pipe_a;
 static struct rte_mempool *pool;
 static uint16_t peer_port;
-static struct rnic_pd *pd;
-static struct rnic_cq *cq;
-static struct rnic_mr *mr;
-static uint8_t *buf;
 static int v6;			/* A's address is IPv6: neighbour discovery instead of ARP */
 static uint64_t clock_now;	/* the neighbour control's clock: the test moves it */
 static uint64_t ms;
@@ -57,7 +53,6 @@ host(uint8_t n)
 
 	if (v6) {
 		g.raw[0] = 0xfd;
-		g.raw[2] = 0x00;
 		g.raw[3] = 0x77;
 	} else {
 		g.raw[10] = g.raw[11] = 0xff;
@@ -68,42 +63,28 @@ host(uint8_t n)
 	return g;
 }
 
+/* The engine with one lcore: A's pipeline is the test's to poll; the other port of the pair is the LAN. */
 static int
-setup(void **state)
+setup(void)
 {
 	struct rnic_device **list;
+	int ret;
 
-	(void)state;
-	ctx = test_env_open(g_argc, g_argv);
-	if (ctx == NULL)
+	if (rnic_engine_init(g_argc, g_argv) < 0)
 		return -1;
 	list = rnic_get_device_list(NULL);
 	peer_port = list[1]->port_id;
+	ret = test_side_open(&a, list[0], BUF, RNIC_ACCESS_LOCAL_WRITE);
 	rnic_free_device_list(list);
-	dev = rnic_ctx_dev(ctx);
+	if (ret != 0)
+		return -1;
+	dev = rnic_ctx_dev(a.ctx);
 	v6 = dev->gid[0].raw[10] != 0xff;
 	pool = rte_pktmbuf_pool_create("neigh_test", 1023, 64, 0, RTE_PKTMBUF_HEADROOM + 8192, SOCKET_ID_ANY);
-	pipe_a = pool != NULL ? test_pipeline_attach(ctx, pool) : NULL;
-	if (pipe_a == NULL)
-		return -1;
+	pipe_a = pool != NULL ? test_pipeline_attach(a.ctx, pool) : NULL;
 	ms = rte_get_tsc_hz() / 1000;
 	clock_now = rte_get_tsc_cycles();
-	buf = aligned_alloc(4096, BUF);
-	pd = rnic_alloc_pd(ctx);
-	cq = rnic_create_cq(ctx, 256, NULL, NULL, 0);
-	mr = pd != NULL && buf != NULL ? rnic_reg_mr(pd, buf, BUF, RNIC_ACCESS_LOCAL_WRITE) : NULL;
-	return cq != NULL && mr != NULL ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	rnic_dereg_mr(mr);
-	rnic_destroy_cq(cq);
-	rnic_dealloc_pd(pd);
-	free(buf);
-	return test_env_close(ctx);
+	return pipe_a != NULL ? 0 : -1;
 }
 
 /* A's neighbour control at the test's clock, then its stages (what the control built goes out). */
@@ -155,7 +136,7 @@ peer_send(const uint8_t *frame, uint32_t len)
 static uint64_t
 counter(const char *name)
 {
-	return test_counter(ctx, name);
+	return test_counter(a.ctx, name);
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -290,10 +271,10 @@ static struct rnic_qp *
 uc_qp(uint8_t n, uint32_t dqpn, uint8_t tclass)
 {
 	struct rnic_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = RNIC_QPT_UC,
+		.send_cq = a.cq, .recv_cq = a.cq, .qp_type = RNIC_QPT_UC,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct rnic_qp *qp = rnic_create_qp(pd, &ia);
+	struct rnic_qp *qp = rnic_create_qp(a.pd, &ia);
 	struct rnic_qp_attr a = { .qp_state = RNIC_QPS_INIT, .port_num = 1,
 				  .qp_access_flags = RNIC_ACCESS_REMOTE_WRITE };
 
@@ -315,7 +296,7 @@ uc_qp(uint8_t n, uint32_t dqpn, uint8_t tclass)
 static void
 post_write(struct rnic_qp *qp, uint64_t id)
 {
-	struct rnic_sge sge = { .addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey };
+	struct rnic_sge sge = { .addr = (uintptr_t)a.buf, .length = 64, .lkey = a.mr->lkey };
 	struct rnic_send_wr wr = {
 		.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = RNIC_WR_RDMA_WRITE,
 		.send_flags = RNIC_SEND_SIGNALED, .wr = { .rdma = { .remote_addr = 0x1000, .rkey = RKEY } },
@@ -353,7 +334,7 @@ wait_wc(struct rnic_wc *wc)
 
 	while (test_now_s() < end) {
 		run_a();
-		if (rnic_poll_cq(cq, 1, wc) == 1)
+		if (rnic_poll_cq(a.cq, 1, wc) == 1)
 			return 1;
 	}
 	return 0;
@@ -454,7 +435,7 @@ test_resolve_then_send(void **state)
 	post_write(qp, 1);
 	run_a();
 	assert_int_equal(requests_for(21), 0);		/* asked once; the WRITE waits, nothing goes out */
-	assert_int_equal(rnic_poll_cq(cq, 1, &wc), 0);
+	assert_int_equal(rnic_poll_cq(a.cq, 1, &wc), 0);
 	assert_true(pipe_a->stats[RNIC_STAGE_REQUESTER].neigh_waits > 0);
 	answer(21, mac);
 	assert_int_equal(counter("neigh_replies_received"), 1);
@@ -674,10 +655,12 @@ main(int argc, char **argv)
 
 	g_argc = argc;
 	g_argv = argv;
-	if (setup(NULL) != 0)
+	if (setup() != 0)
 		return 1;
 	ret = cmocka_run_group_tests_name("neigh", tests, NULL, NULL);
 	ret += v6 ? cmocka_run_group_tests_name("neigh-nd", nd, NULL, NULL) :
 		    cmocka_run_group_tests_name("neigh-arp", arp, NULL, NULL);
-	return ret + teardown(NULL);
+	/* The engine frees A's pipeline with the device; the pool goes with the EAL. */
+	test_side_close(&a);
+	return ret + (rnic_engine_fini() != 0);
 }
