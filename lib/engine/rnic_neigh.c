@@ -150,7 +150,9 @@ rnic_neigh_lookup(const struct rnic_device *dev, const union rnic_gid *gid, uint
 	union rnic_gid ask;
 	uint32_t h;
 
-	if (n == NULL)
+	/* No neighbour code serves the port (the loopback pair's: every peer is a device of this process): no
+	 * MAC will come. */
+	if (n == NULL || !__atomic_load_n(&n->served, __ATOMIC_RELAXED))
 		return -EHOSTUNREACH;
 	h = slot_of(gid);
 	for (unsigned int i = 0; i < RNIC_NEIGH_WINDOW; i++) {

@@ -55,7 +55,7 @@ void rnic_neigh_free(struct rnic_device *dev);
 
 /*
  * Data path: the MAC of a GID. 0; -EAGAIN while it is being resolved (a miss asks the control thread);
- * -EHOSTUNREACH when the neighbour did not answer. Lock-free.
+ * -EHOSTUNREACH when the neighbour did not answer, or nothing serves the port's neighbour code. Lock-free.
  */
 int rnic_neigh_lookup(const struct rnic_device *dev, const union rnic_gid *gid, uint8_t mac[6]);
 

@@ -625,8 +625,8 @@ no_route(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_inflight
 		inet_ntop(AF_INET, dgid + 12, ip, sizeof(ip));
 	else
 		inet_ntop(AF_INET6, dgid, ip, sizeof(ip));
-	RNIC_LOG_LIMITED(ERR, "QP %u: neighbour %s did not answer ARP/ND: WQE failed (retry exceeded)",
-			 qp->qp_num, ip);
+	RNIC_LOG_LIMITED(ERR, "QP %u: no MAC for %s: the neighbour did not answer ARP/ND: WQE failed (retry "
+			 "exceeded)", qp->qp_num, ip);
 	fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_RETRY_EXC_ERR);
 }
 
