@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
@@ -83,6 +84,135 @@ rnic_port_loopback_free(struct rnic_loopback *lb)
 	lb->ring[0] = lb->ring[1] = NULL;
 }
 
+/* The value of KEY= in a device's arguments (key given with its '='), into buf. */
+static int
+port_devarg(uint16_t port_id, const char *key, char *buf, size_t size)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+	const char *p;
+	size_t klen = strlen(key);
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.device == NULL)
+		return -ENOENT;
+	da = rte_dev_devargs(info.device);
+	if (da == NULL || da->args == NULL)
+		return -ENOENT;
+	for (p = da->args; (p = strstr(p, key)) != NULL; p++) {
+		if (p == da->args || p[-1] == ',') {
+			snprintf(buf, size, "%.*s", (int)strcspn(p + klen, ","), p + klen);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int
+port_interface(uint16_t port_id, char *name, size_t size)
+{
+	return port_devarg(port_id, "iface=", name, size);
+}
+
+static int
+port_is_af_packet(uint16_t port_id)
+{
+	struct rte_eth_dev_info info;
+
+	return rte_eth_dev_info_get(port_id, &info) == 0 && info.driver_name != NULL &&
+	       strcmp(info.driver_name, "net_af_packet") == 0;
+}
+
+/*
+ * net_af_packet's ring frames (framesz=, 2048 by default) hold a tpacket2 header and the frame: the kernel
+ * puts the frame AF_PACKET_MAC_OFFSET bytes in and truncates what does not fit; the PMD copies the frame
+ * area less its header (framesz - AF_PACKET_RX_HDR) into one mbuf and refuses a queue whose mbufs are smaller.
+ */
+#define AF_PACKET_DEFAULT_FRAMESZ 2048
+#define AF_PACKET_MAC_OFFSET 66		/* TPACKET_ALIGN(TPACKET2_HDRLEN + 16) - ETH_HLEN */
+#define AF_PACKET_RX_HDR 32		/* TPACKET2_HDRLEN - sizeof(struct sockaddr_ll) */
+
+static unsigned int
+af_packet_framesz(uint16_t port_id)
+{
+	char v[16];
+
+	return port_devarg(port_id, "framesz=", v, sizeof(v)) == 0 ? (unsigned int)atoi(v) : AF_PACKET_DEFAULT_FRAMESZ;
+}
+
+int
+rnic_port_max_frame(uint16_t port_id)
+{
+	if (!port_is_af_packet(port_id))
+		return -ENOENT;
+	return (int)af_packet_framesz(port_id) - AF_PACKET_MAC_OFFSET;
+}
+
+/*
+ * net_af_packet's frames must fit the engine's mbufs, and its blocks hold whole frames (the PMD finds frame i
+ * at i x framesz, where the kernel puts it only when blocksz is a multiple of framesz: else the port
+ * receives nothing). Say so, with arguments that work.
+ */
+static int
+port_frames_fit(uint16_t port_id)
+{
+	const unsigned int room = RNIC_PORT_MBUF_DATA_ROOM - RTE_PKTMBUF_HEADROOM;
+	unsigned int framesz, blocksz;
+	char v[16];
+
+	if (!port_is_af_packet(port_id))
+		return 0;
+	framesz = af_packet_framesz(port_id);
+	blocksz = port_devarg(port_id, "blocksz=", v, sizeof(v)) == 0 ? (unsigned int)atoi(v) :
+		  (unsigned int)getpagesize();
+	if (framesz > room + AF_PACKET_RX_HDR) {
+		RNIC_LOG(ERR, "port %u: net_af_packet framesz=%u does not fit the engine's mbufs (%u bytes): give "
+			 RNIC_AF_PACKET_JUMBO_ARGS " for RoCE MTU 4096 (with an interface MTU of 9000), or less",
+			 port_id, framesz, room);
+		return -EINVAL;
+	}
+	if (framesz != 0 && blocksz % framesz != 0) {
+		RNIC_LOG(ERR, "port %u: net_af_packet blocksz=%u is not a multiple of framesz=%u: the port would "
+			 "receive nothing (e.g. " RNIC_AF_PACKET_JUMBO_ARGS ")", port_id, blocksz, framesz);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Whether the port has the queues the engine uses: a vdev makes as many as its arguments say (net_af_packet
+ * qpairs=, net_af_xdp queue_count=, 1 by default), and ethdev's own refusal does not say which argument.
+ */
+static int
+port_has_queues(uint16_t port_id, uint16_t nb_queues)
+{
+	static const struct { const char *driver, *arg; } queue_arg[] = {
+		{ "net_af_packet", "qpairs" }, { "net_af_xdp", "queue_count" }, { "net_memif", NULL },
+	};
+	struct rte_eth_dev_info info;
+	char name[RTE_ETH_NAME_MAX_LEN] = "?";
+	const char *arg = NULL;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0)
+		return -ENODEV;
+	if (info.max_rx_queues >= nb_queues && info.max_tx_queues >= nb_queues)
+		return 0;
+	rte_eth_dev_get_name_by_port(port_id, name);
+	for (unsigned int i = 0; i < RTE_DIM(queue_arg); i++)
+		if (info.driver_name != NULL && strcmp(info.driver_name, queue_arg[i].driver) == 0)
+			arg = queue_arg[i].arg;
+	if (arg != NULL)
+		RNIC_LOG(ERR, "port %s: %s needs %s=%u (the engine uses %u queue pairs: a requester and a responder "
+			 "TX queue per shard, every RX queue read by the parser; it has %u): e.g. --vdev=%s,iface=IF,%s=%u",
+			 name, info.driver_name, arg, nb_queues, nb_queues, RTE_MIN(info.max_rx_queues, info.max_tx_queues),
+			 name, arg, nb_queues);
+	else
+		RNIC_LOG(ERR, "port %s (%s): the engine uses %u queue pairs (a requester and a responder TX queue per "
+			 "shard, every RX queue read by the parser); the port has %u RX and %u TX queues",
+			 name, info.driver_name != NULL ? info.driver_name : "?", nb_queues, info.max_rx_queues,
+			 info.max_tx_queues);
+	return -EINVAL;
+}
+
 int
 rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, uint16_t nb_queues)
 {
@@ -90,6 +220,11 @@ rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, uint
 	int socket_id = rte_eth_dev_socket_id(port_id);
 	int ret;
 
+	ret = port_has_queues(port_id, nb_queues);
+	if (ret == 0)
+		ret = port_frames_fit(port_id);
+	if (ret < 0)
+		return ret;
 	ret = rte_eth_dev_configure(port_id, nb_queues, nb_queues, &conf);
 	for (uint16_t q = 0; ret == 0 && q < nb_queues; q++)
 		ret = rte_eth_rx_queue_setup(port_id, q, nb_desc, socket_id, NULL, mp);
@@ -100,28 +235,6 @@ rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, uint
 	if (ret < 0)
 		RNIC_LOG(ERR, "port %u: cannot start: %s", port_id, rte_strerror(-ret));
 	return ret;
-}
-
-/* The value of iface= in a device's arguments, into name. */
-static int
-port_interface(uint16_t port_id, char *name, size_t size)
-{
-	struct rte_eth_dev_info info;
-	const struct rte_devargs *da;
-	const char *p;
-
-	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.device == NULL)
-		return -ENOENT;
-	da = rte_dev_devargs(info.device);
-	if (da == NULL || da->args == NULL)
-		return -ENOENT;
-	for (p = da->args; (p = strstr(p, "iface=")) != NULL; p++) {
-		if (p == da->args || p[-1] == ',') {
-			snprintf(name, size, "%.*s", (int)strcspn(p + 6, ","), p + 6);
-			return 0;
-		}
-	}
-	return -ENOENT;
 }
 
 int

@@ -43,6 +43,15 @@ int rnic_port_interface_gid(uint16_t port_id, uint8_t gid[16]);
 /* The MTU of the kernel interface of a port (iface=), or -ENOENT. */
 int rnic_port_interface_mtu(uint16_t port_id);
 
+/* The longest Ethernet frame the port carries when its driver bounds it below the interface's MTU
+ * (net_af_packet: its framesz=), or -ENOENT. */
+int rnic_port_max_frame(uint16_t port_id);
+
+/* What to give net_af_packet for RoCE MTU 4096: frames of 4096 bytes of payload and 94 of headers after the
+ * kernel's 66, within the engine's mbufs (framesz - 32 <= 4352), in blocks of whole pages that hold whole
+ * frames (17 x 4096 = 16 x 4352). */
+#define RNIC_AF_PACKET_JUMBO_ARGS "framesz=4352,blocksz=69632"
+
 /* Stop and close the port. */
 void rnic_port_close(uint16_t port_id);
 

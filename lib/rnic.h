@@ -557,7 +557,8 @@ struct rnic_counter {
 
 /*
  * The device's counters: frames and bytes each way, drops by reason ("rx_drop_<reason>"), ACKs and NAKs,
- * retransmissions, timer events... Fills up to n entries and returns how many the device has (call with
+ * retransmissions, timer events, the port's ARP/ND ("neigh_<name>": requests and replies sent and received,
+ * resolution failures, cache entries, drops)... Fills up to n entries and returns how many the device has (call with
  * n = 0 to size the array), or a negative errno.
  */
 int rnic_query_device_counters(struct rnic_context *context, struct rnic_counter *counters, int n);

@@ -109,6 +109,7 @@ struct rnic_device {
 	struct rnic_pipeline *pipeline[RNIC_MAX_SHARDS];
 	uint16_t nb_shards;
 	uint8_t loopback;		/* its port's peer is in this process: frames carry our TX stamps */
+	struct rnic_neigh *neigh;	/* ARP/ND cache and rings (rnic_neigh.h), with shard 0's pipeline */
 
 	/* 64-bit SQ doorbells (rnic_wqe.h), multi-producer (post_send callers), single consumer (engine). */
 	struct rte_ring *doorbell_ring;
@@ -298,6 +299,10 @@ int rnic_engine_running(void);
 
 /* The MAC of a neighbour given with --neigh, for a peer that is not a device of this process; 0 or -ENOENT. */
 int rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6]);
+
+/* Start resolving a destination's MAC now, so that the first frame to it need not wait (control path: a
+ * QP's move to RTR, an address handle). Does not block. */
+void rnic_route_prepare(const struct rnic_device *dev, const union rnic_gid *dgid);
 
 /* The main lcore has stages: rnic_poll_cq runs them (rnic_engine_progress). */
 extern int rnic_progress_stages;

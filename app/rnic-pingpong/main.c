@@ -403,8 +403,8 @@ pingpong(struct conn *c, const struct opts *o)
 	if (ret == 0)
 		ret = run(c, o->client != NULL, o->iters);
 	if (ret == 0)
-		printf("{\"role\": \"%s\", \"iterations\": %u, \"bytes\": %u, \"verified\": true}\n",
-		       o->client != NULL ? "client" : "server", o->iters, o->size);
+		printf("{\"role\": \"%s\", \"iterations\": %u, \"bytes\": %u, \"mtu\": %u, \"verified\": true}\n",
+		       o->client != NULL ? "client" : "server", o->iters, o->size, 128u << o->mtu);
 	usleep(100000);	/* the last ACKs on their way */
 	/* Neither port may go while the other side's lcores poll it (oob_goodbye). */
 	if (oob_goodbye(oob, o->client == NULL, OOB_BEFORE_STOP) != 0)

@@ -21,6 +21,7 @@
 
 #include "rnic_capture.h"
 #include "rnic_fault.h"
+#include "rnic_neigh.h"
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
 #include "rnic_client.h"
@@ -65,7 +66,7 @@ struct rnic_engine_args {
 
 #define RNIC_MAX_NEIGHBORS 64
 
-/* Static neighbours (--neigh IP,MAC): peers on other hosts, whose MAC no ARP of ours resolves. */
+/* Static neighbours (--neigh IP,MAC): peers on other hosts, their MAC given; ARP/ND never changes them. */
 struct rnic_neighbor {
 	union rnic_gid gid;
 	uint8_t mac[RTE_ETHER_ADDR_LEN];
@@ -89,6 +90,12 @@ static struct {
 	unsigned int nb_neighbors;
 	struct rnic_neighbor neighbor[RNIC_MAX_NEIGHBORS];
 	int pdump;			/* dpdk-dumpcap may attach (rte_pdump): a shared configuration */
+	/* The neighbour thread (ARP/ND, rnic_neigh.h) while the engine runs: the devices it serves are those
+	 * with a port to a real network and a pipeline when the engine started. */
+	pthread_t neigh_thread;
+	int neigh_running;
+	unsigned int nb_neigh_devices;
+	struct rnic_device *neigh_device[RNIC_MAX_DEVICES];
 } engine;
 
 static const struct rnic_limits default_limits = {
@@ -111,17 +118,24 @@ static const struct rnic_limits default_limits = {
 #define ROCE_OVERHEAD 80
 
 /* The largest RoCE MTU up to the one asked for whose frames fit the kernel interface of the port (a veth
- * or a NIC under AF_PACKET has the kernel's MTU, 1500 by default); ports without one keep it. */
+ * or a NIC under AF_PACKET has the kernel's MTU, 1500 by default) and the frames its driver carries
+ * (net_af_packet's framesz=); ports without either keep it. */
 static enum rnic_mtu
 fit_mtu(uint16_t port_id, enum rnic_mtu mtu)
 {
-	int link = rnic_port_interface_mtu(port_id);
+	int link = rnic_port_interface_mtu(port_id), frame = rnic_port_max_frame(port_id);
 	enum rnic_mtu fit = mtu;
 
 	while (link > 0 && fit > RNIC_MTU_256 && (128 << fit) + ROCE_OVERHEAD > link)
 		fit--;
 	if (fit != mtu)
 		RNIC_LOG(INFO, "port %u: interface MTU %d: RoCE MTU %d", port_id, link, 128 << fit);
+	if (frame > 0 && (128 << fit) + ROCE_OVERHEAD + RTE_ETHER_HDR_LEN > frame) {
+		while (fit > RNIC_MTU_256 && (128 << fit) + ROCE_OVERHEAD + RTE_ETHER_HDR_LEN > frame)
+			fit--;
+		RNIC_LOG(INFO, "port %u: net_af_packet frames hold %d bytes: RoCE MTU %d (MTU 4096 needs "
+			 RNIC_AF_PACKET_JUMBO_ARGS ")", port_id, frame, 128 << fit);
+	}
 	return fit;
 }
 
@@ -181,7 +195,7 @@ rnic_engine_usage(void *stream)
 		"                   responder, as many each). Stages on the main lcore run when the\n"
 		"                   application calls rnic_poll_cq or rnic_engine_progress (manual\n"
 		"                   progress). Default: two with two worker lcores or more, else one\n"
-		"  --neigh IP,MAC   the MAC of a peer on another host (repeatable)\n"
+		"  --neigh IP,MAC   the MAC of a peer on another host, instead of ARP/ND (repeatable)\n"
 		"  --pcap FILE      capture what every port sends and receives to a pcapng file (slows the\n"
 		"                   data path; doc/capture.md)\n"
 		"  --pcap-snaplen N keep the first N bytes of each frame (64 .. 65535; default: whole frames)\n"
@@ -1036,6 +1050,56 @@ rnic_engine_lcore_load(unsigned int lcore_id, uint64_t *busy, uint64_t *idle, co
 	return 0;
 }
 
+#define NEIGH_TICK_US 1000		/* the neighbour thread's period: answers and timers are this late at most */
+
+/* The neighbour thread: announce each device's address (gratuitous ARP, unsolicited NA), then answer, learn,
+ * resolve and expire every tick. A control thread: it sleeps, and never touches a QP. */
+static void *
+neigh_loop(void *arg)
+{
+	RTE_SET_USED(arg);
+	for (unsigned int i = 0; i < engine.nb_neigh_devices; i++)
+		rnic_neigh_announce(engine.neigh_device[i]);
+	while (__atomic_load_n(&engine.neigh_running, __ATOMIC_ACQUIRE)) {
+		uint64_t now = rte_get_tsc_cycles();
+
+		for (unsigned int i = 0; i < engine.nb_neigh_devices; i++)
+			rnic_neigh_poll(engine.neigh_device[i], now);
+		rte_delay_us_sleep(NEIGH_TICK_US);
+	}
+	return NULL;
+}
+
+/* Devices whose port leads out of the process (not the loopback pair) have neighbours to resolve. */
+static int
+neigh_start(void)
+{
+	int ret;
+
+	engine.nb_neigh_devices = 0;
+	for (int i = 0; i < engine.nb_devices; i++)
+		if (!engine.device[i]->loopback && engine.device[i]->neigh != NULL)
+			engine.neigh_device[engine.nb_neigh_devices++] = engine.device[i];
+	if (engine.nb_neigh_devices == 0)
+		return 0;
+	__atomic_store_n(&engine.neigh_running, 1, __ATOMIC_RELEASE);
+	ret = rte_ctrl_thread_create(&engine.neigh_thread, "rnic-neigh", NULL, neigh_loop, NULL);
+	if (ret != 0) {	/* a negative errno */
+		engine.neigh_running = 0;
+		RNIC_LOG(ERR, "cannot start the neighbour thread: %s", strerror(-ret));
+	}
+	return ret;
+}
+
+static void
+neigh_stop(void)
+{
+	if (!__atomic_load_n(&engine.neigh_running, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&engine.neigh_running, 0, __ATOMIC_RELEASE);
+	pthread_join(engine.neigh_thread, NULL);
+}
+
 int
 rnic_engine_running(void)
 {
@@ -1066,6 +1130,10 @@ rnic_engine_start(void)
 		}
 		launched++;
 	}
+	if (neigh_start() != 0) {
+		rnic_engine_stop();
+		return -EAGAIN;
+	}
 	RNIC_LOG(DEBUG, "engine started on %u lcores", launched);
 	return 0;
 }
@@ -1079,6 +1147,7 @@ rnic_engine_stop(void)
 		return 0;
 	if (!engine.initialized)
 		return -EINVAL;
+	neigh_stop();
 	engine.running = 0;
 	rte_smp_wmb();
 	RTE_LCORE_FOREACH_WORKER(lcore_id)

@@ -5,6 +5,7 @@
  */
 #include <rte_ethdev.h>
 
+#include "rnic_neigh.h"
 #include "rnic_pipeline.h"
 
 /* Queue the frames for their shards' stage; what a full ring refuses is counted and freed. */
@@ -94,7 +95,10 @@ rnic_stage_parser(void *arg, unsigned int budget)
 			stamp_rx(p, pkts[i], start);
 		RNIC_STATS(p, PARSER)->rx_packets++;
 		RNIC_STATS(p, PARSER)->rx_bytes += pkts[i]->pkt_len;
-		if (why != RNIC_DROP_NONE) {
+		if (unlikely(why != RNIC_DROP_NONE)) {
+			/* Not RoCE: ARP and ICMPv6 go to the neighbour code's control thread (rnic_neigh.h). */
+			if ((why == RNIC_DROP_NOT_IP || why == RNIC_DROP_NOT_UDP) && rnic_neigh_input(dev, pkts[i]) == 0)
+				continue;
 			RNIC_STATS(p, PARSER)->rx_drops[why]++;
 			rte_pktmbuf_free(pkts[i]);
 		} else if (d->opcode == RNIC_OP_CNP) {

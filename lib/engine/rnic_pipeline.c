@@ -13,6 +13,7 @@
 
 #include "rnic_cq.h"
 #include "rnic_dbq.h"
+#include "rnic_neigh.h"
 #include "rnic_pipeline.h"
 #include "rnic_client.h"
 
@@ -115,6 +116,14 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 		rnic_pipeline_free(p);
 		return -ENOMEM;
 	}
+	if (shard == 0 && rnic_neigh_create(dev, pool) != 0) {
+		RNIC_LOG(ERR, "%s: cannot create the neighbour cache", dev->name);
+		rnic_pipeline_free(p);
+		return -ENOMEM;
+	}
+	p->neigh_tx = rnic_neigh_tx_ring(dev);
+	p->neigh_wait_cycles = RNIC_NEIGH_WAIT_MS * (rte_get_tsc_hz() / 1000);
+	p->neigh_recheck_cycles = RNIC_NEIGH_RECHECK_US * (rte_get_tsc_hz() / 1000000);
 	rnic_mr_cache_init(&p->req_cache);
 	rnic_mr_cache_init(&p->resp_cache);
 	/* 4.096 us x 2^timeout (IBA 9.7.6.1.3), worked out once: the timer restarts on every response. */
@@ -131,8 +140,8 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	return 0;
 }
 
-static void
-drain_ring(struct rte_ring *r)
+void
+rnic_ring_free_mbufs(struct rte_ring *r)
 {
 	struct rte_mbuf *m;
 
@@ -145,8 +154,10 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 {
 	if (p == NULL)
 		return;
-	drain_ring(p->request_ring);
-	drain_ring(p->response_ring);
+	if (p->neigh_tx != NULL)
+		rnic_neigh_free(p->dev);	/* shard 0's: the device's neighbour state goes with it */
+	rnic_ring_free_mbufs(p->request_ring);
+	rnic_ring_free_mbufs(p->response_ring);
 	rte_pktmbuf_free_bulk(p->req_tx.pkts, p->req_tx.count);
 	rte_pktmbuf_free_bulk(p->req_tx.spare, p->req_tx.nb_spare);
 	rte_pktmbuf_free_bulk(p->resp_tx.pkts, p->resp_tx.count);
@@ -248,9 +259,10 @@ gid_is_ipv4(const union rnic_gid *gid)
 	return memcmp(gid->raw, prefix, sizeof(prefix)) == 0;
 }
 
-/* The peer's MAC: a device of this process with that GID (the loopback pair), once per QP. */
+/* The peer's MAC: a device of this process with that GID (the loopback pair), a static --neigh entry, or the
+ * port's neighbour cache (ARP/ND). */
 static int
-resolve_dmac(const union rnic_gid *dgid, uint8_t mac[6])
+resolve_dmac(const struct rnic_device *dev, const union rnic_gid *dgid, uint8_t mac[6])
 {
 	const struct rnic_device *d = rnic_engine_device_by_gid(dgid);
 
@@ -258,16 +270,51 @@ resolve_dmac(const union rnic_gid *dgid, uint8_t mac[6])
 		memcpy(mac, d->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
 		return 0;
 	}
-	return rnic_engine_neighbor(dgid, mac);
+	if (rnic_engine_neighbor(dgid, mac) == 0)
+		return 0;
+	return rnic_neigh_lookup(dev, dgid, mac);
 }
 
+void
+rnic_route_prepare(const struct rnic_device *dev, const union rnic_gid *dgid)
+{
+	uint8_t mac[RTE_ETHER_ADDR_LEN];
+
+	resolve_dmac(dev, dgid, mac);	/* a miss asks the control thread */
+}
+
+/*
+ * The UDP source port of a QP pair (the RoCEv2 annex, A17.3.3: any value of 0xC000-0xFFFF, the same for a
+ * flow): Linux's rdma_get_udp_sport. The flow label, or one made from both QPNs (the product is symmetric, so
+ * both ends of a connection pick the same port), folded to 14 bits. Flows of other QP pairs land on other
+ * ports: ECMP paths and RSS queues spread them.
+ */
+static uint16_t
+udp_sport(uint32_t flow_label, uint32_t qpn, uint32_t dqpn)
+{
+	if (flow_label == 0) {
+		uint64_t v = (uint64_t)qpn * dqpn;
+
+		v ^= v >> 20;
+		v ^= v >> 40;
+		flow_label = (uint32_t)(v & 0xfffff);
+	}
+	return (uint16_t)(0xc000 | ((flow_label & 0x3fff) ^ ((flow_label & 0xfc000) >> 14)));
+}
+
+/* Real RNICs' TTL (rxe, mlx5): 64, or the address vector's hop limit when it asks for more. An AV's hop limit
+ * of 1 (what the pingpong examples give) would not get past the first router. */
+#define RNIC_DEFAULT_TTL 64
+
 int
-rnic_fill_route(const struct rnic_device *dev, const struct rnic_ah_attr *av, uint32_t qpn, uint8_t dmac[6],
-		uint8_t *dmac_known, struct rnic_pkt_desc *d)
+rnic_fill_route(struct rnic_tx_buffer *tx, const struct rnic_device *dev, const struct rnic_ah_attr *av,
+		uint32_t qpn, uint32_t dqpn, uint8_t dmac[6], uint8_t *dmac_known, struct rnic_pkt_desc *d)
 {
 	if (!*dmac_known) {
-		if (resolve_dmac(&av->grh.dgid, dmac) != 0)
-			return -EHOSTUNREACH;
+		int ret = resolve_dmac(dev, &av->grh.dgid, dmac);
+
+		if (ret != 0)
+			return ret;
 		*dmac_known = 1;
 	}
 	memcpy(&d->dst_mac, dmac, RTE_ETHER_ADDR_LEN);
@@ -275,11 +322,12 @@ rnic_fill_route(const struct rnic_device *dev, const struct rnic_ah_attr *av, ui
 	d->ip_version = gid_is_ipv4(&av->grh.dgid) ? 4 : 6;
 	d->sgid = dev->gid[av->grh.sgid_index];
 	d->dgid = av->grh.dgid;
-	d->hop_limit = av->grh.hop_limit != 0 ? av->grh.hop_limit : 64;
-	d->traffic_class = av->grh.traffic_class;
+	d->hop_limit = RTE_MAX(av->grh.hop_limit, (uint8_t)RNIC_DEFAULT_TTL);
+	d->traffic_class = av->grh.traffic_class;	/* DSCP and ECN: the IPv4 TOS / IPv6 traffic class */
 	d->flow_label = av->grh.flow_label;
-	/* Per-QP entropy in the source port spreads QPs over ECMP paths and RSS queues (RoCEv2 annex). */
-	d->udp_sport = (uint16_t)(0xc000 | (qpn & 0x3fff));
+	/* A new ID per frame, as Linux gives a UDP datagram (DF is set: the ID only tells frames apart). */
+	d->ip_id = tx->ip_id++;
+	d->udp_sport = udp_sport(av->grh.flow_label, qpn, dqpn);
 	d->pkey = RNIC_DEFAULT_PKEY;
 	return 0;
 }
@@ -432,15 +480,37 @@ other_counter(const struct rnic_device *dev, unsigned int i, struct rnic_counter
 	c->value = values[i];
 }
 
+/* The port's neighbour counters (rnic_neigh.h), as neigh_<name>. */
+static const char *const neigh_names[] = {
+#define RNIC_X(name, what) "neigh_" #name,
+	RNIC_NEIGH_COUNTERS(RNIC_X)
+#undef RNIC_X
+};
+
+static void
+neigh_counters(const struct rnic_device *dev, struct rnic_counter *c)
+{
+	struct rnic_neigh_stats st;
+	const uint64_t *v = (const uint64_t *)&st;
+
+	RTE_BUILD_BUG_ON(sizeof(st) != sizeof(uint64_t) * RTE_DIM(neigh_names));
+	rnic_neigh_stats(dev, &st);
+	for (unsigned int i = 0; i < RTE_DIM(neigh_names); i++) {
+		snprintf(c[i].name, sizeof(c[i].name), "%s", neigh_names[i]);
+		c[i].value = v[i];
+	}
+}
+
 int
 rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counters, int n)
 {
 	const unsigned int named = RTE_DIM(counter_names);
 	const unsigned int drops = named + RNIC_DROP_REASON_MAX - 1;	/* drops: every reason but "none" */
-	const unsigned int base = drops + RTE_DIM(other_names);	/* then the counters kept outside */
+	const unsigned int others = drops + RTE_DIM(other_names);	/* then the counters kept outside */
+	const unsigned int base = others + RTE_DIM(neigh_names);	/* and the neighbour cache's */
 	const unsigned int total = base + rnic_hw_counter_count();	/* then the mlx5 names */
 	struct rnic_counter all[RTE_DIM(counter_names) + RNIC_DROP_REASON_MAX + RTE_DIM(other_names) +
-				RNIC_HW_COUNTERS_MAX];
+				RTE_DIM(neigh_names) + RNIC_HW_COUNTERS_MAX];
 
 	if (n < 0 || (n > 0 && counters == NULL))
 		return -EINVAL;
@@ -453,8 +523,9 @@ rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counter
 				 rnic_drop_reason_str((enum rnic_drop_reason)(i - named + 1)));
 		all[i].value = counter_sum(dev, i < named ? i : i + 1);
 	}
-	for (unsigned int i = drops; i < base; i++)
+	for (unsigned int i = drops; i < others; i++)
 		other_counter(dev, i - drops, &all[i]);
+	neigh_counters(dev, &all[others]);
 	for (unsigned int i = base; i < total; i++)
 		rnic_hw_counter(i - base, all, base, &all[i]);
 	if (n > 0)

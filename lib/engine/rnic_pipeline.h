@@ -81,6 +81,7 @@ struct rnic_tx_buffer {
 	uint16_t queue;
 	uint16_t count;
 	uint16_t nb_spare;
+	uint16_t ip_id;			/* the IPv4 ID of the next frame built for it */
 	struct rte_mbuf *spare[RNIC_BURST];
 	struct rte_mbuf *pkts[RNIC_TX_BUF];
 };
@@ -134,6 +135,7 @@ struct rnic_tx_buffer {
 	X(spoofed_requests, "request packets not sent: their destination, a QP of this engine, is not " \
 	  "connected to the sending QP") \
 	X(no_route, "WQEs failed for want of the destination's MAC") \
+	X(neigh_waits, "QP visits put off: the destination's MAC was being resolved") \
 	X(flush_ring_full, "QPs in error whose receive queue the responder could not be told to flush") \
 	X(resent_requests, "READ and atomic requests sent again") \
 	X(probes, "early probes: the oldest unacknowledged packet sent again while nothing answered") \
@@ -186,6 +188,9 @@ struct rnic_pipeline {
 	struct rnic_mr_cache resp_cache;
 	struct rnic_tx_buffer req_tx;
 	struct rnic_tx_buffer resp_tx;
+	struct rte_ring *neigh_tx;	/* shard 0: ARP/ND frames its responder sends (rnic_neigh.h) */
+	uint64_t neigh_wait_cycles;	/* RNIC_NEIGH_WAIT_MS and RNIC_NEIGH_RECHECK_US in TSC cycles */
+	uint64_t neigh_recheck_cycles;
 	uint16_t rx_queue;		/* the parser's next RX queue */
 	uint32_t read_head;		/* QPs with READ responses or atomic answers to send, oldest first */
 	uint32_t read_tail;		/* (responder): room for every QP slot twice, so never short */
@@ -243,6 +248,9 @@ rnic_shard_of(const struct rnic_device *dev, uint32_t qpn)
 }
 void rnic_pipeline_free(struct rnic_pipeline *p);
 
+/* Free the mbufs a ring of mbuf pointers holds (NULL: none). */
+void rnic_ring_free_mbufs(struct rte_ring *r);
+
 /* The stages: each does up to budget units of work and returns how many it did. The doorbell and parser
  * stages serve the whole device (give them shard 0's pipeline); the others serve their shard. */
 unsigned int rnic_stage_doorbell(void *pipeline, unsigned int budget);
@@ -288,9 +296,13 @@ rnic_tx_room(const struct rnic_tx_buffer *tx)
 	return RNIC_TX_BUF - tx->count;
 }
 
-/* The L2/L3/L4 fields of a frame from this device to the QP's peer (addresses, ports, hop limit). */
-int rnic_fill_route(const struct rnic_device *dev, const struct rnic_ah_attr *av, uint32_t qpn,
-		    uint8_t dmac_cache[6], uint8_t *dmac_known, struct rnic_pkt_desc *d);
+/*
+ * The L2/L3/L4 fields of a frame from this device to the peer of QP qpn (QP dqpn there) for the stage of tx
+ * (addresses, ports, hop limit, IP ID). 0; -EAGAIN while the peer's MAC is being resolved; -EHOSTUNREACH when
+ * it cannot be (rnic_neigh.h). The MAC found is kept in dmac_cache.
+ */
+int rnic_fill_route(struct rnic_tx_buffer *tx, const struct rnic_device *dev, const struct rnic_ah_attr *av,
+		    uint32_t qpn, uint32_t dqpn, uint8_t dmac_cache[6], uint8_t *dmac_known, struct rnic_pkt_desc *d);
 
 /*
  * The DataPack copy: move len bytes between buf and message offset off of an SGE list (the seed's gather

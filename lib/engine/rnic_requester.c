@@ -2,6 +2,7 @@
  * The requester side: doorbell processing, WQE scheduling and parse, DataPack gather, transmit control
  * (segmentation, PSNs, outstanding limits, fence) and request packet generation (seed 003 §3.1-3.4).
  */
+#include <arpa/inet.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -599,7 +600,8 @@ ud_route(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe
 	av.grh.hop_limit = w->ud->hop_limit;
 	av.grh.traffic_class = w->ud->traffic_class;
 	av.grh.flow_label = rte_be_to_cpu_32(w->ud->flow_label);
-	return rnic_fill_route(p->dev, &av, qp->qp_num, mac, &known, d);
+	return rnic_fill_route(&p->req_tx, p->dev, &av, qp->qp_num,
+			       rte_be_to_cpu_32(w->ud->dqpn) & 0xffffff, mac, &known, d);
 }
 
 void
@@ -702,7 +704,8 @@ rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_in
 	    rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, 0, &w) != 0)
 		return;		/* the next response past the gap asks again, or the loss timer goes back */
 	memset(&d, 0, sizeof(d));
-	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->req.dmac, &q->req.dmac_known, &d) != 0)
+	if (rnic_fill_route(&p->req_tx, p->dev, &q->attr.ah_attr, qp->qp_num, q->attr.dest_qp_num, q->req.dmac,
+			    &q->req.dmac_known, &d) != 0)
 		return;
 	rd_atomic_request(qp, &w, e, rnic_psn_add(e->first_psn, e->received / pmtu), pmtu, &d);
 	/* Responses placed past the missing ones: ask for the hole only, up to the first of them. */
@@ -775,6 +778,44 @@ peer_check(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 	return q->req.peer_ok;
 }
 
+/*
+ * The destination's MAC is being resolved (rnic_neigh.h): the QP sends nothing until it is, looking again
+ * every RNIC_NEIGH_RECHECK_US (the RNR wait's timer), for at most RNIC_NEIGH_WAIT_MS. The WQEs wait in the
+ * SQ, so what waits is bounded by the SQ's depth. 0 when the wait is over.
+ */
+static int
+neigh_wait(struct rnic_pipeline *p, struct rnic_qp_priv *q)
+{
+	uint64_t now = rte_get_tsc_cycles();
+
+	if (q->req.neigh_since == 0)
+		q->req.neigh_since = now;
+	else if (now - q->req.neigh_since > p->neigh_wait_cycles)
+		return 0;
+	RNIC_STATS(p, REQUESTER)->neigh_waits++;
+	q->req.rnr_until = now + p->neigh_recheck_cycles;
+	rnic_requester_watch(p, q);
+	return 1;
+}
+
+/* No MAC for the destination: the neighbour did not answer ARP/ND (or the address cannot be resolved). The
+ * WQE fails as one whose peer never answers (retry exceeded) and the QP goes to error. */
+static void
+no_route(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_inflight *e, const uint8_t *dgid)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	RNIC_STATS(p, REQUESTER)->no_route++;
+	rnic_qp_priv(qp)->req.neigh_since = 0;
+	if (memcmp(dgid, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0)
+		inet_ntop(AF_INET, dgid + 12, ip, sizeof(ip));
+	else
+		inet_ntop(AF_INET6, dgid, ip, sizeof(ip));
+	RNIC_LOG_LIMITED(ERR, "QP %u: no MAC for %s: the neighbour did not answer ARP/ND: WQE failed (retry "
+			 "exceeded)", qp->qp_num, ip);
+	fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_RETRY_EXC_ERR);
+}
+
 /* A packet to a QP that would not take it from this QP: not sent, as if that QP had dropped it (a UC message
  * completes, an RC one times out), and counted. */
 static void
@@ -809,13 +850,16 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	}
 	memset(&d, 0, sizeof(d));
 	ret = qp->qp_type == RNIC_QPT_UD ? ud_route(p, qp, w, &d) :
-	      rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, r->dmac, &r->dmac_known, &d);
-	if (ret != 0) {
-		RNIC_STATS(p, REQUESTER)->no_route++;
-		RNIC_LOG_LIMITED(ERR, "QP %u: no route to the destination GID", qp->qp_num);
-		fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_LOC_QP_OP_ERR);
+	      rnic_fill_route(&p->req_tx, p->dev, &q->attr.ah_attr, qp->qp_num, q->attr.dest_qp_num, r->dmac,
+			      &r->dmac_known, &d);
+	if (unlikely(ret != 0)) {
+		if (ret == -EAGAIN && neigh_wait(p, q))
+			return 0;
+		no_route(p, qp, e, qp->qp_type == RNIC_QPT_UD ? w->ud->dgid : q->attr.ah_attr.grh.dgid.raw);
 		return 0;
 	}
+	if (unlikely(r->neigh_since != 0))
+		r->neigh_since = 0;	/* resolved: the next wait is timed afresh */
 	spoofed = qp->qp_type != RNIC_QPT_UD && !peer_check(p, q);
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
 

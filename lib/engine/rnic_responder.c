@@ -9,6 +9,7 @@
 #include <rte_ring.h>
 
 #include "rnic_cq.h"
+#include "rnic_neigh.h"
 #include "rnic_pipeline.h"
 #include "rnic_wqe.h"
 
@@ -39,7 +40,8 @@ reply(struct rnic_pipeline *p, struct rnic_qp *qp, uint8_t op, uint32_t psn, uin
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 
-	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->resp.dmac, &q->resp.dmac_known, d) != 0) {
+	if (rnic_fill_route(&p->resp_tx, p->dev, &q->attr.ah_attr, qp->qp_num, q->attr.dest_qp_num, q->resp.dmac,
+			    &q->resp.dmac_known, d) != 0) {
 		RNIC_STATS(p, RESPONDER)->tx_dropped++;
 		return;
 	}
@@ -521,7 +523,8 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_resp
 		return 0;
 	}
 	memset(&d, 0, sizeof(d));
-	if (rnic_fill_route(p->dev, &q->attr.ah_attr, qp->qp_num, q->resp.dmac, &q->resp.dmac_known, &d) != 0) {
+	if (rnic_fill_route(&p->resp_tx, p->dev, &q->attr.ah_attr, qp->qp_num, q->attr.dest_qp_num, q->resp.dmac,
+			    &q->resp.dmac_known, &d) != 0) {
 		rte_pktmbuf_free(m);
 		RNIC_STATS(p, RESPONDER)->tx_dropped++;
 		res->off = res->len;
@@ -926,6 +929,9 @@ rnic_stage_responder(void *arg, unsigned int budget)
 			rnic_qp_flush_rq(qp);
 	}
 	rnic_tx_flush(&p->resp_tx);
+	/* ARP and ND frames of the control thread (shard 0 only): one look at an empty ring per call. */
+	if (p->neigh_tx != NULL && !rte_ring_empty(p->neigh_tx))
+		rnic_neigh_tx(p->neigh_tx, &p->resp_tx);
 	/* Each request may answer with a frame or two: take no more than the port has room for. */
 	n = rte_ring_sc_dequeue_burst_elem(p->request_ring, pkts, sizeof(pkts[0]),
 					   RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST),

@@ -804,6 +804,10 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 	if (cur == RNIC_QPS_INIT && next == RNIC_QPS_RTR) {
 		memset(&qp->resp, 0, offsetof(struct rnic_resp_ctx, rd_mask));
 		qp->resp.epsn = qp->attr.rq_psn;
+		/* The peer's MAC is asked for now (ARP/ND), as a kernel RNIC driver does at RTR; the first frame
+		 * to it waits for the answer (rnic_neigh.h). */
+		if (pub->qp_type != RNIC_QPT_UD)
+			rnic_route_prepare(rnic_ctx_dev(pub->context), &qp->attr.ah_attr.grh.dgid);
 	}
 	if (cur == RNIC_QPS_RTR && next == RNIC_QPS_RTS) {
 		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl_mask));

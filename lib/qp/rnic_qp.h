@@ -103,7 +103,9 @@ struct rnic_req_ctx {
 	uint32_t infl_tail;		/* one past the newest WQE started */
 	uint64_t deadline;		/* TSC at which the oldest unacknowledged packet is resent (0: none) */
 	uint64_t probe_at;		/* TSC of the next early probe while nothing answers (0: none) */
-	uint64_t rnr_until;		/* after an RNR NAK: no sending before this TSC */
+	uint64_t rnr_until;		/* no sending before this TSC: after an RNR NAK, or while the
+					 * destination's MAC is resolved (neigh_since) */
+	uint64_t neigh_since;		/* TSC at which the QP began to wait for its destination's MAC */
 	uint8_t retry_left;		/* timeouts left (retry_cnt), refilled on progress */
 	uint8_t rnr_left;		/* RNR NAKs left (rnr_retry; 7 means no limit) */
 	uint8_t halted;			/* a rejected WQE waits in flight: start no more */

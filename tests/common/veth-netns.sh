@@ -1,7 +1,8 @@
 # Sourced by the two-process tests: a veth pair between two network namespaces, $ns_a (10.98.0.1 on
 # $veth_a) and $ns_b (10.98.0.2 on $veth_b), IPv6 off. The names carry the test's PID, so test runs side by
 # side (two checkouts on one machine) never share or remove each other's. veth_setup returns 77 (skip)
-# without root or namespaces and sets mac_a / mac_b; veth_cleanup removes everything.
+# without root or namespaces and sets mac_a / mac_b; veth_cleanup removes everything, the processes a test
+# put in veth_pids first.
 ns_a=rnic-a-$$
 ns_b=rnic-b-$$
 veth_a=rva$$
@@ -25,7 +26,11 @@ veth_setup() {
 	mac_b=$(ip -n "$ns_b" -br link show "$veth_b" | awk '{print $3}')
 }
 
+veth_pids=()
+
 veth_cleanup() {
+	for p in "${veth_pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
 	ip netns del "$ns_a" 2>/dev/null
 	ip netns del "$ns_b" 2>/dev/null
 }

@@ -2,7 +2,8 @@
 """Live traffic under the oracles: run the data-path test with the engine capturing every frame of both
 ports (--pcap), then check that every RoCEv2 frame of the run decodes in tshark as InfiniBand with an
 opcode, and carries the ICRC an independent implementation (zlib over the annex A17 pseudo-header; scapy's
-own BTH code for a sample of IPv4 frames) computes.
+own BTH code for a sample of IPv4 frames) computes; and that the IP and UDP fields are what real RNICs send
+(TTL 64, DF, IP IDs that increment, UDP source ports of 0xC000-0xFFFF differing between QP pairs).
 
   live_oracle.py DATAPATH_TEST WORKDIR
 Ends with 'N passed, N failed'.
@@ -65,6 +66,32 @@ def icrc_ok(frame):
     return True, struct.unpack_from("<I", frame, end - 4)[0] == crc
 
 
+def wire_habits(roce):
+    """Real RNICs' IP and UDP fields: TTL 64 (the tests' address vectors ask for no more), DF and an IP ID
+    that increments (each sending stage counts its own), UDP source ports of 0xC000-0xFFFF that differ
+    between QP pairs (hashed from both QPNs)."""
+    v4 = [f for f in roce if f[12:14] == b"\x08\x00"]
+    check(len(v4) > 1000, f"only {len(v4)} IPv4 RoCE frames")
+    check(all(f[22] == 64 for f in v4), "a TTL other than 64")
+    check(all(f[20] & 0x40 for f in v4), "an IPv4 frame without DF")
+    ids, sports, flows = {}, set(), set()
+    for f in v4:
+        ihl = (f[14] & 0xF) * 4
+        ids.setdefault(f[26:30], []).append(struct.unpack_from("!H", f, 18)[0])
+        sport = struct.unpack_from("!H", f, 14 + ihl)[0]
+        check(sport >= 0xC000, f"UDP source port {sport:#x} below 0xC000")
+        sports.add(sport)
+        flows.add((f[30:34], f[14 + ihl + 8 + 5:14 + ihl + 8 + 8]))  # destination address, QP
+    for src, seq in ids.items():
+        steps = sum(1 for a, b in zip(seq, seq[1:]) if (b - a) & 0xFFFF == 1)
+        check(len(set(seq)) >= min(len(seq), 65536) // 4 and steps >= len(seq) // 4,
+              f"IP IDs from {'.'.join(map(str, src))} do not increment: {len(set(seq))} distinct, "
+              f"{steps} steps of one in {len(seq)} frames")
+    check(len(sports) > 1 and len(sports) >= len(flows) // 2,
+          f"{len(sports)} UDP source ports for {len(flows)} QP flows")
+    print(f"{len(v4)} IPv4 frames: TTL 64, DF, IP IDs incrementing; {len(sports)} source ports, {len(flows)} flows")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -80,6 +107,7 @@ def main():
     check(len(roce) > 1000, f"only {len(roce)} RoCEv2 frames captured")
     bad = [i for i, f in enumerate(roce) if not icrc_ok(f)[1]]
     check(not bad, f"{len(bad)} frames with a wrong ICRC, first at RoCE frame {bad[:1]}")
+    wire_habits(roce)
     sample = [f for f in roce if f[12:14] == b"\x08\x00"][:300]
     check(all(scapy_icrc_ok(f)[0] for f in sample), "scapy disagrees with an ICRC")
     out = subprocess.run(["tshark", "-r", pcap, "-d", "udp.port==4791,infiniband", "--disable-protocol", "rpcordma",
