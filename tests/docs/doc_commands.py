@@ -39,7 +39,7 @@ OPTIONS (words, in any order):
     timeout=N       the bound for the run, seconds (default 120)
 
 A command with no marker fails the test, with its file and line. What runs, runs as shown, but: the tools'
-names (rnic-perf, rnicd, ...) are the build's, "build/" at the start of a word is BUILD_DIR, "/tmp/" is a
+names (rnic-perf, rnicd, ...) are the build's, the word "build" (or "build/" at a word's start) is BUILD_DIR, "/tmp/" is a
 directory of this run, and rnic-perf's runs are short: -D is 1 second at most, -n at most 2000, a -a sweep
 without -n gets -n 5. As root every run is in a network and mount namespace of its own (unshare) with
 /run private, so its namespaces, interfaces, TCP ports, DPDK runtime directories and daemon sockets go
@@ -311,14 +311,18 @@ def shorten(cmd):
 def rewrite(cmd, build, tmp):
     """The text's /tmp/ first: BUILD_DIR itself may lie under /tmp."""
     cmd = cmd.replace("/tmp/", tmp + "/")
-    cmd = re.sub(r"(^|[\s=])build/", lambda m: m.group(1) + build + "/", cmd)
+    cmd = re.sub(r"(^|[\s=])build(?=/|\s|$)", lambda m: m.group(1) + build, cmd)
     return shorten(cmd)
 
 
 def script(opts, cmds, build, tmp):
     cmds = [rewrite(c, build, tmp) for c in cmds]
-    path = ":".join(os.path.join(build, d) for d in sorted({d for d in PROGRAMS.values() if d}))
-    head = f"export PATH={shlex.quote(path)}:\"$PATH\"\n"
+    path = ":".join([tmp + "/bin"] + [os.path.join(build, d) for d in sorted({d for d in PROGRAMS.values() if d})])
+    # rnic-exporter: the build's copy of the script, which meson install makes executable
+    head = (f"mkdir -p {tmp}/bin && printf '#!/bin/sh\\nexec python3 {build}/scripts/rnic-exporter \"$@\"\\n' "
+            f"> {tmp}/bin/rnic-exporter && chmod +x {tmp}/bin/rnic-exporter\nexport PATH={shlex.quote(path)}:\"$PATH\"\n"
+            # what a failed run left in the background goes with it
+            "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n")
     wait = (opts.get("wait") or [""])[0].replace("/tmp/", tmp + "/")
     until = f"for _ in $(seq 100); do [ -e {shlex.quote(wait)} ] && break; sleep 0.1; done\n" if wait else ""
     if "parallel" not in opts:
