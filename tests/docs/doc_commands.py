@@ -339,11 +339,13 @@ def script(opts, cmds, build, tmp):
 
 
 def isolated(body):
-    """The script in namespaces of its own (root): net, mount; /run private (/run/netns, /var/run/dpdk, a
+    """The script in namespaces of its own (root): net, mount, PID; /run private (/run/netns, /var/run/dpdk, a
     daemon's default socket)."""
     setup = ("mount --make-rprivate / && mount -t tmpfs none /run && mkdir -p /run/netns /var/run/dpdk && "
              "ip link set lo up && exec bash -c " + shlex.quote(body))
-    return ["unshare", "--net", "--mount", "--fork", "bash", "-c", setup]
+    # A PID namespace too: whatever the run leaves (a daemon, a timed-out test's children) ends with it, and
+    # --kill-child ends it when the run is stopped at its time bound.
+    return ["unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "bash", "-c", setup]
 
 
 def run(src, build, where, opts, cmds):
