@@ -477,7 +477,7 @@ def main():
         if not why:
             errors.append(f"{f}:{line}: doc-test-script {name} needs its why (| ...)")
         units[name] = (f"{f}:{line} ({name})", opts, [ln for ln in join_lines(body) if ln.strip()])
-    print(f"{sum(counts.values())} commands: {counts['run']} run as shown, {counts['script']} run in a reduced "
+    print(f"{len(cmds)} commands: {len(cmds) - sum(counts.values())} unmarked, {counts['run']} run as shown, {counts['script']} run in a reduced "
           f"form by a hidden script of the documents, {counts['by']} run by a named meson test, {counts['ci']} "
           "by CI (.ci/run)")
     for e in errors:
