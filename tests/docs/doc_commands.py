@@ -53,6 +53,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 
 # Program names a command may start with, and where the build has them (None: the system's).
 PROGRAMS = {
@@ -354,6 +355,7 @@ def run(src, build, where, opts, cmds):
     if "netns" in opts and not root:
         print(f"skipped {where}: needs root (network namespaces)")
         return True
+    start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         body = script(opts, cmds, os.path.abspath(build), tmp)
         argv = isolated(body) if root else ["bash", "-c", body]
@@ -366,7 +368,7 @@ def run(src, build, where, opts, cmds):
             out = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(errors="replace")
     missing = [t for t in opts.get("expect", []) if t not in out]
     ok = rc == 0 and not missing
-    print(f"{'ok' if ok else 'FAIL'} {where}: {len(cmds)} command(s)" + ("" if rc == 0 else f", exit {rc}")
+    print(f"{'ok' if ok else 'FAIL'} {where}: {len(cmds)} command(s), {time.monotonic() - start:.1f} s" + ("" if rc == 0 else f", exit {rc}")
           + (f", output lacks {missing}" if missing else ""))
     if not ok:
         print("  " + "\n  ".join(body.split("\n")))
