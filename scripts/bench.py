@@ -40,6 +40,9 @@ def main():
     perf = os.path.join(a.build, "app/rnic-perf/rnic-perf")
     baseline = os.path.join(a.build, "app/rnic-baseline/rnic-baseline")
     out = open(a.out, "w") if a.out else None
+
+    def ns(kind, q):
+        return "-" if kind is None or kind.get(q) is None else f"{kind[q]:.0f}"
     dur = ["-D", str(a.seconds)]
 
     def emit(obj):
@@ -145,9 +148,8 @@ def main():
         print(f"{name:34} {against or '':28} {value:8.3f} {need:>8}  {'yes' if met else 'NO'}")
     stages = results["write_64B_lat_p50"]["last"]["stages_ns"]
     print("\nper-stage latency, 64 B WRITE ping-pong (last run), ns: stage queued p50/p99 busy p50/p99")
-    for s in stages:
-        print(f"  {s['stage']:10} {s['queued']['p50']:9.0f} {s['queued']['p99']:9.0f} {s['busy']['p50']:9.0f} "
-              f"{s['busy']['p99']:9.0f}")
+    for s in stages:    # rnic-perf --json: null where the stage measured nothing (doc/perftest.md)
+        print(f"  {s['stage']:10} " + " ".join(f"{ns(s[k], q):>9}" for k in ("queued", "busy") for q in ("p50", "p99")))
     if out:
         out.close()
     return 0

@@ -5,6 +5,8 @@
 # reorder, duplicate, corrupt 0.1 %, rate limit) and, as root, between two processes on a veth pair with the
 # kernel making the faults (tests/engine/fault-veth.sh), the time shared equally.
 #   scripts/soak.sh [SECONDS [SEED]]   default 600 s (10 minutes), seed 1
+# SOAK_PATTERNS="uniform burst" runs those patterns only, SOAK_KINDS=loopback (or veth) that kind only (a
+# short run, as tests/docs/doc_commands.py's).
 # Prints a JSON line per case, a summary per pattern and a last line with the totals; exit status 0 only
 # when no case failed. The logs stay in the directory the last line names.
 set -uo pipefail
@@ -16,9 +18,10 @@ bash scripts/install-deps.sh
 [ -f build/build.ninja ] || meson setup build --buildtype=debugoptimized >/dev/null
 ninja -C build tests/engine/fault_matrix >/dev/null || exit 1
 matrix=build/tests/engine/fault_matrix
-patterns=(none uniform burst ack-only reorder duplicate corrupt rate)
+read -r -a patterns <<<"${SOAK_PATTERNS:-none uniform burst ack-only reorder duplicate corrupt rate}"
 kinds=(loopback)
 [ "$(id -u)" -eq 0 ] && kinds+=(veth)
+[ -z "${SOAK_KINDS:-}" ] || read -r -a kinds <<<"$SOAK_KINDS"
 slice=$((duration / (${#patterns[@]} * ${#kinds[@]})))
 [ $slice -ge 5 ] || slice=5
 logs=$(mktemp -d /tmp/softrnic-soak.XXXXXX)

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Install what is missing, build softrnic with warnings as errors, run every test, then run the whole suite
 # again under AddressSanitizer + UndefinedBehaviorSanitizer, and end with the line 'N passed, N failed'
-# (both runs together). --quick skips the sanitizer run.
+# (both runs together). --quick skips the sanitizer run; --dry-run says what it would do and does nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 sanitize=1
+dry=0
 for a in "$@"; do
 	case "$a" in
 	--quick) sanitize=0 ;;
-	*) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+	--dry-run) dry=1 ;;
+	*) echo "usage: scripts/test.sh [--quick] [--dry-run]" >&2; exit 2 ;;
 	esac
 done
+if [ "$dry" -eq 1 ]; then
+	echo "would run: scripts/install-deps.sh; the suite in build"
+	[ "$sanitize" -eq 0 ] || echo "would run: the suite in build-asan (AddressSanitizer, UndefinedBehaviorSanitizer)"
+	exit 0
+fi
 
 bash scripts/install-deps.sh
 

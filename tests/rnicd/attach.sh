@@ -39,6 +39,9 @@ mount -t hugetlbfs -o pagesize=2M nodev "$tmp/huge"
 pids+=($!)
 for _ in $(seq 300); do grep -q "serving on" "$tmp/rnicd.log" && break; sleep 0.1; done
 grep -q "serving on" "$tmp/rnicd.log" || { echo "FAIL: rnicd did not start"; cat "$tmp/rnicd.log"; exit 1; }
+# doc/capture.md's list of the ports to capture
+timeout 60 dpdk-dumpcap --file-prefix "$prefix" -D >"$tmp/ports.log" 2>&1 && grep -q net_ring_rnic_lb_a "$tmp/ports.log" ||
+	{ echo "FAIL: dpdk-dumpcap -D does not list net_ring_rnic_lb_a"; cat "$tmp/ports.log"; exit 1; }
 RNIC_DAEMON=$tmp/rnicd.sock "$perf" -o write -s 1024 -D 8 >"$tmp/perf.log" 2>&1 &
 pids+=($!)
 sleep 1
