@@ -10,18 +10,17 @@
 #                         end acting in turn, checked on both ends
 # at path MTU 1024 and 4096 (every link at MTU 9000), and rc-pingpong and verbs again with loss on the
 # bridge (INTEROP_LOSS per mille of the RoCE frames, each way); wire-frames checks the captured frames.
-# Cases known not to work yet (issue 17's engine part: wire-habits; rc-pingpong-mtu1024-noneigh and arp,
-# without static neighbour entries) run too and count apart: their failure does not fail the run, their
-# pass does (the suite must then make them plain cases). A table of case x direction ends the run, then
+# No side is told the other's MAC (as between real hosts): each learns it by ARP, and arp checks that the
+# guest learned softrnic's; wire-habits checks TTL, IP ID and source ports per QP pair. Cases known not to
+# work yet (none today) count apart: their failure does not fail the run, their pass does (the suite must
+# then make them plain cases). A table of case x direction ends the run, then
 # 'interop: N passed, N failed, N known not to work yet'.
 #   run.sh BUILD_DIR IMAGE_DIR GUEST_BIN_DIR
 # Environment:
-#   INTEROP_STATIC_NEIGH=1  (default) each side is told the other's MAC (softrnic --neigh, the guest's
-#                           "ip neigh ... nud permanent"), and rc-pingpong-mtu1024-noneigh and arp run
-#                           without, known not to work yet; 0: no case has them, as between real hosts,
-#                           and arp (the guest learned softrnic's MAC by ARP) is a plain case (needs the
-#                           engine to answer ARP: issue 17)
-#   INTEROP_WIRE_HABITS=1   wire-habits is a plain case (needs issue 17's wire habits)
+#   INTEROP_STATIC_NEIGH=1  each side is told the other's MAC (softrnic --neigh, the guest's "ip neigh ...
+#                           nud permanent"), and rc-pingpong-mtu1024-noneigh and arp run without;
+#                           0 (default): no case has them, as between real hosts
+#   INTEROP_WIRE_HABITS=0   wire-habits counts as known not to work (default 1: a plain case)
 #   INTEROP_CASES           a regular expression: only the cases whose name matches
 #   INTEROP_LOSS            per mille of RoCE frames dropped in the loss cases (default 20: 2 %)
 #   INTEROP_LOCK            a file to flock around each case (a machine shared with other DPDK runs)
@@ -34,7 +33,7 @@ image=$2
 guest_bin=$3
 # shellcheck source=vm.sh
 . "$here/vm.sh"
-static_neigh=${INTEROP_STATIC_NEIGH:-1}
+static_neigh=${INTEROP_STATIC_NEIGH:-0}
 only=${INTEROP_CASES:-.}
 loss=${INTEROP_LOSS:-20}
 wait_s=20		# how long a program waits for a completion (its -T)
@@ -199,17 +198,16 @@ arp_case() {
 	record arp guest "$why" $((SECONDS - start))
 }
 
-# Issue 17's Done-when that needs ARP in the engine, known not to work yet: the stock ibv_rc_pingpong with
-# neither side told the other's MAC (the guest's static entry removed, no --neigh), and arp. The guest's
-# tool stops at RTR, where the kernel resolves softrnic's MAC; softrnic's side waits wait_s for nothing.
-# INTEROP_STATIC_NEIGH=0 runs every case so, as plain cases, once the engine answers ARP.
+# With static entries (INTEROP_STATIC_NEIGH=1), issue 17's Done-when still runs once without: the stock
+# ibv_rc_pingpong with neither side told the other's MAC (the guest's static entry removed, no --neigh),
+# then arp. The guest's tool resolves softrnic's MAC at RTR, which the engine answers.
 noneigh_cases() {
 	[ "$static_neigh" != 0 ] || return 0
 	guest_run "ip neigh del $rnic_ip dev $guest_dev" 20 >/dev/null
-	known="issue 17's engine part: softrnic does not answer ARP" static_neigh=0 wait_s=10
+	static_neigh=0
 	pingpong_case rc 1024 -noneigh
 	arp_case
-	known='' static_neigh=1 wait_s=20
+	static_neigh=1
 }
 
 # What crosses softrnic's bridge port during the MTU 1024 cases, into $work/wire.pcapng (at most 60000
@@ -226,15 +224,14 @@ capture_start() {
 }
 
 # The frames of the capture under tests/interop/wire_check.py: wire-frames (ICRCs, UDP source ports) and
-# wire-habits (TTL, IP ID and source ports per QP pair: issue 17's wire habits, known not to work yet
-# unless INTEROP_WIRE_HABITS=1).
+# wire-habits (TTL, IP ID and source ports per QP pair: issue 17's wire habits).
 wire_case() {
 	[ -n "$capture_pid" ] || return 0
 	kill -INT "$capture_pid" 2>/dev/null
 	wait "$capture_pid"
 	capture_pid=''
 	wire_check wire-frames
-	[ "${INTEROP_WIRE_HABITS:-0}" != 0 ] || known="issue 17's engine part: softrnic's TTL, IP ID and UDP source port"
+	[ "${INTEROP_WIRE_HABITS:-1}" != 0 ] || known="INTEROP_WIRE_HABITS=0"
 	wire_check wire-habits --habits
 	known=''
 }
