@@ -106,6 +106,8 @@ struct rnic_req_ctx {
 	 * the poster's memory, which it may rewrite while the engine sends, so a WQE is read from it once. */
 	uint8_t *wqe_copy;
 	uint32_t sq_done;		/* SQ WQEs completed or flushed (the RESET transition clears it) */
+	uint32_t tenant_psns;		/* of its PSNs in flight, those counted in its tenant's (RC; the
+					 * reset and destroy of the QP give them back: rnic_tenant_sync) */
 };
 
 /* The in-flight entry of WQE counter i (free-running). */
