@@ -390,6 +390,7 @@ handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 		on_read_response(p, qp, d);
 	rnic_requester_retire(p, qp);
 	wake_requester(p, qp);
+	rnic_tenant_sync(p, qp);
 }
 
 unsigned int

@@ -72,6 +72,16 @@ rnic_rtx_free_list(struct rnic_pipeline *p, uint32_t head)
 	}
 }
 
+/* The PSNs a QP reset or destroyed had in flight leave its tenant's count (rnic_tenant_sync): the
+ * requester takes them from `released` at the tenant's next round. */
+static void
+release_tenant_psns(struct rnic_pipeline *p, struct rnic_qp_priv *q)
+{
+	if (q->req.tenant_psns != 0)
+		__atomic_fetch_add(&p->req_tenant[q->tenant].released, q->req.tenant_psns, __ATOMIC_RELEASE);
+	q->req.tenant_psns = 0;
+}
+
 void
 rnic_pipeline_release_qp(struct rnic_qp *qp)
 {
@@ -79,7 +89,10 @@ rnic_pipeline_release_qp(struct rnic_qp *qp)
 	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
 	uint32_t head = r->rtx_head;
 
-	if (dev->nb_shards == 0 || head == 0)
+	if (dev->nb_shards == 0)
+		return;
+	release_tenant_psns(rnic_shard_of(dev, qp->qp_num), rnic_qp_priv(qp));
+	if (head == 0)
 		return;
 	r->rtx_head = r->rtx_tail = r->rtx_next = 0;
 	r->rtx_bytes = 0;
@@ -126,6 +139,7 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	p->neigh_recheck_cycles = RNIC_NEIGH_RECHECK_US * (rte_get_tsc_hz() / 1000000);
 	rnic_mr_cache_init(&p->req_cache);
 	rnic_mr_cache_init(&p->resp_cache);
+	p->shared_horizon = rte_get_tsc_hz() / 1000 * RNIC_TENANT_HORIZON_MS;
 	/* 4.096 us x 2^timeout (IBA 9.7.6.1.3), worked out once: the timer restarts on every response. */
 	for (unsigned int t = 0; t < RTE_DIM(p->loss_timeout_cycles); t++)
 		p->loss_timeout_cycles[t] = (uint64_t)(4.096e-6 * (double)(1ull << t) * (double)rte_get_tsc_hz());

@@ -158,6 +158,8 @@ struct rnic_req_tenant {
 	uint32_t round;			/* the scheduler round credit is for */
 	int32_t credit;			/* PSNs it may still send in that round */
 	uint32_t resume;		/* its first slot to serve after it ran out */
+	uint32_t inflight;		/* PSNs its RC QPs have sent and not had acknowledged (rnic_tenant_sync) */
+	uint32_t released;		/* of those, PSNs of QPs reset or destroyed (the control path's, atomic) */
 	uint64_t packets;
 	uint64_t bytes;
 	uint64_t psns;
@@ -173,6 +175,8 @@ struct rnic_db_tenant {
 };
 
 #define RNIC_TENANT_CREDIT 16		/* PSNs per tenant per round: one QP's quantum */
+#define RNIC_TENANT_WINDOW 64		/* PSNs a tenant may have in flight per shard while tenants share it */
+#define RNIC_TENANT_HORIZON_MS 20	/* a shard is shared this long after its last round of two tenants */
 #define RNIC_DBQ_SHARE 16		/* doorbells per tenant per turn of the doorbell stage */
 
 struct rnic_pipeline {
@@ -223,6 +227,8 @@ struct rnic_pipeline {
 	uint32_t tenant_round;
 	uint32_t tenants_now;
 	uint32_t tenants_last;
+	uint64_t shared_until;		/* TSC until which the tenants' windows hold (0: one tenant so far) */
+	uint64_t shared_horizon;	/* RNIC_TENANT_HORIZON_MS in TSC cycles */
 	uint32_t visit_bytes;		/* payload bytes sent in the current QP visit */
 	struct rnic_req_tenant req_tenant[RNIC_MAX_TENANTS];
 	uint32_t dbq_next;
@@ -279,6 +285,26 @@ static inline uint32_t
 rnic_mtu_bytes(enum rnic_mtu mtu)
 {
 	return 128u << mtu;
+}
+
+/*
+ * Keep the QP's tenant's count of PSNs in flight (struct rnic_req_tenant) up to date with the QP: on the
+ * requester's lcore, after anything that sends, rewinds, acknowledges or fails. An RC QP in RTS counts what
+ * it sent and did not have acknowledged, one in error nothing; in another state (RESET, SQD, ...) the count
+ * waits, and the control path gives a reset or destroyed QP's PSNs back (rnic_pipeline_release_qp).
+ */
+static inline void
+rnic_tenant_sync(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	enum rnic_qp_state state = __atomic_load_n(&qp->state, __ATOMIC_RELAXED);
+	uint32_t now;
+
+	if (qp->qp_type != RNIC_QPT_RC || (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR))
+		return;
+	now = state == RNIC_QPS_RTS ? (uint32_t)RTE_MAX(rnic_psn_diff(q->req.npsn, q->req.una), 0) : 0;
+	p->req_tenant[q->tenant].inflight += now - q->req.tenant_psns;
+	q->req.tenant_psns = now;
 }
 
 /* Queue a frame for TX, sending a burst when RNIC_BURST are waiting. Callers check rnic_tx_room first: a

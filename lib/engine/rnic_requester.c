@@ -1295,6 +1295,8 @@ tenant_round(struct rnic_pipeline *p, const struct rnic_qp_priv *q)
 	if (p->tenant_round != round) {
 		p->tenant_round = round;
 		p->tenants_last = p->tenants_now;
+		if (p->tenants_now > 1)
+			p->shared_until = rte_get_tsc_cycles() + p->shared_horizon;
 		p->tenants_now = 0;
 	}
 	if (t->round != round) {
@@ -1302,6 +1304,8 @@ tenant_round(struct rnic_pipeline *p, const struct rnic_qp_priv *q)
 			t->resume = 0;	/* it did not run out: the next pass starts at its first QP */
 		t->round = round;
 		t->credit = RTE_MIN(t->credit, 0) + (int32_t)RNIC_TENANT_CREDIT;
+		if (__atomic_load_n(&t->released, __ATOMIC_RELAXED) != 0)
+			t->inflight -= __atomic_exchange_n(&t->released, 0, __ATOMIC_ACQUIRE);
 		p->tenants_now++;
 	}
 	return t;
@@ -1311,6 +1315,22 @@ static int
 tenants_compete(const struct rnic_pipeline *p)
 {
 	return p->tenants_now > 1 || p->tenants_last > 1;
+}
+
+/*
+ * Whether the tenant has its window of PSNs in flight (RNIC_TENANT_WINDOW) while the shard is shared: it
+ * then waits for acknowledgements. What a tenant has in flight waits in the rings and the port's queues in
+ * front of every other tenant's frames, which the parser and the responder serve in arrival order; the
+ * window keeps that queue short, so a tenant with one operation at a time is not slowed by the depth of
+ * another's queues. The shard counts as shared for RNIC_TENANT_HORIZON_MS after a round of two tenants,
+ * which covers the pauses of a tenant doing one operation at a time (between two of them, the other's
+ * queue would fill again). A tenant alone sends within its QPs' windows only.
+ */
+static int
+tenant_window_full(const struct rnic_pipeline *p, const struct rnic_req_tenant *t)
+{
+	return (int32_t)t->inflight >= RNIC_TENANT_WINDOW && p->shared_until != 0 &&
+	       (tenants_compete(p) || rte_get_tsc_cycles() < p->shared_until);
 }
 
 /* Serve a QP within its tenant's share. Returns the packets sent; *idle when it has nothing to send, and
@@ -1326,7 +1346,8 @@ serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigne
 	unsigned int sent;
 	int32_t psns;
 
-	*deferred = share && (t->credit <= 0 || slot < t->resume);
+	rnic_tenant_sync(p, qp);	/* a timeout's go-back-N since its last visit */
+	*deferred = (share && (t->credit <= 0 || slot < t->resume)) || tenant_window_full(p, t);
 	if (*deferred) {
 		t->deferred++;
 		*idle = 0;
@@ -1334,6 +1355,7 @@ serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigne
 	}
 	p->visit_bytes = 0;
 	sent = serve(p, qp, quantum, idle);
+	rnic_tenant_sync(p, qp);
 	/* PSNs the visit took (a READ takes one per response packet); a QP that failed or was reset has
 	 * nothing to charge. */
 	psns = RTE_MAX(rnic_psn_diff(q->req.npsn, psn), 0);

@@ -141,6 +141,8 @@ struct rnic_req_ctx {
 	/* The engine's copy of each in-flight entry's WQE (rnic_req_wqe), slots of the SQ's stride: the SQ is
 	 * the poster's memory, which it may rewrite while the engine sends, so a WQE is read from it once. */
 	uint8_t *wqe_copy;
+	uint32_t tenant_psns;		/* of its PSNs in flight, those counted in its tenant's (RC; the
+					 * reset and destroy of the QP give them back: rnic_tenant_sync) */
 };
 
 /* The in-flight entry of WQE counter i (free-running). */
