@@ -165,8 +165,10 @@ light_window(struct rnic_device *dev, int busy, struct rnic_tenant_stats *heavy_
 /*
  * The tenant of one QP alone, then beside a tenant of 8 QPs that keeps all of them full, in alternating
  * windows (the same load of the machine for both). Served by QP, it kept 0.17-0.27 of its rate alone (its
- * QP waits for ACKs behind the other tenant's frames); with the tenants' shares, 0.42-0.51: it must keep
- * more than 0.35. (The rest is the receive path's queue, served in arrival order: doc/engine.md.)
+ * QP waits for ACKs behind the other tenant's frames); with the tenants' shares, 0.40-0.73 (10 runs on the
+ * shared 2-core machine), and 0.33 once on a machine busier still: it must keep more than 0.3, which the
+ * engine without the shares never reached. (This test's own thread refills both tenants' queues, 9 QPs in
+ * the busy windows against 1, and the receive path serves frames in arrival order: doc/engine.md.)
  */
 static void
 test_tenants_share_the_requester(void **state)
@@ -200,7 +202,7 @@ test_tenants_share_the_requester(void **state)
 		      "%.0f PSNs and had %llu visits deferred\n", alone, beside, HEAVY_QPS, beside / alone, heavy_psns,
 		      (unsigned long long)deferred);
 	assert_true(alone > 0 && heavy_psns > 0);
-	assert_true(beside > 0.35 * alone);
+	assert_true(beside > 0.3 * alone);
 	assert_true(deferred > 0);
 }
 
