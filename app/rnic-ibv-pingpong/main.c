@@ -360,11 +360,10 @@ parse_dest(const char msg[EXCHANGE_MSG_LEN], struct pp_dest *d)
 static int
 exchange(struct pp_ctx *c, const struct pp_dest *mine)
 {
-	char msg[EXCHANGE_MSG_LEN], target[300], done[sizeof("done")];
+	char msg[EXCHANGE_MSG_LEN], done[sizeof("done")];
 	int fd, ret = -1;
 
-	snprintf(target, sizeof(target), "%s:%s", c->o->host != NULL ? c->o->host : "", c->o->port);
-	fd = oob_connect(c->o->host != NULL ? target : NULL, c->o->port);
+	fd = oob_connect(c->o->host, c->o->port);
 	if (fd < 0)
 		return fail("no TCP connection with the stock tool on port %s", c->o->port);
 	if (c->o->host != NULL) {

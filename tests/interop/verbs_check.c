@@ -484,15 +484,13 @@ exchange(struct check_ctx *c, const struct opts *o, uint32_t psn)
 	struct peer_info mine = { htonl(c->qp->qp_num), htonl(psn), htonl(c->mr->rkey), htonl(o->size),
 				  htobe64((uintptr_t)c->buf), { 0 } }, theirs;
 	union ibv_gid gid;
-	char target[300];
 
 	if (ibv_query_gid(c->ctx, 1, o->gid_index, &gid) != 0) {
 		fprintf(stderr, PROGRAM ": no GID at index %d\n", o->gid_index);
 		return -1;
 	}
 	memcpy(mine.gid, gid.raw, sizeof(mine.gid));
-	snprintf(target, sizeof(target), "%s:%s", o->host != NULL ? o->host : "", o->port);
-	c->fd = oob_connect(o->host != NULL ? target : NULL, o->port);
+	c->fd = oob_connect(o->host, o->port);
 	if (c->fd < 0 || oob_exchange(c->fd, &mine, &theirs, sizeof(mine)) != 0) {
 		fprintf(stderr, PROGRAM ": the exchange with the peer over TCP failed\n");
 		return -1;
