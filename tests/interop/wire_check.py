@@ -22,8 +22,14 @@ from live_oracle import icrc_ok, read_pcapng  # noqa: E402
 from wire_oracle import check  # noqa: E402
 
 
+# BTH opcodes (their low 5 bits) of what a responder sends: READ responses, ACK, atomic ACK.
+RESPONSE_OPCODES = {0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12}
+
+
 def fields(frame):
-    """(src, ttl, ip_id, sport, dest_qpn) of a RoCEv2 frame; ip_id is None for IPv6."""
+    """(src, ttl, ip_id, sport, dest_qpn, response) of a RoCEv2 frame; ip_id is None for IPv6; response:
+    the frame is a responder's (its requester and its responder number their frames apart, as the two
+    sides of a QP do on an RNIC with separate send and receive engines)."""
     l3 = 18 if frame[12:14] == b"\x81\x00" else 14
     if frame[l3 - 2:l3] == b"\x08\x00":
         ihl = (frame[l3] & 0xF) * 4
@@ -34,7 +40,8 @@ def fields(frame):
         ttl, ip_id, udp = frame[l3 + 7], None, l3 + 40
     sport = struct.unpack_from("!H", frame, udp)[0]
     dest_qpn = int.from_bytes(frame[udp + 8 + 5:udp + 8 + 8], "big")
-    return src, ttl, ip_id, sport, dest_qpn
+    response = frame[udp + 8] & 0x1F in RESPONSE_OPCODES
+    return src, ttl, ip_id, sport, dest_qpn, response
 
 
 def describe(name, frames):
@@ -48,15 +55,16 @@ def describe(name, frames):
 
 
 def id_increments(frames):
-    """Whether the IPv4 ID moves forward (by 1 to 1024, mod 2^16) between consecutive frames of a flow."""
+    """Whether the IPv4 ID moves forward (by 1 to 1024, mod 2^16) between consecutive frames of a flow's
+    requests, and of its responses."""
     last = {}
-    for _, _, ip_id, sport, qpn in frames:
+    for _, _, ip_id, sport, qpn, response in frames:
         if ip_id is None:
             continue
-        prev = last.get((sport, qpn))
+        prev = last.get((sport, qpn, response))
         if prev is not None and not 1 <= (ip_id - prev) % 65536 <= 1024:
             return False
-        last[(sport, qpn)] = ip_id
+        last[(sport, qpn, response)] = ip_id
     return bool(last)
 
 
