@@ -28,14 +28,14 @@ fail() {
 pingpong_pair() {
 	local vdev_extra=$1
 	shift
-	timeout 60 ip netns exec "$ns_a" "$pp" "${eal[@]}" --file-prefix rnic-na-$$ \
-		--vdev=net_af_packet0,iface=$veth_a,qpairs=2$vdev_extra -- --port net_af_packet0 --ip 10.99.0.1 \
-		--server 18515 --iters 8 --size 100000 "$@" >"$tmp/server.log" 2>&1 &
+	timeout 60 ip netns exec "$ns_a" "$pp" --server 18515 --iters 8 --size 100000 "$@" -- "${eal[@]}" \
+		--file-prefix rnic-na-$$ --vdev=net_af_packet0,iface=$veth_a,qpairs=2$vdev_extra -- \
+		--port net_af_packet0 --ip 10.99.0.1 >"$tmp/server.log" 2>&1 &
 	local server=$!
 	veth_pids+=($server)
-	timeout 60 ip netns exec "$ns_b" "$pp" "${eal[@]}" --file-prefix rnic-nb-$$ \
-		--vdev=net_af_packet0,iface=$veth_b,qpairs=2$vdev_extra -- --port net_af_packet0 --ip 10.99.0.2 \
-		--client 10.98.0.1:18515 --iters 8 --size 100000 "$@" >"$tmp/client.log" 2>&1
+	timeout 60 ip netns exec "$ns_b" "$pp" --client 10.98.0.1:18515 --iters 8 --size 100000 "$@" -- \
+		"${eal[@]}" --file-prefix rnic-nb-$$ --vdev=net_af_packet0,iface=$veth_b,qpairs=2$vdev_extra -- \
+		--port net_af_packet0 --ip 10.99.0.2 >"$tmp/client.log" 2>&1
 	local client_rc=$?
 	wait "$server"
 	local server_rc=$?
@@ -58,17 +58,17 @@ jumbo)
 	echo "RoCE MTU 4096 over 9000-byte veths"
 	# net_af_packet's default frames (2048 bytes) would truncate 4096-byte payloads: the port's MTU is
 	# lowered to what they hold, and the log says how to get 4096.
-	timeout 5 ip netns exec "$ns_a" "$pp" "${eal[@]}" --log-level=info --file-prefix rnic-na-$$ \
-		--vdev=net_af_packet0,iface=$veth_a,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1 \
-		--server 18515 >"$tmp/default.log" 2>&1
+	timeout 5 ip netns exec "$ns_a" "$pp" --server 18515 -- "${eal[@]}" --log-level=info \
+		--file-prefix rnic-na-$$ --vdev=net_af_packet0,iface=$veth_a,qpairs=2 -- --port net_af_packet0 \
+		--ip 10.99.0.1 >"$tmp/default.log" 2>&1
 	grep -q "net_af_packet frames hold 1982 bytes: RoCE MTU 1024 (MTU 4096 needs framesz=4352" \
 		"$tmp/default.log" || fail "default frames: no lowered MTU"
 	;;
 kernel)
 	# softrnic owns 10.98.0.11 on veth_a (the kernel there has 10.98.0.1: it does not answer for .11).
-	timeout 60 ip netns exec "$ns_a" "$pp" "${eal[@]}" --file-prefix rnic-na-$$ \
+	timeout 60 ip netns exec "$ns_a" "$pp" --server 18515 -- "${eal[@]}" --file-prefix rnic-na-$$ \
 		--vdev=net_af_packet0,iface=$veth_a,qpairs=2 -- --port net_af_packet0 --ip 10.98.0.11 \
-		--server 18515 >"$tmp/server.log" 2>&1 &
+		>"$tmp/server.log" 2>&1 &
 	veth_pids+=($!)
 	state=""
 	for _ in $(seq 1 50); do
@@ -84,22 +84,23 @@ s.sendto(b"hello", ("10.98.0.11", 9))' 2>/dev/null
 		fail "the kernel did not learn softrnic's MAC $mac_a"
 	;;
 queues)
-	ip netns exec "$ns_a" "$pp" "${eal[@]}" --file-prefix rnic-na-$$ --vdev=net_af_packet0,iface=$veth_a -- \
-		--port net_af_packet0 --ip 10.99.0.1 --server 18515 >"$tmp/server.log" 2>&1 && fail "started"
+	ip netns exec "$ns_a" "$pp" --server 18515 -- "${eal[@]}" --file-prefix rnic-na-$$ \
+		--vdev=net_af_packet0,iface=$veth_a -- --port net_af_packet0 --ip 10.99.0.1 >"$tmp/server.log" 2>&1 &&
+		fail "started"
 	grep -q "net_af_packet needs qpairs=2 (the engine uses 2 queue pairs" "$tmp/server.log" ||
 		fail "no message naming qpairs=2"
 	echo "refused: $(grep qpairs "$tmp/server.log")"
 	# Ring frames larger than the engine's mbufs: refused with the framesz that fits.
-	ip netns exec "$ns_a" "$pp" "${eal[@]}" --file-prefix rnic-na-$$ \
+	ip netns exec "$ns_a" "$pp" --server 18515 -- "${eal[@]}" --file-prefix rnic-na-$$ \
 		--vdev=net_af_packet0,iface=$veth_a,qpairs=2,framesz=8192,blocksz=8192 -- --port net_af_packet0 \
-		--ip 10.99.0.1 --server 18515 >"$tmp/server.log" 2>&1 && fail "started with framesz=8192"
+		--ip 10.99.0.1 >"$tmp/server.log" 2>&1 && fail "started with framesz=8192"
 	grep -q "framesz=8192 does not fit the engine's mbufs (4352 bytes): give framesz=4352" "$tmp/server.log" ||
 		fail "no message naming framesz=4352"
 	echo "refused: $(grep framesz "$tmp/server.log")"
 	# Blocks that do not hold whole frames: the PMD would look for frames where the kernel does not put them.
-	ip netns exec "$ns_a" "$pp" "${eal[@]}" --file-prefix rnic-na-$$ \
+	ip netns exec "$ns_a" "$pp" --server 18515 -- "${eal[@]}" --file-prefix rnic-na-$$ \
 		--vdev=net_af_packet0,iface=$veth_a,qpairs=2,framesz=4352,blocksz=8192 -- --port net_af_packet0 \
-		--ip 10.99.0.1 --server 18515 >"$tmp/server.log" 2>&1 && fail "started with blocksz=8192"
+		--ip 10.99.0.1 >"$tmp/server.log" 2>&1 && fail "started with blocksz=8192"
 	grep -q "blocksz=8192 is not a multiple of framesz=4352" "$tmp/server.log" || fail "no message on blocksz"
 	echo "refused: $(grep blocksz "$tmp/server.log")"
 	;;

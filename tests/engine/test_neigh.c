@@ -466,7 +466,7 @@ test_resolve_then_send(void **state)
 }
 
 /* No answer: RNIC_NEIGH_RETRIES requests RNIC_NEIGH_RETRANS_MS apart, then the resolution fails and the
- * waiting WRITE completes in error (retry exceeded), the QP in error. */
+ * waiting WRITE completes in error (retry exceeded), the UC QP in SQE (a send error, IBA 10.3.1). */
 static void
 test_no_answer_fails(void **state)
 {
@@ -487,7 +487,7 @@ test_no_answer_fails(void **state)
 	assert_true(wait_wc(&wc));
 	assert_int_equal(wc.wr_id, 3);
 	assert_int_equal(wc.status, RNIC_WC_RETRY_EXC_ERR);
-	assert_int_equal(qp->state, RNIC_QPS_ERR);
+	assert_int_equal(qp->state, RNIC_QPS_SQE);
 	assert_int_equal(counter("no_route"), no_route + 1);
 	/* After RNIC_NEIGH_FAILED_MS the failure is forgotten: a new QP asks again. */
 	clock_now += RNIC_NEIGH_FAILED_MS * ms;
