@@ -139,12 +139,13 @@ def main():
     check(all(r[0] != "" and r[1] != "" for r in rows), "tshark decoded a frame without an opcode or QP")
     ops = {int(r[0]) for r in rows if r[0]}
     expect = {0, 1, 2, 4, 5, 6, 7, 8, 10, 12, 13, 14, 15, 16, 17, 18, 20, 19, 0x23, 0x2B, 0x64, 0x65}
+    # The capture's ring is bounded and loses frames on a loaded machine (thousands of a run's 60 000):
+    # then the UD SENDs, a handful of frames in the whole run, may all be among them.
     drops = capture_drops(pcap)
-    if drops == 0:
-        check(expect <= ops, f"opcodes missing from the run: {sorted(expect - ops)}")
-    elif not expect <= ops:
-        # A loaded machine's capture may lose the one frame of a rare opcode: its ring is bounded.
-        print(f"note: the capture lost {drops} frames; opcodes not seen: {sorted(expect - ops)}")
+    rare = {0x64, 0x65} if drops else set()
+    check(expect - rare <= ops, f"opcodes missing from the run: {sorted(expect - ops)}")
+    if not expect <= ops:
+        print(f"note: the capture lost {drops} frames; not seen: {sorted(expect - ops)}")
     print(f"{len(roce)} RoCEv2 frames checked")
     print(f"{wire_oracle.PASSED} passed, {wire_oracle.FAILED} failed")
     return 0 if wire_oracle.FAILED == 0 else 1
