@@ -19,39 +19,42 @@ import wire_oracle  # noqa: E402
 from wire_oracle import check, scapy_icrc_ok  # noqa: E402
 
 
-def read_pcapng(path):
-    """Enhanced Packet Blocks of a little-endian pcapng file, as bytes."""
+def pcapng_blocks(path):
+    """(type, body) of each block of a little-endian pcapng file; body starts after the type and length."""
     data = open(path, "rb").read()
-    off, frames = 0, []
+    off = 0
     while off + 12 <= len(data):
         btype, blen = struct.unpack_from("<II", data, off)
         if blen < 12 or off + blen > len(data):
             raise ValueError(f"corrupt pcapng block at {off}")
-        if btype == 6:  # Enhanced Packet Block
-            caplen = struct.unpack_from("<I", data, off + 20)[0]
-            frames.append(data[off + 28:off + 28 + caplen])
+        yield btype, data[off + 8:off + blen - 4]
         off += blen
+
+
+def read_pcapng(path):
+    """Enhanced Packet Blocks of a little-endian pcapng file, as bytes."""
+    frames = []
+    for btype, body in pcapng_blocks(path):
+        if btype == 6:  # Enhanced Packet Block: interface, timestamp (2 words), caplen, len, data
+            caplen = struct.unpack_from("<I", body, 12)[0]
+            frames.append(body[20:20 + caplen])
     return frames
 
 
 def capture_drops(path):
     """Frames the capture lost: the isb_ifdrop options (code 5) of its Interface Statistics Blocks, summed."""
-    data = open(path, "rb").read()
-    off, drops = 0, 0
-    while off + 12 <= len(data):
-        btype, blen = struct.unpack_from("<II", data, off)
-        if blen < 12 or off + blen > len(data):
-            break
-        if btype == 5:  # Interface Statistics Block: interface id, timestamp, then options
-            opt = off + 20
-            while opt + 4 <= off + blen - 4:
-                code, olen = struct.unpack_from("<HH", data, opt)
-                if code == 0:
-                    break
-                if code == 5 and olen == 8:
-                    drops += struct.unpack_from("<Q", data, opt + 4)[0]
-                opt += 4 + (olen + 3) // 4 * 4
-        off += blen
+    drops = 0
+    for btype, body in pcapng_blocks(path):
+        if btype != 5:  # Interface Statistics Block: interface id, timestamp (2 words), then options
+            continue
+        opt = 12
+        while opt + 4 <= len(body):
+            code, olen = struct.unpack_from("<HH", body, opt)
+            if code == 0:
+                break
+            if code == 5 and olen == 8:
+                drops += struct.unpack_from("<Q", body, opt + 4)[0]
+            opt += 4 + (olen + 3) // 4 * 4
     return drops
 
 
