@@ -3,7 +3,8 @@
 # through rte_pdump while a client's traffic runs (tshark decodes the frames, timed within a second of the
 # wall clock), and dpdk-proc-info reads the port's statistics. Secondaries map the primary's memory, so the
 # daemon runs on hugepages with its shared configuration: this test reserves 2 MB pages for its run
-# (vm.nr_hugepages, put back after) and mounts hugetlbfs in its own mount namespace.
+# (vm.nr_hugepages, put back after) and mounts hugetlbfs in its own mount namespace. The daemon's memory
+# goes at a fixed base address (doc/capture.md): a daemon built with ASan cannot use DPDK's default one.
 #   attach.sh RNICD RNIC_PERF
 set -euo pipefail
 rnicd=$1
@@ -35,6 +36,7 @@ mkdir "$tmp/huge"
 mount -t hugetlbfs -o pagesize=2M nodev "$tmp/huge"
 
 "$rnicd" --socket "$tmp/rnicd.sock" -- -l 0,1 -m 256 --no-pci --file-prefix "$prefix" --huge-dir "$tmp/huge" \
+	--base-virtaddr 0x200000000000 \
 	--log-level=lib.eal:warning >"$tmp/rnicd.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 300); do grep -q "serving on" "$tmp/rnicd.log" && break; sleep 0.1; done
