@@ -5,6 +5,9 @@
 
 #include "rnic_priv.h"
 
+/* The library's log type (RNIC_LOG): here, below every module that logs. */
+RTE_LOG_REGISTER_DEFAULT(rnic_logtype, INFO);
+
 uint64_t rnic_log_suppressed;
 
 /*

@@ -18,57 +18,6 @@
 
 #define ASYNC_RING_SIZE 256
 
-/* EUI-64 from the MAC, as RoCE NICs derive their node GUID. */
-static uint64_t
-guid_from_mac(const struct rte_ether_addr *mac)
-{
-	const uint8_t eui[8] = {
-		mac->addr_bytes[0] ^ 0x02, mac->addr_bytes[1], mac->addr_bytes[2], 0xff, 0xfe,
-		mac->addr_bytes[3], mac->addr_bytes[4], mac->addr_bytes[5],
-	};
-	uint64_t guid;
-
-	memcpy(&guid, eui, sizeof(guid));
-	return guid;
-}
-
-static int
-create_tables(struct rnic_device *dev)
-{
-	char name[RTE_RING_NAMESIZE];
-	int ret;
-
-	snprintf(name, sizeof(name), "rnic_db_%.12s", dev->name);
-	dev->doorbell_ring = rte_ring_create_elem(name, sizeof(uint64_t), dev->doorbell_ring_size,
-						  dev->socket_id, RING_F_SC_DEQ);
-	if (dev->doorbell_ring == NULL) {
-		RNIC_LOG(ERR, "%s: cannot create the doorbell ring: %s", dev->name, rte_strerror(rte_errno));
-		return -ENOMEM;
-	}
-	dev->client_dbq = rte_zmalloc_socket("rnic_client_dbq", sizeof(*dev->client_dbq) * RNIC_MAX_CLIENT_DBQ,
-					     RTE_CACHE_LINE_SIZE, dev->socket_id);
-	if (dev->client_dbq == NULL)
-		return -ENOMEM;
-	ret = rnic_mr_table_create(dev);
-	if (ret == 0)
-		ret = rnic_cq_table_create(dev);
-	if (ret == 0)
-		ret = rnic_qp_table_create(dev);
-	return ret;
-}
-
-static void
-free_tables(struct rnic_device *dev)
-{
-	rnic_qp_table_free(dev);
-	rnic_cq_table_free(dev);
-	rnic_mr_table_free(dev);
-	rte_ring_free(dev->doorbell_ring);
-	dev->doorbell_ring = NULL;
-	rte_free(dev->client_dbq);
-	dev->client_dbq = NULL;
-}
-
 int
 rnic_device_attach_dbq(struct rnic_device *dev, struct rnic_dbq *q, uint32_t size, uint32_t owner,
 		       uint32_t tenant)
@@ -112,82 +61,6 @@ rnic_device_detach_dbq(struct rnic_device *dev, struct rnic_dbq *q)
 			break;
 		}
 	}
-}
-
-void *
-rnic_hostmem_alloc(struct rnic_context *context, size_t size)
-{
-	struct rnic_context_priv *ctx = rnic_context_priv(context);
-
-	if (ctx->hostmem != NULL)
-		return ctx->hostmem->alloc(ctx->hostmem_arg, size);
-	return rte_zmalloc_socket("rnic_hostmem", size, RTE_CACHE_LINE_SIZE, ctx->dev->socket_id);
-}
-
-void
-rnic_hostmem_free(struct rnic_context *context, void *ptr)
-{
-	struct rnic_context_priv *ctx = rnic_context_priv(context);
-
-	if (ptr == NULL)
-		return;
-	if (ctx->hostmem != NULL)
-		ctx->hostmem->free(ctx->hostmem_arg, ptr);
-	else
-		rte_free(ptr);
-}
-
-int
-rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device **out)
-{
-	struct rnic_device *dev;
-	int ret;
-
-	dev = rte_zmalloc_socket("rnic_device", sizeof(*dev), RTE_CACHE_LINE_SIZE,
-				 rte_eth_dev_socket_id(conf->port_id));
-	if (dev == NULL)
-		return -ENOMEM;
-	snprintf(dev->name, sizeof(dev->name), "%s", conf->name);
-	dev->port_id = conf->port_id;
-	dev->socket_id = rte_eth_dev_socket_id(conf->port_id);
-	if (dev->socket_id < 0)
-		dev->socket_id = (int)rte_socket_id();
-	dev->active_mtu = conf->mtu;
-	dev->lim = conf->lim;
-	dev->doorbell_ring_size = conf->doorbell_ring_size;
-	dev->gid[0] = conf->gid;
-	dev->gid_count = 1;
-	dev->next_pdn = 1;
-	pthread_mutex_init(&dev->lock, NULL);
-
-	ret = rte_eth_macaddr_get(conf->port_id, &dev->mac);
-	if (ret == 0 && rte_is_zero_ether_addr(&dev->mac)) {
-		/* Ring ports have no address of their own: give each a locally administered one. */
-		dev->mac = (struct rte_ether_addr){ { 0x02, 0x52, 0x4e, 0x49, 0x43, (uint8_t)conf->port_id } };
-	}
-	dev->guid = guid_from_mac(&dev->mac);
-
-	if (ret == 0)
-		ret = create_tables(dev);
-	if (ret < 0) {
-		RNIC_LOG(ERR, "%s: cannot create the device: %s", conf->name, strerror(-ret));
-		free_tables(dev);
-		rte_free(dev);
-		return ret;
-	}
-	*out = dev;
-	return 0;
-}
-
-int
-rnic_device_destroy(struct rnic_device *dev)
-{
-	if (dev->open_contexts != 0)
-		return -EBUSY;
-	free_tables(dev);
-	pthread_mutex_destroy(&dev->lock);
-	rte_free(dev);
-	return 0;
 }
 
 struct rnic_device **
@@ -360,23 +233,6 @@ rnic_query_gid(struct rnic_context *context, uint8_t port_num, int index, union 
 	return 0;
 }
 
-int
-rnic_async_event_raise(struct rnic_context *context, enum rnic_event_type type, void *element)
-{
-	struct rnic_context_priv *ctx = rnic_context_priv(context);
-	struct rnic_async_event ev = { .event_type = type };
-
-	if (type == RNIC_EVENT_CQ_ERR)
-		ev.element.cq = element;
-	else
-		ev.element.qp = element;
-	if (rnic_evq_post(&ctx->async, &ev, sizeof(ev)) != 0) {
-		RNIC_LOG_LIMITED(ERR, "%s: async event ring full, %s lost", ctx->dev->name, rnic_event_type_str(type));
-		return -ENOSPC;
-	}
-	return 0;
-}
-
 /* As ibv_get_async_event: blocks unless async_fd was made non-blocking; returns 0, or -1 with errno. */
 int
 rnic_get_async_event(struct rnic_context *context, struct rnic_async_event *event)
@@ -492,18 +348,6 @@ rnic_dealloc_pd(struct rnic_pd *pd)
 	if (ret == 0)
 		rnic_ctx_release(context);
 	return ret;
-}
-
-void
-rnic_pd_get(struct rnic_pd *pd)
-{
-	__atomic_fetch_add(&rnic_pd_priv(pd)->refcnt, 1, __ATOMIC_ACQ_REL);
-}
-
-void
-rnic_pd_put(struct rnic_pd *pd)
-{
-	__atomic_fetch_sub(&rnic_pd_priv(pd)->refcnt, 1, __ATOMIC_ACQ_REL);
 }
 
 struct rnic_ah *

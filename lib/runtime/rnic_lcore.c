@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The lcore loop: each lcore polls its stages round-robin, reports a quiescent state to the engine's RCU
+ * after every pass, and the main lcore's stages run under manual progress (rnic_engine_progress).
+ */
+#include <errno.h>
+
+#include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+
+#include "rnic_client.h"
+#include "rnic_runtime.h"
+
+int
+rnic_rcu_create(void)
+{
+	size_t size = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
+
+	rnic_rt.qsbr = rte_zmalloc("rnic_qsbr", size, RTE_CACHE_LINE_SIZE);
+	if (rnic_rt.qsbr == NULL || rte_rcu_qsbr_init(rnic_rt.qsbr, RTE_MAX_LCORE) != 0) {
+		RNIC_LOG(ERR, "cannot create the engine's RCU state");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+rnic_rcu_free(void)
+{
+	rte_free(rnic_rt.qsbr);
+	rnic_rt.qsbr = NULL;
+}
+
+int
+rnic_engine_quiesce(void)
+{
+	uint64_t token, deadline;
+
+	if (!rnic_rt.initialized || !rnic_rt.running)
+		return 0;
+	token = rte_rcu_qsbr_start(rnic_rt.qsbr);
+	deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * QUIESCE_TIMEOUT_MS;
+	while (rte_rcu_qsbr_check(rnic_rt.qsbr, token, false) == 0) {
+		if (rte_get_timer_cycles() > deadline)
+			return -ETIMEDOUT;
+		rte_pause();
+	}
+	return 0;
+}
+
+int
+rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage)
+{
+	struct rnic_lcore_stages *ls;
+
+	if (!rnic_rt.initialized || rnic_rt.running)
+		return -EBUSY;
+	if (lcore_id >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore_id)) {
+		RNIC_LOG(ERR, "stage %s: lcore %u is not an lcore of this EAL", stage->name, lcore_id);
+		return -EINVAL;
+	}
+	ls = &rnic_rt.lcore[lcore_id];
+	if (ls->count == RNIC_MAX_STAGES_PER_LCORE)
+		return -ENOSPC;
+	ls->stage[ls->count++] = *stage;
+	if (lcore_id == rte_get_main_lcore())
+		rnic_progress_stages = 1;
+	return 0;
+}
+
+int rnic_progress_stages;
+
+/* One pass over an lcore's stages: the work they did; the pass's cycles count as busy or idle. */
+static unsigned int
+poll_stages(struct rnic_lcore_stages *ls, uint64_t *last)
+{
+	unsigned int work = 0;
+	uint64_t now;
+
+	for (unsigned int i = 0; i < ls->count; i++)
+		work += ls->stage[i].poll(ls->stage[i].arg, RNIC_STAGE_BUDGET);
+	now = rte_rdtsc();
+	if (work != 0)
+		ls->busy_cycles += now - *last;
+	else
+		ls->idle_cycles += now - *last;
+	*last = now;
+	return work;
+}
+
+/*
+ * A worker lcore: poll its stages round-robin until the engine stops. With --idle-sleep it gives its core
+ * back while nothing happens: after IDLE_LOOPS_BEFORE_SLEEP loops without work, each further idle loop
+ * sleeps; the first loop that finds work polls flat out again. The price is up to one sleep of latency
+ * for the first frame or doorbell after a quiet spell (timers fire up to that much late too).
+ */
+static int
+lcore_loop(void *arg)
+{
+	struct rnic_lcore_stages *ls = arg;
+	unsigned int self = rte_lcore_id();
+	unsigned int idle_loops = 0;
+	uint64_t last;
+
+	rte_rcu_qsbr_thread_register(rnic_rt.qsbr, self);
+	rte_rcu_qsbr_thread_online(rnic_rt.qsbr, self);
+	last = rte_rdtsc();
+	while (rnic_rt.running) {
+		unsigned int work = poll_stages(ls, &last);
+
+		rte_rcu_qsbr_quiescent(rnic_rt.qsbr, self);
+		if (work != 0)
+			idle_loops = 0;
+		else if (rnic_rt.idle_sleep_us != 0 && ++idle_loops >= IDLE_LOOPS_BEFORE_SLEEP)
+			rte_delay_us_sleep(rnic_rt.idle_sleep_us);
+	}
+	rte_rcu_qsbr_thread_offline(rnic_rt.qsbr, self);
+	rte_rcu_qsbr_thread_unregister(rnic_rt.qsbr, self);
+	return 0;
+}
+
+/*
+ * The main lcore's stages run here, on the application's thread, each time it calls (manual progress): the
+ * lcore is an RCU reader only while it runs them, so a control call it makes between two passes (dereg_mr,
+ * destroy_qp) does not wait for itself.
+ */
+unsigned int
+rnic_engine_progress(void)
+{
+	unsigned int self = rte_get_main_lcore(), work;
+	struct rnic_lcore_stages *ls = &rnic_rt.lcore[self];
+	uint64_t start;
+
+	if (!rnic_rt.running || ls->count == 0 || rte_lcore_id() != self)
+		return 0;
+	rte_rcu_qsbr_thread_online(rnic_rt.qsbr, self);
+	start = rte_rdtsc();
+	work = poll_stages(ls, &start);
+	rte_rcu_qsbr_thread_offline(rnic_rt.qsbr, self);
+	return work;
+}
+
+int
+rnic_engine_lcore_load(unsigned int lcore_id, uint64_t *busy, uint64_t *idle, const char **names, unsigned int *nb)
+{
+	const struct rnic_lcore_stages *ls;
+
+	if (!rnic_rt.initialized || lcore_id >= RTE_MAX_LCORE || rnic_rt.lcore[lcore_id].count == 0)
+		return -ENOENT;
+	ls = &rnic_rt.lcore[lcore_id];
+	*busy = __atomic_load_n(&ls->busy_cycles, __ATOMIC_RELAXED);
+	*idle = __atomic_load_n(&ls->idle_cycles, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < ls->count && i < *nb; i++)
+		names[i] = ls->stage[i].name;
+	*nb = RTE_MIN(*nb, ls->count);
+	return 0;
+}
+
+int
+rnic_engine_running(void)
+{
+	return rnic_rt.running;
+}
+
+int
+rnic_engine_start(void)
+{
+	unsigned int lcore_id, launched = 0;
+
+	if (rnic_client_mode())
+		return 0;	/* rnicd's engine runs already */
+	if (!rnic_rt.initialized || rnic_rt.running)
+		return -EBUSY;
+	/* The main lcore's stages (rnic_engine_progress) read RCU-protected state too. */
+	if (rnic_rt.lcore[rte_get_main_lcore()].count != 0)
+		rte_rcu_qsbr_thread_register(rnic_rt.qsbr, rte_get_main_lcore());
+	rnic_rt.running = 1;
+	rte_smp_wmb();
+	RTE_LCORE_FOREACH_WORKER(lcore_id) {
+		if (rnic_rt.lcore[lcore_id].count == 0)
+			continue;
+		if (rte_eal_remote_launch(lcore_loop, &rnic_rt.lcore[lcore_id], lcore_id) != 0) {
+			RNIC_LOG(ERR, "lcore %u is busy: cannot start its stages", lcore_id);
+			rnic_engine_stop();
+			return -EBUSY;
+		}
+		launched++;
+	}
+	if (rnic_neigh_thread_start() != 0) {
+		rnic_engine_stop();
+		return -EAGAIN;
+	}
+	RNIC_LOG(DEBUG, "engine started on %u lcores", launched);
+	return 0;
+}
+
+int
+rnic_engine_stop(void)
+{
+	unsigned int lcore_id;
+
+	if (rnic_client_mode())
+		return 0;
+	if (!rnic_rt.initialized)
+		return -EINVAL;
+	rnic_neigh_thread_stop();
+	rnic_rt.running = 0;
+	rte_smp_wmb();
+	RTE_LCORE_FOREACH_WORKER(lcore_id)
+		if (rnic_rt.lcore[lcore_id].count != 0)
+			rte_eal_wait_lcore(lcore_id);
+	if (rnic_rt.lcore[rte_get_main_lcore()].count != 0)
+		rte_rcu_qsbr_thread_unregister(rnic_rt.qsbr, rte_get_main_lcore());
+	return 0;
+}

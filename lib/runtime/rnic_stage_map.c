@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The stage map (--stages): which lcores run each stage, and the pipelines the devices get by it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rnic_runtime.h"
+
+/* The n-th worker lcore, or RTE_MAX_LCORE. */
+static unsigned int
+worker(unsigned int n)
+{
+	unsigned int lcore_id;
+
+	RTE_LCORE_FOREACH_WORKER(lcore_id)
+		if (n-- == 0)
+			return lcore_id;
+	return RTE_MAX_LCORE;
+}
+
+/* The engine lcores in the order the "devices" map hands them to devices: the workers, then the main lcore
+ * (whose stages run when the application calls rnic_engine_progress). Returns how many. */
+static unsigned int
+engine_lcore_order(unsigned int order[RTE_MAX_LCORE])
+{
+	unsigned int n = 0, lcore_id;
+
+	RTE_LCORE_FOREACH_WORKER(lcore_id)
+		order[n++] = lcore_id;
+	order[n++] = rte_get_main_lcore();
+	return n;
+}
+
+/* Read a stage map: a preset, or stage=L[+L...] items. */
+static int
+parse_stage_map(const char *map, struct rnic_stage_map *m)
+{
+	static const struct {
+		const char *name;
+		uint8_t worker[RNIC_STAGE_MAX];	/* by enum rnic_stage_id */
+	} presets[] = {
+		{ "one", { 0, 0, 0, 0, 0 } },
+		{ "two", { 0, 0, 1, 1, 0 } },
+		{ "split", { 0, 1, 2, 3, 1 } },
+	};
+	char buf[256], *save;
+
+	memset(m, 0, sizeof(*m));
+	if (strcmp(map, "host") == 0) {
+		/* The stages that meet the host interface (doorbells and WQEs, CQEs) on the application's
+		 * lcore, where the posts and polls keep those lines; the wire's (parser, responder) on a worker. */
+		const uint8_t host[RNIC_STAGE_MAX] = {
+			[RNIC_STAGE_DOORBELL] = 1, [RNIC_STAGE_REQUESTER] = 1, [RNIC_STAGE_COMPLETER] = 1,
+		};
+
+		for (int st = 0; st < RNIC_STAGE_MAX; st++) {
+			m->nb[st] = 1;
+			m->lcore[st][0] = host[st] ? rte_get_main_lcore() : worker(0);
+		}
+		return 0;
+	}
+	if (strcmp(map, "devices") == 0 || strncmp(map, "devices=", 8) == 0) {
+		m->per_device = 1;
+		for (int st = 0; st < RNIC_STAGE_MAX; st++) {
+			m->nb[st] = 1;
+			m->lcore[st][0] = rte_get_main_lcore();	/* checked as a stand-in for every device's */
+		}
+		if (map[7] == '\0')
+			return 0;
+		snprintf(buf, sizeof(buf), "%s", map + 8);
+		for (char *l = strtok_r(buf, "+", &save); l != NULL; l = strtok_r(NULL, "+", &save)) {
+			unsigned int *lc = &m->device_lcore[m->nb_device_lcores];
+
+			if (m->nb_device_lcores == RNIC_MAX_DEVICES ||
+			    rnic_parse_u32("stages", l, 0, RTE_MAX_LCORE - 1, lc) != 0 || !rte_lcore_is_enabled(*lc))
+				return -EINVAL;
+			m->nb_device_lcores++;
+		}
+		return m->nb_device_lcores != 0 ? 0 : -EINVAL;
+	}
+	for (unsigned int i = 0; i < RTE_DIM(presets); i++) {
+		if (strcmp(map, presets[i].name) != 0)
+			continue;
+		for (int st = 0; st < RNIC_STAGE_MAX; st++) {
+			m->nb[st] = 1;
+			m->lcore[st][0] = worker(presets[i].worker[st]);
+		}
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", map);
+	for (char *item = strtok_r(buf, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '='), *lsave;
+		int st;
+
+		for (st = 0; eq != NULL && st < RNIC_STAGE_MAX; st++)
+			if ((size_t)(eq - item) == strlen(rnic_stage_names[st]) &&
+			    strncmp(item, rnic_stage_names[st], (size_t)(eq - item)) == 0)
+				break;
+		if (eq == NULL || st == RNIC_STAGE_MAX || m->nb[st] != 0)
+			return -EINVAL;
+		for (char *l = strtok_r(eq + 1, "+", &lsave); l != NULL; l = strtok_r(NULL, "+", &lsave)) {
+			if (m->nb[st] == RNIC_MAX_SHARDS ||
+			    rnic_parse_u32("stages", l, 0, RTE_MAX_LCORE - 1, &m->lcore[st][m->nb[st]]) != 0)
+				return -EINVAL;
+			m->nb[st]++;
+		}
+	}
+	return 0;
+}
+
+static int
+check_stage_map(const char *map, struct rnic_stage_map *m)
+{
+	for (int st = 0; st < RNIC_STAGE_MAX; st++) {
+		if (m->nb[st] == 0) {
+			RNIC_LOG(ERR, "--stages %s: no lcore for stage %s", map, rnic_stage_names[st]);
+			return -EINVAL;
+		}
+		for (unsigned int k = 0; k < m->nb[st]; k++) {
+			unsigned int l = m->lcore[st][k];
+
+			if (l >= RTE_MAX_LCORE || !rte_lcore_is_enabled(l)) {
+				RNIC_LOG(ERR, "--stages %s: stage %s needs lcores of this EAL (-l)", map,
+					 rnic_stage_names[st]);
+				return -EINVAL;
+			}
+		}
+	}
+	if (m->nb[RNIC_STAGE_DOORBELL] != 1 || m->nb[RNIC_STAGE_PARSER] != 1) {
+		RNIC_LOG(ERR, "--stages %s: the doorbell and parser stages serve a whole device: one lcore each", map);
+		return -EINVAL;
+	}
+	m->nb_shards = (uint16_t)m->nb[RNIC_STAGE_REQUESTER];
+	if (m->nb[RNIC_STAGE_COMPLETER] != m->nb_shards || m->nb[RNIC_STAGE_RESPONDER] != m->nb_shards ||
+	    memcmp(m->lcore[RNIC_STAGE_REQUESTER], m->lcore[RNIC_STAGE_COMPLETER],
+		   sizeof(m->lcore[0][0]) * m->nb_shards) != 0) {
+		RNIC_LOG(ERR, "--stages %s: one shard = a requester and its completer on one lcore, and a "
+			 "responder: give the three stages as many lcores", map);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The stage map of the arguments; no data path (nb_shards 0) without worker lcores, unless a map puts the
+ * stages on the main lcore. */
+int
+rnic_stage_map_of(const struct rnic_engine_args *args, struct rnic_stage_map *m)
+{
+	const char *map = args->stages;
+
+	memset(m, 0, sizeof(*m));
+	if (rte_lcore_count() < 2 && map == NULL) {
+		RNIC_LOG(INFO, "no worker lcore: control path only, the data path does not run");
+		return 0;
+	}
+	if (map == NULL)
+		map = rte_lcore_count() > 2 ? "two" : "one";
+	if (parse_stage_map(map, m) != 0 || check_stage_map(map, m) != 0) {
+		RNIC_LOG(ERR, "--stages %s: not a stage map (rnic_engine_usage)", map);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static unsigned int (*const stage_poll[RNIC_STAGE_MAX])(void *, unsigned int) = {
+	[RNIC_STAGE_DOORBELL] = rnic_stage_doorbell,
+	[RNIC_STAGE_REQUESTER] = rnic_stage_requester,
+	[RNIC_STAGE_PARSER] = rnic_stage_parser,
+	[RNIC_STAGE_RESPONDER] = rnic_stage_responder,
+	[RNIC_STAGE_COMPLETER] = rnic_stage_completer,
+};
+
+/* Create each device's pipelines (one per shard) and map their stages to the lcores. */
+int
+rnic_stage_map_apply(const struct rnic_stage_map *m)
+{
+	unsigned int order[RTE_MAX_LCORE], nb_order = engine_lcore_order(order);
+	int ret = 0;
+
+	if (m->nb_device_lcores != 0) {
+		memcpy(order, m->device_lcore, sizeof(m->device_lcore[0]) * m->nb_device_lcores);
+		nb_order = m->nb_device_lcores;
+	}
+
+	for (int i = 0; i < rnic_rt.nb_devices && ret == 0; i++) {
+		struct rnic_device *dev = rnic_rt.device[i];
+
+		dev->nb_shards = m->nb_shards;
+		for (uint16_t k = 0; k < m->nb_shards && ret == 0; k++)
+			ret = rnic_pipeline_create(dev, rnic_rt.pool[i], k, &dev->pipeline[k]);
+		for (int st = 0; st < RNIC_STAGE_MAX && ret == 0; st++) {
+			for (unsigned int k = 0; k < m->nb[st] && ret == 0; k++) {
+				struct rnic_stage stage = {
+					.name = rnic_stage_names[st],
+					.poll = stage_poll[st],
+					.arg = dev->pipeline[k],
+				};
+
+				ret = rnic_engine_add_stage(m->per_device ? order[(unsigned int)i % nb_order] :
+							    m->lcore[st][k], &stage);
+			}
+		}
+	}
+	return ret;
+}
