@@ -254,7 +254,10 @@ int rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device *
 /* Free the device's tables; -EBUSY while a context is open. */
 int rnic_device_destroy(struct rnic_device *dev);
 
-/* The devices the engine created, for rnic_get_device_list. */
+/* The devices the engine created, for rnic_get_device_list (rnic_engine_state.c: the runtime adds them,
+ * and clears the list when it releases them). */
+int rnic_engine_device_add(struct rnic_device *dev);
+void rnic_engine_devices_clear(void);
 int rnic_engine_device_count(void);
 struct rnic_device *rnic_engine_device(int index);
 /* The device of this process that has the GID, or NULL. */
@@ -276,6 +279,30 @@ struct rnic_stage {
  * -ETIMEDOUT if an lcore does not pass a quiescent point within a second.
  */
 int rnic_engine_quiesce(void);
+
+/* What the runtime sets for rnic_engine_quiesce and rnic_engine_running (rnic_engine_state.c): the RCU state
+ * its lcores report to (NULL before rnic_engine_init), and whether they run. */
+struct rte_rcu_qsbr;
+struct rnic_engine_state {
+	struct rte_rcu_qsbr *qsbr;
+	volatile int running;
+};
+extern struct rnic_engine_state rnic_engine_state;
+
+/* The engine's control-path entry points, which the modules below it (the QP) reach through these: the
+ * engine registers them when it creates a pipeline; without a pipeline they do nothing. */
+struct rnic_engine_hooks {
+	void (*release_qp)(struct rnic_qp *qp);
+	void (*route_prepare)(const struct rnic_device *dev, const union rnic_gid *dgid);
+};
+void rnic_engine_hooks_register(const struct rnic_engine_hooks *hooks);
+/* Control path, after rnic_engine_quiesce: the QP is reset or destroyed; the frames its requester keeps for
+ * resending go back to its pipeline (freed there, on the requester's lcore). */
+void rnic_engine_release_qp(struct rnic_qp *qp);
+/* Start resolving a destination's MAC now, so that the first frame to it need not wait (control path: a
+ * QP's move to RTR, an address handle). Does not block. */
+void rnic_engine_route_prepare(const struct rnic_device *dev, const union rnic_gid *dgid);
+
 #define RNIC_MAX_STAGES_PER_LCORE 16
 /* An engine lcore's polling: cycles of loops that found work and of loops that did not, and the names of its
  * stages (up to *nb, at most RNIC_MAX_STAGES_PER_LCORE; *nb is set to how many). -ENOENT if the lcore runs
@@ -290,19 +317,9 @@ void rnic_hw_counter(unsigned int i, const struct rnic_counter *base, unsigned i
 		     struct rnic_counter *out);
 /* Telemetry commands under /rnic (rnic_telemetry.c). */
 void rnic_telemetry_register(void);
-/* Control path, after rnic_engine_quiesce: the QP is reset or destroyed; the frames its requester keeps for
- * resending go back to its pipeline (freed there, on the requester's lcore). */
-void rnic_pipeline_release_qp(struct rnic_qp *qp);
-
 /* Whether the engine's lcores are running (between rnic_engine_start and rnic_engine_stop). */
 int rnic_engine_running(void);
 
-/* The MAC of a neighbour given with --neigh, for a peer that is not a device of this process; 0 or -ENOENT. */
-int rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6]);
-
-/* Start resolving a destination's MAC now, so that the first frame to it need not wait (control path: a
- * QP's move to RTR, an address handle). Does not block. */
-void rnic_route_prepare(const struct rnic_device *dev, const union rnic_gid *dgid);
 
 /* The main lcore has stages: rnic_poll_cq runs them (rnic_engine_progress). */
 extern int rnic_progress_stages;

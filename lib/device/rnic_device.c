@@ -382,7 +382,7 @@ rnic_create_ah(struct rnic_pd *pd, struct rnic_ah_attr *attr)
 	}
 	dev->ah_count++;
 	pthread_mutex_unlock(&dev->lock);
-	rnic_route_prepare(dev, &attr->grh.dgid);	/* its sends need the MAC: ARP/ND now (rnic_neigh.h) */
+	rnic_engine_route_prepare(dev, &attr->grh.dgid);	/* its sends need the MAC: ARP/ND now (rnic_neigh.h) */
 	ah->attr = *attr;
 	ah->pub.context = pd->context;
 	ah->pub.pd = pd;

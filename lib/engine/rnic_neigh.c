@@ -723,3 +723,40 @@ rnic_neigh_stats(const struct rnic_device *dev, struct rnic_neigh_stats *out)
 	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
 		to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 }
+
+static struct {
+	unsigned int nb;
+	struct {
+		union rnic_gid gid;
+		uint8_t mac[RTE_ETHER_ADDR_LEN];
+	} entry[RNIC_MAX_STATIC_NEIGHBORS];
+} static_neighbors;
+
+int
+rnic_neigh_static_add(const union rnic_gid *gid, const uint8_t mac[6])
+{
+	if (static_neighbors.nb == RNIC_MAX_STATIC_NEIGHBORS)
+		return -ENOSPC;
+	static_neighbors.entry[static_neighbors.nb].gid = *gid;
+	memcpy(static_neighbors.entry[static_neighbors.nb].mac, mac, RTE_ETHER_ADDR_LEN);
+	static_neighbors.nb++;
+	return 0;
+}
+
+void
+rnic_neigh_static_clear(void)
+{
+	static_neighbors.nb = 0;
+}
+
+int
+rnic_neigh_static_lookup(const union rnic_gid *gid, uint8_t mac[6])
+{
+	for (unsigned int i = 0; i < static_neighbors.nb; i++) {
+		if (memcmp(static_neighbors.entry[i].gid.raw, gid->raw, sizeof(gid->raw)) == 0) {
+			memcpy(mac, static_neighbors.entry[i].mac, RTE_ETHER_ADDR_LEN);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

@@ -75,6 +75,14 @@ unsigned int rnic_neigh_poll(struct rnic_device *dev, uint64_t now);
 /* Control thread: a gratuitous ARP or an unsolicited neighbour advertisement for the device's address. */
 void rnic_neigh_announce(struct rnic_device *dev);
 
+/* Static neighbours (--neigh IP,MAC): peers on other hosts, their MAC given; ARP/ND never changes them. Added
+ * while the engine is initialised (-ENOSPC beyond RNIC_MAX_STATIC_NEIGHBORS), cleared when it ends. */
+#define RNIC_MAX_STATIC_NEIGHBORS 64
+int rnic_neigh_static_add(const union rnic_gid *gid, const uint8_t mac[6]);
+void rnic_neigh_static_clear(void);
+/* The MAC of a static neighbour; 0 or -ENOENT. */
+int rnic_neigh_static_lookup(const union rnic_gid *gid, uint8_t mac[6]);
+
 /* The counters (a copy; relaxed loads). */
 void rnic_neigh_stats(const struct rnic_device *dev, struct rnic_neigh_stats *out);
 

@@ -103,8 +103,13 @@ rnic_pipeline_release_qp(struct rnic_qp *qp)
 int
 rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t shard, struct rnic_pipeline **out)
 {
+	static const struct rnic_engine_hooks hooks = {
+		.release_qp = rnic_pipeline_release_qp,
+		.route_prepare = rnic_route_prepare,
+	};
 	struct rnic_pipeline *p;
 
+	rnic_engine_hooks_register(&hooks);	/* the QP's control path reaches the pipelines through them */
 	p = rte_zmalloc_socket("rnic_pipeline", sizeof(*p), RTE_CACHE_LINE_SIZE, dev->socket_id);
 	if (p == NULL)
 		return -ENOMEM;
@@ -284,7 +289,7 @@ resolve_dmac(const struct rnic_device *dev, const union rnic_gid *dgid, uint8_t 
 		memcpy(mac, d->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
 		return 0;
 	}
-	if (rnic_engine_neighbor(dgid, mac) == 0)
+	if (rnic_neigh_static_lookup(dgid, mac) == 0)
 		return 0;
 	return rnic_neigh_lookup(dev, dgid, mac);
 }

@@ -253,6 +253,11 @@ rnic_shard_of(const struct rnic_device *dev, uint32_t qpn)
 	return dev->pipeline[qpn % dev->nb_shards];
 }
 void rnic_pipeline_free(struct rnic_pipeline *p);
+/* The engine's control-path entry points (rnic_engine_hooks in rnic_priv.h, registered by
+ * rnic_pipeline_create): a reset or destroyed QP's kept frames back to its pipeline; a destination's MAC
+ * resolved ahead of its first frame. */
+void rnic_pipeline_release_qp(struct rnic_qp *qp);
+void rnic_route_prepare(const struct rnic_device *dev, const union rnic_gid *dgid);
 
 /* Free the mbufs a ring of mbuf pointers holds (NULL: none). */
 void rnic_ring_free_mbufs(struct rte_ring *r);

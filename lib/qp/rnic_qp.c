@@ -474,7 +474,7 @@ rnic_destroy_qp(struct rnic_qp *pub)
 	ret = rnic_engine_quiesce();
 	if (ret < 0)
 		RNIC_LOG(WARNING, "QP %u: engine did not quiesce (%d); destroyed anyway", pub->qp_num, ret);
-	rnic_pipeline_release_qp(pub);
+	rnic_engine_release_qp(pub);
 	rnic_cq_detach(pub->send_cq);
 	rnic_cq_detach(pub->recv_cq);
 	rnic_pd_put(pub->pd);
@@ -685,7 +685,7 @@ reset_queues(struct rnic_qp_priv *qp)
 		RNIC_LOG(WARNING, "QP %u: engine did not quiesce; reset anyway", qp->pub.qp_num);
 	wq_reset(&qp->sq, &qp->req.sq_done);
 	wq_reset(&qp->rq, &qp->resp.rq_done);
-	rnic_pipeline_release_qp(&qp->pub);
+	rnic_engine_release_qp(&qp->pub);
 }
 
 /* Responder resources for max_dest_rd_atomic: rounded up to a power of two, at least one (a WRITE/SEND QP
@@ -807,7 +807,7 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 		/* The peer's MAC is asked for now (ARP/ND), as a kernel RNIC driver does at RTR; the first frame
 		 * to it waits for the answer (rnic_neigh.h). */
 		if (pub->qp_type != RNIC_QPT_UD)
-			rnic_route_prepare(rnic_ctx_dev(pub->context), &qp->attr.ah_attr.grh.dgid);
+			rnic_engine_route_prepare(rnic_ctx_dev(pub->context), &qp->attr.ah_attr.grh.dgid);
 	}
 	if (cur == RNIC_QPS_RTR && next == RNIC_QPS_RTS) {
 		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl_mask));

@@ -14,6 +14,7 @@
 
 #include "rnic_client.h"
 #include "rnic_fault.h"
+#include "rnic_neigh.h"
 #include "rnic_runtime.h"
 
 struct rnic_runtime rnic_rt;
@@ -45,33 +46,6 @@ fit_mtu(uint16_t port_id, enum rnic_mtu mtu)
 
 /* Default addresses of the loopback pair's two devices; they exist only inside this process. */
 static const char *const default_ip[2] = { "10.77.0.1", "10.77.0.2" };
-
-int
-rnic_engine_device_count(void)
-{
-	return rnic_rt.nb_devices;
-}
-
-struct rnic_device *
-rnic_engine_device(int index)
-{
-	if (index < 0 || index >= rnic_rt.nb_devices)
-		return NULL;
-	return rnic_rt.device[index];
-}
-
-struct rnic_device *
-rnic_engine_device_by_gid(const union rnic_gid *gid)
-{
-	for (int i = 0; i < rnic_rt.nb_devices; i++) {
-		struct rnic_device *d = rnic_rt.device[i];
-
-		for (int g = 0; g < d->gid_count; g++)
-			if (memcmp(d->gid[g].raw, gid->raw, sizeof(gid->raw)) == 0)
-				return d;
-	}
-	return NULL;
-}
 
 static int
 resolve_ports(struct rnic_engine_args *args, uint16_t *port_id, uint16_t nb_queues)
@@ -148,6 +122,9 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 			return ret;
 		rnic_rt.device[i]->loopback = (uint8_t)rnic_rt.have_loopback;
 		rnic_rt.nb_devices++;
+		ret = rnic_engine_device_add(rnic_rt.device[i]);
+		if (ret < 0)
+			return ret;
 	}
 	return 0;
 }
@@ -167,6 +144,7 @@ start_capture(const struct rnic_capture_conf *conf, uint16_t nb_queues)
 static void
 release_devices(void)
 {
+	rnic_engine_devices_clear();
 	for (int i = rnic_rt.nb_devices - 1; i >= 0; i--) {
 		for (uint16_t k = 0; k < rnic_rt.device[i]->nb_shards; k++)
 			rnic_pipeline_free(rnic_rt.device[i]->pipeline[k]);
@@ -273,7 +251,7 @@ rnic_engine_fini(void)
 	release_devices();
 	memset(rnic_rt.lcore, 0, sizeof(rnic_rt.lcore));
 	rnic_progress_stages = 0;
-	rnic_neighbours_clear();
+	rnic_neigh_static_clear();
 	rnic_rt.initialized = 0;
 	rte_eal_cleanup();
 	return 0;

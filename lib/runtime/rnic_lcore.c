@@ -17,8 +17,8 @@ rnic_rcu_create(void)
 {
 	size_t size = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
 
-	rnic_rt.qsbr = rte_zmalloc("rnic_qsbr", size, RTE_CACHE_LINE_SIZE);
-	if (rnic_rt.qsbr == NULL || rte_rcu_qsbr_init(rnic_rt.qsbr, RTE_MAX_LCORE) != 0) {
+	rnic_engine_state.qsbr = rte_zmalloc("rnic_qsbr", size, RTE_CACHE_LINE_SIZE);
+	if (rnic_engine_state.qsbr == NULL || rte_rcu_qsbr_init(rnic_engine_state.qsbr, RTE_MAX_LCORE) != 0) {
 		RNIC_LOG(ERR, "cannot create the engine's RCU state");
 		return -ENOMEM;
 	}
@@ -28,25 +28,8 @@ rnic_rcu_create(void)
 void
 rnic_rcu_free(void)
 {
-	rte_free(rnic_rt.qsbr);
-	rnic_rt.qsbr = NULL;
-}
-
-int
-rnic_engine_quiesce(void)
-{
-	uint64_t token, deadline;
-
-	if (!rnic_rt.initialized || !rnic_rt.running)
-		return 0;
-	token = rte_rcu_qsbr_start(rnic_rt.qsbr);
-	deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * QUIESCE_TIMEOUT_MS;
-	while (rte_rcu_qsbr_check(rnic_rt.qsbr, token, false) == 0) {
-		if (rte_get_timer_cycles() > deadline)
-			return -ETIMEDOUT;
-		rte_pause();
-	}
-	return 0;
+	rte_free(rnic_engine_state.qsbr);
+	rnic_engine_state.qsbr = NULL;
 }
 
 int
@@ -54,7 +37,7 @@ rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage)
 {
 	struct rnic_lcore_stages *ls;
 
-	if (!rnic_rt.initialized || rnic_rt.running)
+	if (!rnic_rt.initialized || rnic_engine_state.running)
 		return -EBUSY;
 	if (lcore_id >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore_id)) {
 		RNIC_LOG(ERR, "stage %s: lcore %u is not an lcore of this EAL", stage->name, lcore_id);
@@ -103,20 +86,20 @@ lcore_loop(void *arg)
 	unsigned int idle_loops = 0;
 	uint64_t last;
 
-	rte_rcu_qsbr_thread_register(rnic_rt.qsbr, self);
-	rte_rcu_qsbr_thread_online(rnic_rt.qsbr, self);
+	rte_rcu_qsbr_thread_register(rnic_engine_state.qsbr, self);
+	rte_rcu_qsbr_thread_online(rnic_engine_state.qsbr, self);
 	last = rte_rdtsc();
-	while (rnic_rt.running) {
+	while (rnic_engine_state.running) {
 		unsigned int work = poll_stages(ls, &last);
 
-		rte_rcu_qsbr_quiescent(rnic_rt.qsbr, self);
+		rte_rcu_qsbr_quiescent(rnic_engine_state.qsbr, self);
 		if (work != 0)
 			idle_loops = 0;
 		else if (rnic_rt.idle_sleep_us != 0 && ++idle_loops >= IDLE_LOOPS_BEFORE_SLEEP)
 			rte_delay_us_sleep(rnic_rt.idle_sleep_us);
 	}
-	rte_rcu_qsbr_thread_offline(rnic_rt.qsbr, self);
-	rte_rcu_qsbr_thread_unregister(rnic_rt.qsbr, self);
+	rte_rcu_qsbr_thread_offline(rnic_engine_state.qsbr, self);
+	rte_rcu_qsbr_thread_unregister(rnic_engine_state.qsbr, self);
 	return 0;
 }
 
@@ -132,12 +115,12 @@ rnic_engine_progress(void)
 	struct rnic_lcore_stages *ls = &rnic_rt.lcore[self];
 	uint64_t start;
 
-	if (!rnic_rt.running || ls->count == 0 || rte_lcore_id() != self)
+	if (!rnic_engine_state.running || ls->count == 0 || rte_lcore_id() != self)
 		return 0;
-	rte_rcu_qsbr_thread_online(rnic_rt.qsbr, self);
+	rte_rcu_qsbr_thread_online(rnic_engine_state.qsbr, self);
 	start = rte_rdtsc();
 	work = poll_stages(ls, &start);
-	rte_rcu_qsbr_thread_offline(rnic_rt.qsbr, self);
+	rte_rcu_qsbr_thread_offline(rnic_engine_state.qsbr, self);
 	return work;
 }
 
@@ -158,24 +141,18 @@ rnic_engine_lcore_load(unsigned int lcore_id, uint64_t *busy, uint64_t *idle, co
 }
 
 int
-rnic_engine_running(void)
-{
-	return rnic_rt.running;
-}
-
-int
 rnic_engine_start(void)
 {
 	unsigned int lcore_id, launched = 0;
 
 	if (rnic_client_mode())
 		return 0;	/* rnicd's engine runs already */
-	if (!rnic_rt.initialized || rnic_rt.running)
+	if (!rnic_rt.initialized || rnic_engine_state.running)
 		return -EBUSY;
 	/* The main lcore's stages (rnic_engine_progress) read RCU-protected state too. */
 	if (rnic_rt.lcore[rte_get_main_lcore()].count != 0)
-		rte_rcu_qsbr_thread_register(rnic_rt.qsbr, rte_get_main_lcore());
-	rnic_rt.running = 1;
+		rte_rcu_qsbr_thread_register(rnic_engine_state.qsbr, rte_get_main_lcore());
+	rnic_engine_state.running = 1;
 	rte_smp_wmb();
 	RTE_LCORE_FOREACH_WORKER(lcore_id) {
 		if (rnic_rt.lcore[lcore_id].count == 0)
@@ -205,12 +182,12 @@ rnic_engine_stop(void)
 	if (!rnic_rt.initialized)
 		return -EINVAL;
 	rnic_neigh_thread_stop();
-	rnic_rt.running = 0;
+	rnic_engine_state.running = 0;
 	rte_smp_wmb();
 	RTE_LCORE_FOREACH_WORKER(lcore_id)
 		if (rnic_rt.lcore[lcore_id].count != 0)
 			rte_eal_wait_lcore(lcore_id);
 	if (rnic_rt.lcore[rte_get_main_lcore()].count != 0)
-		rte_rcu_qsbr_thread_unregister(rnic_rt.qsbr, rte_get_main_lcore());
+		rte_rcu_qsbr_thread_unregister(rnic_engine_state.qsbr, rte_get_main_lcore());
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * Neighbours: the static ones (--neigh IP,MAC) and the neighbour thread that runs ARP/ND (rnic_neigh.h)
- * for the devices with a port to a real network.
+ * Neighbours: the --neigh arguments (static neighbours, rnic_neigh.h) and the neighbour thread that runs
+ * ARP/ND for the devices with a port to a real network.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,58 +12,38 @@
 #include "rnic_neigh.h"
 #include "rnic_runtime.h"
 
-#define RNIC_MAX_NEIGHBORS 64
-
-/* Static neighbours (--neigh IP,MAC): peers on other hosts, their MAC given; ARP/ND never changes them. */
-struct rnic_neighbor {
-	union rnic_gid gid;
-	uint8_t mac[RTE_ETHER_ADDR_LEN];
-};
-
+/* The neighbour thread while the engine runs: the devices it serves are those with a port to a real network
+ * and a pipeline when the engine started. */
 static struct {
-	unsigned int nb_neighbors;
-	struct rnic_neighbor neighbor[RNIC_MAX_NEIGHBORS];
-	/* The neighbour thread while the engine runs: the devices it serves are those with a port to a real
-	 * network and a pipeline when the engine started. */
 	pthread_t thread;
 	int running;
 	unsigned int nb_devices;
 	struct rnic_device *device[RNIC_MAX_DEVICES];
 } neigh;
 
-/* --neigh IP,MAC */
+/* --neigh IP,MAC: a static neighbour (rnic_neigh_static_add). */
 int
 rnic_neighbours_add(const char *text)
 {
-	struct rnic_neighbor *n = &neigh.neighbor[neigh.nb_neighbors];
 	char ip[INET6_ADDRSTRLEN + 1];
 	const char *comma = strrchr(text, ',');
 	struct rte_ether_addr mac;
+	union rnic_gid gid;
 
-	if (neigh.nb_neighbors == RNIC_MAX_NEIGHBORS || comma == NULL || (size_t)(comma - text) >= sizeof(ip)) {
-		RNIC_LOG(ERR, "--neigh %s: expected IP,MAC (at most %d)", text, RNIC_MAX_NEIGHBORS);
+	if (comma == NULL || (size_t)(comma - text) >= sizeof(ip)) {
+		RNIC_LOG(ERR, "--neigh %s: expected IP,MAC (at most %d)", text, RNIC_MAX_STATIC_NEIGHBORS);
 		return -EINVAL;
 	}
 	snprintf(ip, sizeof(ip), "%.*s", (int)(comma - text), text);
-	if (rnic_parse_gid(ip, &n->gid) != 0 || rte_ether_unformat_addr(comma + 1, &mac) != 0) {
+	if (rnic_parse_gid(ip, &gid) != 0 || rte_ether_unformat_addr(comma + 1, &mac) != 0) {
 		RNIC_LOG(ERR, "--neigh %s: expected IP,MAC", text);
 		return -EINVAL;
 	}
-	memcpy(n->mac, mac.addr_bytes, sizeof(n->mac));
-	neigh.nb_neighbors++;
-	return 0;
-}
-
-int
-rnic_engine_neighbor(const union rnic_gid *gid, uint8_t mac[6])
-{
-	for (unsigned int i = 0; i < neigh.nb_neighbors; i++) {
-		if (memcmp(neigh.neighbor[i].gid.raw, gid->raw, sizeof(gid->raw)) == 0) {
-			memcpy(mac, neigh.neighbor[i].mac, RTE_ETHER_ADDR_LEN);
-			return 0;
-		}
+	if (rnic_neigh_static_add(&gid, mac.addr_bytes) != 0) {
+		RNIC_LOG(ERR, "--neigh %s: expected IP,MAC (at most %d)", text, RNIC_MAX_STATIC_NEIGHBORS);
+		return -EINVAL;
 	}
-	return -ENOENT;
+	return 0;
 }
 
 #define NEIGH_TICK_US 1000		/* the neighbour thread's period: answers and timers are this late at most */
@@ -114,10 +94,4 @@ rnic_neigh_thread_stop(void)
 		return;
 	__atomic_store_n(&neigh.running, 0, __ATOMIC_RELEASE);
 	pthread_join(neigh.thread, NULL);
-}
-
-void
-rnic_neighbours_clear(void)
-{
-	neigh.nb_neighbors = 0;
 }

@@ -20,11 +20,10 @@
 #define RNIC_STAGE_BUDGET 32
 #define DEFAULT_MBUFS 8191
 #define DEFAULT_PORT_DESC 1024
-#define QUIESCE_TIMEOUT_MS 1000
 #define MAX_CONFIG_ARGS 256
 #define MAX_CONFIG_BYTES 16384
 #define IDLE_LOOPS_BEFORE_SLEEP 1024	/* --idle-sleep: polling loops without work before the first sleep */
-#define MAX_IDLE_SLEEP_US 10000		/* well below QUIESCE_TIMEOUT_MS: a sleeping lcore still quiesces */
+#define MAX_IDLE_SLEEP_US 10000		/* well below rnic_engine_quiesce's 1 s: a sleeping lcore still quiesces */
 
 /* One lcore's stages; aligned, as each lcore writes its own cycle counts on every loop. */
 struct rnic_lcore_stages {
@@ -63,10 +62,12 @@ struct rnic_stage_map {
 	unsigned int device_lcore[RNIC_MAX_DEVICES];
 };
 
-/* The engine's state: the ports and devices it brought up, and each lcore's stages. */
+/* The engine's state: the ports and devices it brought up, and each lcore's stages. Whether the lcores run
+ * and the RCU state they report to are in rnic_engine_state (rnic_priv.h), for the modules below: worker
+ * lcores report a quiescent state after every loop iteration (rnic_engine_quiesce); the main lcore is online
+ * only while rnic_engine_progress runs its stages. */
 struct rnic_runtime {
 	int initialized;
-	volatile int running;
 	uint32_t idle_sleep_us;		/* --idle-sleep: an idle worker lcore sleeps this long per loop */
 	int have_loopback;
 	struct rnic_loopback loopback;
@@ -76,9 +77,6 @@ struct rnic_runtime {
 	struct rnic_device *device[RNIC_MAX_DEVICES];
 	struct rte_mempool *pool[RNIC_MAX_DEVICES];
 	struct rnic_lcore_stages lcore[RTE_MAX_LCORE];
-	/* Worker lcores report a quiescent state after every loop iteration (rnic_engine_quiesce); the main
-	 * lcore is online only while rnic_engine_progress runs its stages. */
-	struct rte_rcu_qsbr *qsbr;
 	int pdump;			/* dpdk-dumpcap may attach (rte_pdump): a shared configuration */
 };
 
@@ -97,9 +95,8 @@ int rnic_stage_map_apply(const struct rnic_stage_map *m);
 int rnic_rcu_create(void);
 void rnic_rcu_free(void);
 
-/* rnic_neighbours.c: static neighbours (--neigh) and the neighbour thread (ARP/ND, rnic_neigh.h). */
+/* rnic_neighbours.c: --neigh and the neighbour thread (ARP/ND, rnic_neigh.h). */
 int rnic_neighbours_add(const char *text);
-void rnic_neighbours_clear(void);
 int rnic_neigh_thread_start(void);
 void rnic_neigh_thread_stop(void);
 
