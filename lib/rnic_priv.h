@@ -280,11 +280,30 @@ struct rnic_stage {
  */
 int rnic_engine_quiesce(void);
 
-/* What the runtime sets for rnic_engine_quiesce and rnic_engine_running (rnic_engine_state.c): the RCU state
- * its lcores report to (NULL before rnic_engine_init), and whether they run. */
+/*
+ * Run release(arg) once no engine lcore can still use what the caller unpublished before the call: at once
+ * when rnic_engine_quiesce succeeds, else later, when every lcore has passed a quiescent point (deferred
+ * reclamation, rte_rcu_qsbr_dq: reclaimed by the next rnic_engine_quiesce, retire or engine stop), never
+ * while one may still read it. 0: released; 1: deferred; -ENOSPC: the deferred queue is full, nothing is
+ * released (the caller's object is leaked, not freed under a reader).
+ */
+int rnic_engine_retire(void (*release)(void *arg), void *arg);
+/* An entry of the deferred queue, and the queue's free function (rte_rcu_qsbr_free_resource_t), for the
+ * runtime that creates it. */
+struct rnic_deferred_release {
+	void (*release)(void *arg);
+	void *arg;
+};
+void rnic_engine_release_deferred(void *p, void *e, unsigned int n);
+
+/* What the runtime sets for rnic_engine_quiesce, rnic_engine_retire and rnic_engine_running
+ * (rnic_engine_state.c): the RCU state its lcores report to and the queue of releases waiting for them (NULL
+ * before rnic_engine_init), and whether they run. */
 struct rte_rcu_qsbr;
+struct rte_rcu_qsbr_dq;
 struct rnic_engine_state {
 	struct rte_rcu_qsbr *qsbr;
+	struct rte_rcu_qsbr_dq *dq;
 	volatile int running;
 };
 extern struct rnic_engine_state rnic_engine_state;

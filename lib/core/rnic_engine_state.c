@@ -71,14 +71,24 @@ rnic_engine_running(void)
 	return rnic_engine_state.running;
 }
 
+/* The releases whose grace period has passed (rnic_engine_retire). */
+static void
+reclaim(void)
+{
+	if (rnic_engine_state.dq != NULL)
+		rte_rcu_qsbr_dq_reclaim(rnic_engine_state.dq, UINT32_MAX, NULL, NULL, NULL);
+}
+
 int
 rnic_engine_quiesce(void)
 {
 	struct rte_rcu_qsbr *qsbr = rnic_engine_state.qsbr;
 	uint64_t token, deadline;
 
-	if (qsbr == NULL || !rnic_engine_state.running)
+	if (qsbr == NULL || !rnic_engine_state.running) {
+		reclaim();
 		return 0;
+	}
 	token = rte_rcu_qsbr_start(qsbr);
 	deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * QUIESCE_TIMEOUT_MS;
 	while (rte_rcu_qsbr_check(qsbr, token, false) == 0) {
@@ -86,7 +96,32 @@ rnic_engine_quiesce(void)
 			return -ETIMEDOUT;
 		rte_pause();
 	}
+	reclaim();
 	return 0;
+}
+
+void
+rnic_engine_release_deferred(void *p, void *e, unsigned int n)
+{
+	const struct rnic_deferred_release *r = e;
+
+	RTE_SET_USED(p);
+	for (unsigned int i = 0; i < n; i++)
+		r[i].release(r[i].arg);
+}
+
+int
+rnic_engine_retire(void (*release)(void *arg), void *arg)
+{
+	struct rnic_deferred_release r = { .release = release, .arg = arg };
+
+	if (rnic_engine_quiesce() == 0) {
+		release(arg);
+		return 0;
+	}
+	if (rnic_engine_state.dq == NULL || rte_rcu_qsbr_dq_enqueue(rnic_engine_state.dq, &r) != 0)
+		return -ENOSPC;
+	return 1;
 }
 
 void

@@ -354,6 +354,25 @@ rnic_mr_reg_host(struct rnic_pd *pd, void *addr, void *host, size_t length, int 
 	return &mr->pub;
 }
 
+/* The region's MTT, key slot and PD reference, once no engine lcore can still be using its entry or a cached
+ * copy of it (rnic_engine_retire). */
+static void
+mr_release(void *arg)
+{
+	struct rnic_mr_priv *mr = arg;
+	struct rnic_device *dev = rnic_ctx_dev(mr->pub.context);
+	struct rnic_mr_table *t = dev->mr_table;
+	struct rnic_mpt_entry *e = &t->mpt[mr->index];
+
+	pthread_mutex_lock(&dev->lock);
+	mtt_free(t, e->mtt_base, pages_spanned(e->va, e->length));
+	rnic_mr_slot_give(t, mr->index);
+	t->nb_mr--;
+	pthread_mutex_unlock(&dev->lock);
+	rnic_pd_put(mr->pub.pd);
+	free(mr);
+}
+
 int
 rnic_dereg_mr(struct rnic_mr *pub)
 {
@@ -376,19 +395,10 @@ rnic_dereg_mr(struct rnic_mr *pub)
 	__atomic_fetch_add(&t->epoch, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
 
-	/* Wait until no engine lcore can still be using the entry or a cached copy of it. */
-	ret = rnic_engine_quiesce();
-	if (ret < 0)
-		RNIC_LOG(WARNING, "%s: dereg_mr: engine did not quiesce (%d); region freed anyway", dev->name,
-			 ret);
-
-	pthread_mutex_lock(&dev->lock);
-	mtt_free(t, e->mtt_base, pages_spanned(e->va, e->length));
-	rnic_mr_slot_give(t, mr->index);
-	t->nb_mr--;
-	pthread_mutex_unlock(&dev->lock);
-	rnic_pd_put(pub->pd);
-	free(mr);
+	ret = rnic_engine_retire(mr_release, mr);
+	if (ret != 0)
+		RNIC_LOG(WARNING, "%s: dereg_mr: engine did not quiesce; region %s", dev->name,
+			 ret > 0 ? "released when it does" : "leaked (deferred queue full)");
 	return 0;
 }
 

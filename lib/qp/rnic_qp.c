@@ -453,6 +453,24 @@ fail:
 	return NULL;
 }
 
+/* What a destroyed QP holds, once no engine lcore can still hold the QP it looked up before the QP left the
+ * table (rnic_engine_retire): its kept frames, its CQ and PD references, its memory. */
+static void
+qp_release(void *arg)
+{
+	struct rnic_qp_priv *qp = arg;
+	struct rnic_qp *pub = &qp->pub;
+
+	rnic_engine_release_qp(pub);
+	rnic_cq_detach(pub->send_cq);
+	rnic_cq_detach(pub->recv_cq);
+	rnic_pd_put(pub->pd);
+	rnic_hostmem_free(pub->context, qp->hif);
+	rte_free(qp->req.infl);
+	rte_free(qp->resp.rd);
+	rte_free(qp);
+}
+
 int
 rnic_destroy_qp(struct rnic_qp *pub)
 {
@@ -470,18 +488,10 @@ rnic_destroy_qp(struct rnic_qp *pub)
 	dev->qp_table->nb_qp--;
 	pthread_mutex_unlock(&dev->lock);
 	peers_changed();
-	/* No engine lcore may still hold the QP it looked up before it disappeared from the table. */
-	ret = rnic_engine_quiesce();
-	if (ret < 0)
-		RNIC_LOG(WARNING, "QP %u: engine did not quiesce (%d); destroyed anyway", pub->qp_num, ret);
-	rnic_engine_release_qp(pub);
-	rnic_cq_detach(pub->send_cq);
-	rnic_cq_detach(pub->recv_cq);
-	rnic_pd_put(pub->pd);
-	rnic_hostmem_free(pub->context, qp->hif);
-	rte_free(qp->req.infl);
-	rte_free(qp->resp.rd);
-	rte_free(qp);
+	ret = rnic_engine_retire(qp_release, qp);
+	if (ret != 0)
+		RNIC_LOG(WARNING, "QP %u: engine did not quiesce; QP %s", pub->qp_num,
+			 ret > 0 ? "released when it does" : "leaked (deferred queue full)");
 	return 0;
 }
 

@@ -16,10 +16,25 @@ int
 rnic_rcu_create(void)
 {
 	size_t size = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
+	struct rte_rcu_qsbr_dq_parameters dq = {
+		.name = "rnic_retire",
+		.flags = 0,				/* multi-thread safe: control calls from any application thread */
+		.size = RNIC_RETIRE_QUEUE_SIZE,
+		.esize = sizeof(struct rnic_deferred_release),
+		.trigger_reclaim_limit = 0,		/* every enqueue reclaims what is due */
+		.max_reclaim_size = 64,
+		.free_fn = rnic_engine_release_deferred,
+	};
 
 	rnic_engine_state.qsbr = rte_zmalloc("rnic_qsbr", size, RTE_CACHE_LINE_SIZE);
 	if (rnic_engine_state.qsbr == NULL || rte_rcu_qsbr_init(rnic_engine_state.qsbr, RTE_MAX_LCORE) != 0) {
 		RNIC_LOG(ERR, "cannot create the engine's RCU state");
+		return -ENOMEM;
+	}
+	dq.v = rnic_engine_state.qsbr;
+	rnic_engine_state.dq = rte_rcu_qsbr_dq_create(&dq);
+	if (rnic_engine_state.dq == NULL) {
+		RNIC_LOG(ERR, "cannot create the engine's deferred release queue: %s", rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
 	return 0;
@@ -28,6 +43,15 @@ rnic_rcu_create(void)
 void
 rnic_rcu_free(void)
 {
+	/* The lcores are stopped: every deferred release is due, and runs now. One that is not (an lcore that
+	 * never came back) keeps the queue and the RCU state alive rather than free them under it. */
+	if (rnic_engine_state.dq != NULL && rte_rcu_qsbr_dq_delete(rnic_engine_state.dq) != 0) {
+		RNIC_LOG(ERR, "deferred releases still wait for an engine lcore: they and the RCU state are leaked");
+		rnic_engine_state.dq = NULL;
+		rnic_engine_state.qsbr = NULL;
+		return;
+	}
+	rnic_engine_state.dq = NULL;
 	rte_free(rnic_engine_state.qsbr);
 	rnic_engine_state.qsbr = NULL;
 }
@@ -189,5 +213,6 @@ rnic_engine_stop(void)
 			rte_eal_wait_lcore(lcore_id);
 	if (rnic_rt.lcore[rte_get_main_lcore()].count != 0)
 		rte_rcu_qsbr_thread_unregister(rnic_engine_state.qsbr, rte_get_main_lcore());
+	rnic_engine_quiesce();	/* no lcore reads now: the deferred releases run */
 	return 0;
 }

@@ -23,6 +23,7 @@
 #define MAX_CONFIG_ARGS 256
 #define MAX_CONFIG_BYTES 16384
 #define IDLE_LOOPS_BEFORE_SLEEP 1024	/* --idle-sleep: polling loops without work before the first sleep */
+#define RNIC_RETIRE_QUEUE_SIZE 1024	/* releases waiting for a late lcore (rnic_engine_retire), at most */
 #define MAX_IDLE_SLEEP_US 10000		/* well below rnic_engine_quiesce's 1 s: a sleeping lcore still quiesces */
 
 /* One lcore's stages; aligned, as each lcore writes its own cycle counts on every loop. */
