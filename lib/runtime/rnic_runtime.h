@@ -5,7 +5,6 @@
 #ifndef RNIC_RUNTIME_H
 #define RNIC_RUNTIME_H
 
-#include <getopt.h>
 #include <pthread.h>
 
 #include <rte_ethdev.h>
@@ -92,7 +91,7 @@ int rnic_parse_u32(const char *opt, const char *text, uint32_t min, uint32_t max
 int rnic_stage_map_of(const struct rnic_engine_args *args, struct rnic_stage_map *m);
 int rnic_stage_map_apply(const struct rnic_stage_map *m);
 
-/* rnic_lcore.c: the RCU state the worker lcores report to. */
+/* rnic_lcore.c: the RCU state the worker lcores report to and its defer queue (rnic_engine_retire). */
 int rnic_rcu_create(void);
 void rnic_rcu_free(void);
 
@@ -101,4 +100,4 @@ int rnic_neighbours_add(const char *text);
 int rnic_neigh_thread_start(void);
 void rnic_neigh_thread_stop(void);
 
-#endif
+#endif /* RNIC_RUNTIME_H */
