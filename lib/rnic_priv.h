@@ -239,7 +239,7 @@ struct rnic_ah_priv {
 	struct rnic_ah_attr attr;
 };
 
-/* What the engine arguments set for one device (rnic_engine.c parses them). */
+/* What the engine arguments set for one device (rnic_engine_args.c parses them, rnic_devices.c creates it). */
 struct rnic_device_conf {
 	char name[RNIC_DEV_NAME_MAX];
 	uint16_t port_id;

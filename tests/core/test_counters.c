@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The device counters under mlx5's names (lib/core/rnic_hw_counters.c) count what their mlx5 namesakes count:
+ * The device counters under mlx5's names (lib/engine/rnic_hw_counters.c) count what their mlx5 namesakes count:
  * requests executed by kind (duplicates not counted again), duplicates, lost READ responses, loss timer
  * expiries, RNR retries running out, a receive queue without a WQE, a SEND longer than its receive buffer.
  * Device 0 sends, device 1 answers. Two runs:
