@@ -38,14 +38,6 @@
 #define RNIC_RTT_GIVE_UP 14		/* a packet timed whose ACK has not come in a 67 ms loss timer's time is lost */
 #define RNIC_RTX_SHARE 4		/* a pipeline keeps at most 1/(4 x shards) of its pool's mbufs for resending */
 
-/* AETH syndromes (IBA 9.7.5.1) */
-#define RNIC_AETH_ACK 0x1f		/* ACK, credits not used (invalid credit count) */
-#define RNIC_AETH_RNR(timer) (0x20 | ((timer) & 0x1f))
-#define RNIC_AETH_NAK_PSN_SEQ 0x60
-#define RNIC_AETH_NAK_REMOTE_OP 0x63
-#define RNIC_AETH_IS_ACK(s) (((s) >> 5) == 0)
-#define RNIC_AETH_IS_RNR(s) (((s) >> 5) == 1)
-
 enum rnic_stage_id {
 	RNIC_STAGE_DOORBELL,
 	RNIC_STAGE_REQUESTER,
@@ -267,19 +259,6 @@ unsigned int rnic_stage_completer(void *pipeline, unsigned int budget);
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* Helpers shared by the stages                                                                            */
-
-/* PSNs are 24-bit serial numbers: the signed distance a - b. */
-static inline int32_t
-rnic_psn_diff(uint32_t a, uint32_t b)
-{
-	return (int32_t)((a - b) << 8) >> 8;
-}
-
-static inline uint32_t
-rnic_psn_add(uint32_t psn, uint32_t n)
-{
-	return (psn + n) & 0xffffff;
-}
 
 static inline uint32_t
 rnic_mtu_bytes(enum rnic_mtu mtu)

@@ -336,7 +336,7 @@ reject_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t index, uint8_t 
 	e->status = (uint8_t)st;
 	e->sent = 1;
 	/* No PSN of its own: it shares its predecessor's last one, which find_inflight matches first. */
-	e->first_psn = e->last_psn = rnic_psn_add(r->npsn, 0xffffff);
+	e->first_psn = e->last_psn = rnic_psn_prev(r->npsn);
 	r->infl_tail++;
 	if (r->cur == r->infl_tail - 1)
 		r->cur = r->infl_tail;
@@ -1000,7 +1000,7 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 		p->rtt_tsc = 0;		/* a packet sent again times nothing (its ACK may be the first's) */
 	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
 		struct rnic_inflight *e = rnic_req_infl(r, i);
-		uint32_t last = e->sent ? e->last_psn : rnic_psn_add(r->npsn, 0xffffff);
+		uint32_t last = e->sent ? e->last_psn : rnic_psn_prev(r->npsn);
 		int whole = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
 
 		if (rnic_psn_diff(psn, e->first_psn) < 0 || rnic_psn_diff(psn, last) > 0)

@@ -820,7 +820,7 @@ check_psn(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 			replay_atomic(p, qp, d);
 			return 0;
 		}
-		send_ack(p, qp, rnic_psn_add(r->epsn, 0xffffff), RNIC_AETH_ACK);
+		send_ack(p, qp, rnic_psn_prev(r->epsn), RNIC_AETH_ACK);
 		return 0;
 	}
 	if (diff > 0) {
