@@ -16,6 +16,7 @@
 #ifndef RNIC_PIPELINE_H
 #define RNIC_PIPELINE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -138,7 +139,7 @@ struct rnic_pipeline_stats {
 	RNIC_PIPELINE_COUNTERS(RNIC_X)
 #undef RNIC_X
 	uint64_t rx_drops[RNIC_DROP_REASON_MAX];	/* by rnic_drop_reason */
-};
+} __rte_cache_aligned;		/* each stage's set on lines of its own: each stage's lcore writes its own */
 
 /*
  * One tenant's use of a pipeline (doc/engine.md, "Fair service"). While two tenants or more have QPs with
@@ -171,7 +172,14 @@ struct rnic_db_tenant {
 #define RNIC_TENANT_HORIZON_MS 20	/* a shard is shared this long after its last round of two tenants */
 #define RNIC_DBQ_SHARE 16		/* doorbells per tenant per turn of the doorbell stage */
 
+/*
+ * A shard's pipeline, in parts by owner: what the pipeline's creation sets and every stage only reads, then
+ * one part per stage's lcore, each on cache lines of its own (with the per-stage counters and latency
+ * histograms), so that no stage's writes take a line another lcore reads (doc/performance.md, "Pipeline
+ * layout"). The parts are anonymous, so a field is named the same wherever it lives.
+ */
 struct rnic_pipeline {
+	/* Set by rnic_pipeline_create, read by the stages. */
 	struct rnic_device *dev;
 	uint16_t shard;			/* this pipeline's shard; its TX queues are 2 * shard and 2 * shard + 1 */
 	struct rte_mempool *pool;
@@ -179,58 +187,93 @@ struct rnic_pipeline {
 	struct rte_ring *request_ring;	/* parser -> responder: request frames */
 	struct rte_ring *response_ring;	/* parser -> completer: response frames */
 	struct rte_ring *flush_ring;	/* requester -> responder: QP slots in error whose RQ to flush */
-	struct rnic_sched sched;	/* the requester's QPs with work (the patent's QP scheduler) */
-	struct rnic_mr_cache req_cache;	/* translation caches of the requester side and the responder side */
-	struct rnic_mr_cache resp_cache;
-	struct rnic_tx_buffer req_tx;
-	struct rnic_tx_buffer resp_tx;
+	struct rte_ring *rtx_reclaim;	/* control threads -> requester: kept-frame lists of QPs reset or destroyed */
 	struct rte_ring *neigh_tx;	/* shard 0: ARP/ND frames its responder sends (rnic_neigh.h) */
 	uint64_t neigh_wait_cycles;	/* RNIC_NEIGH_WAIT_MS and RNIC_NEIGH_RECHECK_US in TSC cycles */
 	uint64_t neigh_recheck_cycles;
-	uint16_t rx_queue;		/* the parser's next RX queue */
-	uint32_t read_head;		/* QPs with READ responses or atomic answers to send, oldest first */
-	uint32_t read_tail;		/* (responder): room for every QP slot twice, so never short */
-	uint32_t read_fifo_mask;
-	uint32_t *read_fifo;
-	uint32_t nb_acks;		/* QPs with a coalesced ACK/NAK to send at the end of the burst */
-	uint32_t ack_list[RNIC_BURST];
-	struct rnic_timer_wheel timers;	/* the requester's loss and RNR timers */
-	uint64_t loss_timeout_cycles[32];	/* TSC cycles of the loss timer per QP timeout attribute */
-	/* The path's round trip (requester): from an AckReq packet's departure to the progress its ACK made,
-	 * one QP's packet at a time, smoothed (7/8 old, 1/8 new; TSC cycles, 0: no sample yet). It sets when
-	 * a QP that hears nothing sends an early probe. */
-	uint64_t srtt;
 	uint64_t min_probe_cycles;	/* RNIC_MIN_PROBE_US */
-	uint64_t rtt_tsc;		/* the packet being timed: when it left (0: none), its QP slot and PSN */
-	uint32_t rtt_slot;
-	uint32_t rtt_psn;
-	uint64_t req_clock;		/* latency stamps: when the requester's current WQE started */
-	struct rnic_qp *wqe_qp;		/* the send WQE start_wqe parsed last (this QP's, this index), */
-	uint32_t wqe_index;		/* for send_packet in the same visit of the QP */
-	struct rnic_send_wqe wqe;
-	struct rnic_rtx_elem *rtx;	/* the retransmit buffer's elements, [1..rtx_size] */
-	uint32_t rtx_size;
-	uint32_t rtx_free;		/* first free element (0: none left) */
-	struct rte_ring *rtx_reclaim;	/* lists of QPs reset or destroyed, for the requester to free */
-	struct rnic_pipeline_stats stats[RNIC_STAGE_MAX];
-	/* Fair service between tenants: the requester's (tenant_round: the round tenants_now counts; tenants
-	 * with QPs visited in it and in the round before) and the doorbell stage's (dbq_next: the client
-	 * queue its next turn starts at). */
-	uint32_t tenant_round;
-	uint32_t tenants_now;
-	uint32_t tenants_last;
-	uint64_t shared_until;		/* TSC until which the tenants' windows hold (0: one tenant so far) */
 	uint64_t shared_horizon;	/* RNIC_TENANT_HORIZON_MS in TSC cycles */
-	uint32_t visit_bytes;		/* payload bytes sent in the current QP visit */
-	struct rnic_req_tenant req_tenant[RNIC_MAX_TENANTS];
-	uint32_t dbq_next;
-	uint32_t dbq_turn;
-	struct rnic_db_tenant db_tenant[RNIC_MAX_TENANTS] __rte_cache_aligned;
+	uint64_t loss_timeout_cycles[32];	/* TSC cycles of the loss timer per QP timeout attribute */
+	uint32_t *read_fifo;		/* the responder's READ FIFO (below), room for every QP slot twice */
+	uint32_t read_fifo_mask;
+	uint32_t rtx_size;
+	struct rnic_rtx_elem *rtx;	/* the retransmit buffer's elements, [1..rtx_size] (requester) */
+
+	/* The doorbell stage's (shard 0's pipeline serves the device): dbq_next is the client queue its next
+	 * turn starts at. */
+	struct {
+		uint32_t dbq_next;
+		uint32_t dbq_turn;
+		struct rnic_db_tenant db_tenant[RNIC_MAX_TENANTS];
+	} __rte_cache_aligned;
+
+	/* The parser's (shard 0's pipeline serves the device). */
+	struct {
+		uint16_t rx_queue;	/* the parser's next RX queue */
+	} __rte_cache_aligned;
+
+	/* The requester's and the completer's (one lcore). */
+	struct {
+		struct rnic_sched sched;	/* QPs with work (the patent's QP scheduler) */
+		struct rnic_mr_cache req_cache;	/* the requester side's translation cache */
+		struct rnic_tx_buffer req_tx;
+		struct rnic_timer_wheel timers;	/* loss and RNR timers */
+		/* The path's round trip: from an AckReq packet's departure to the progress its ACK made, one
+		 * QP's packet at a time, smoothed (7/8 old, 1/8 new; TSC cycles, 0: no sample yet). It sets when
+		 * a QP that hears nothing sends an early probe. */
+		uint64_t srtt;
+		uint64_t rtt_tsc;	/* the packet being timed: when it left (0: none), its QP slot and PSN */
+		uint32_t rtt_slot;
+		uint32_t rtt_psn;
+		uint64_t req_clock;	/* latency stamps: when the current WQE started */
+		struct rnic_qp *wqe_qp;	/* the send WQE start_wqe parsed last (this QP's, this index), */
+		uint32_t wqe_index;	/* for send_packet in the same visit of the QP */
+		struct rnic_send_wqe wqe;
+		uint32_t rtx_free;	/* first free retransmit element (0: none left) */
+		/* Fair service between tenants: tenant_round is the round tenants_now counts; tenants with QPs
+		 * visited in it and in the round before. */
+		uint32_t tenant_round;
+		uint32_t tenants_now;
+		uint32_t tenants_last;
+		uint64_t shared_until;	/* TSC until which the tenants' windows hold (0: one tenant so far) */
+		uint32_t visit_bytes;	/* payload bytes sent in the current QP visit */
+		struct rnic_req_tenant req_tenant[RNIC_MAX_TENANTS];
+	} __rte_cache_aligned;
+
+	/* The responder's. */
+	struct {
+		struct rnic_mr_cache resp_cache;	/* the responder side's translation cache */
+		struct rnic_tx_buffer resp_tx;
+		uint32_t read_head;	/* QPs with READ responses or atomic answers to send, oldest first */
+		uint32_t read_tail;	/* (read_fifo): room for every QP slot twice, so never short */
+		uint32_t nb_acks;	/* QPs with a coalesced ACK/NAK to send at the end of the burst */
+		uint32_t ack_list[RNIC_BURST];
+	} __rte_cache_aligned;
+
+	struct rnic_pipeline_stats stats[RNIC_STAGE_MAX];	/* each on lines of its own */
 	struct {
 		struct rnic_latency_hist queued;
 		struct rnic_latency_hist busy;
-	} lat[RNIC_LAT_MAX];		/* rnic_latency.h: each written by its stage's lcore */
+	} __rte_cache_aligned lat[RNIC_LAT_MAX];	/* rnic_latency.h: each written by its stage's lcore */
 };
+
+/* The parts' first fields start cache lines: a check that the layout above keeps its owners apart. */
+#define RNIC_PIPELINE_LINE_START(field) \
+	_Static_assert(offsetof(struct rnic_pipeline, field) % RTE_CACHE_LINE_SIZE == 0, \
+		       "struct rnic_pipeline: " #field " does not start a cache line")
+RNIC_PIPELINE_LINE_START(dbq_next);
+RNIC_PIPELINE_LINE_START(rx_queue);
+RNIC_PIPELINE_LINE_START(sched);
+RNIC_PIPELINE_LINE_START(resp_cache);
+RNIC_PIPELINE_LINE_START(stats);
+RNIC_PIPELINE_LINE_START(lat);
+_Static_assert(offsetof(struct rnic_pipeline, rx_queue) / RTE_CACHE_LINE_SIZE !=
+	       offsetof(struct rnic_pipeline, read_head) / RTE_CACHE_LINE_SIZE,
+	       "the parser's rx_queue shares a line with the responder's READ FIFO");
+_Static_assert(sizeof(struct rnic_pipeline_stats) % RTE_CACHE_LINE_SIZE == 0,
+	       "one stage's counters share a line with the next stage's");
+_Static_assert(sizeof(((struct rnic_pipeline *)0)->lat[0]) % RTE_CACHE_LINE_SIZE == 0,
+	       "one stage's latency histograms share a line with the next stage's");
 
 /* The counters of one stage of the pipeline (the requester's for the completer too: they share an lcore). */
 #define RNIC_STATS(p, stage) (&(p)->stats[RNIC_STAGE_##stage])
