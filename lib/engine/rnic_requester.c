@@ -825,120 +825,154 @@ refuse_packet(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 	q->counters.spoofed_requests++;
 }
 
-/* Send the next packet of the WQE under the cursor. 1 if a packet went out. */
-static int
-send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
+/* The send WQE of in-flight e: the one start_wqe has just parsed, or the engine's copy of it parsed again (a
+ * later packet, a resend): the copy parsed as the first time, and the SQ is not read again. */
+static inline const struct rnic_send_wqe *
+packet_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_inflight *e,
+	   struct rnic_send_wqe *parsed)
+{
+	if (p->wqe_qp == qp && p->wqe_index == e->index)
+		return &p->wqe;
+	rnic_send_wqe_parse(rnic_req_wqe(rnic_qp_priv(qp), e), 0, qp->qp_type == RNIC_QPT_UD, parsed);
+	return parsed;
+}
+
+/* Address the next packet (d's L2-L4 fields). 0 when it cannot go now: its destination's MAC is being
+ * resolved, or cannot be (then the WQE has failed). */
+static inline int
+packet_route(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e, const struct rnic_send_wqe *w,
+	     struct rnic_pkt_desc *d)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
-	struct rnic_inflight *e = rnic_req_infl(r, r->cur);
-	struct rnic_pkt_desc d;
-	struct rnic_send_wqe parsed;
-	const struct rnic_send_wqe *w;
-	struct rte_mbuf *m;
-	uint32_t pmtu, chunk, frame_len;
-	int first, last, ret, resend, spoofed;
-	uint8_t *frame;
+	int ret = qp->qp_type == RNIC_QPT_UD ? ud_route(p, qp, w, d) :
+		  rnic_fill_route(&p->req_tx, p->dev, &q->attr.ah_attr, qp->qp_num, q->attr.dest_qp_num, r->dmac,
+				  &r->dmac_known, d);
 
-	/* The WQE start_wqe has just parsed, or the engine's copy of it parsed again (a later packet, a resend):
-	 * the copy parsed as the first time, and the SQ is not read again. */
-	if (p->wqe_qp == qp && p->wqe_index == e->index) {
-		w = &p->wqe;
-	} else {
-		rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, qp->qp_type == RNIC_QPT_UD, &parsed);
-		w = &parsed;
-	}
-	memset(&d, 0, sizeof(d));
-	ret = qp->qp_type == RNIC_QPT_UD ? ud_route(p, qp, w, &d) :
-	      rnic_fill_route(&p->req_tx, p->dev, &q->attr.ah_attr, qp->qp_num, q->attr.dest_qp_num, r->dmac,
-			      &r->dmac_known, &d);
 	if (unlikely(ret != 0)) {
-		if (ret == -EAGAIN && neigh_wait(p, q))
-			return 0;
-		no_route(p, qp, e, qp->qp_type == RNIC_QPT_UD ? w->ud->dgid : q->attr.ah_attr.grh.dgid.raw);
+		if (ret != -EAGAIN || !neigh_wait(p, q))
+			no_route(p, qp, e, qp->qp_type == RNIC_QPT_UD ? w->ud->dgid : q->attr.ah_attr.grh.dgid.raw);
 		return 0;
 	}
 	if (unlikely(r->neigh_since != 0))
 		r->neigh_since = 0;	/* resolved: the next wait is timed afresh */
-	spoofed = qp->qp_type != RNIC_QPT_UD && !peer_check(p, q);
-	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
+	return 1;
+}
 
-	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) {
-		uint32_t span = rd_atomic_request(qp, w, e, r->npsn, pmtu, &d);
+/* Send a READ or atomic request (its whole PSN span in one packet). 1 if it went out (or was refused as
+ * spoofed: the same to the QP). */
+static int
+send_rd_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe *w, struct rnic_inflight *e,
+	       uint32_t pmtu, int spoofed, struct rnic_pkt_desc *d)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	uint32_t span = rd_atomic_request(qp, w, e, r->npsn, pmtu, d);
 
-		if (spoofed)
-			refuse_packet(p, q);
-		else if (rnic_send_control(p, &p->req_tx, &d) != 0)
-			return 0;
-		else
-			q->counters.packets_sent++;
-		if (rnic_latency_on && !e->sent_once)
-			requester_busy(p, r);
-		/* A READ's round trip includes sending the responses before its own and its own: what a QP
-		 * waiting for them must allow before it probes (a 64-frame queue in front of a 2 Gbit/s link
-		 * holds 1 ms of responses). */
-		if (!e->sent_once)
-			rtt_start(p, q, r->npsn);
-		if (rnic_psn_diff(r->npsn, r->sent_psn) <= 0)
-			RNIC_STATS(p, REQUESTER)->resent_requests++;
-		e->sent_once = 1;
-		r->probing = r->probing != 0 ? 2 : 0;
-		e->last_psn = rnic_psn_add(r->npsn, span - 1);
-		if (rnic_psn_diff(e->last_psn, r->sent_psn) > 0)
-			r->sent_psn = e->last_psn;
-		r->npsn = rnic_psn_add(r->npsn, span);
-		e->sent = 1;
-		advance_cursor(r);
-		if (r->deadline == 0)
-			arm_timer(p, q, rte_get_tsc_cycles());
-		return 1;
-	}
-
-	first = r->cur_off == 0;
-	chunk = RTE_MIN(pmtu, e->length - r->cur_off);
-	last = r->cur_off + chunk == e->length;
-	fill_request(qp, w, &d, message_opcode(qp->qp_type, e->opcode, first, last), r->npsn, last);
-	d.payload_len = chunk;
-	resend = rnic_psn_diff(r->npsn, r->sent_psn) <= 0;
-	if (spoofed) {
+	if (spoofed)
 		refuse_packet(p, q);
-		goto sent;
-	}
-	/* A probe is built again: the kept frame may not ask for an ACK. */
-	m = resend && !r->probing ? rtx_resend(p, r) : NULL;
-	if (m != NULL) {
-		RNIC_STATS(p, REQUESTER)->resent_kept++;
-		goto queue;
-	}
-	m = rnic_tx_alloc(&p->req_tx, p->pool);
+	else if (rnic_send_control(p, &p->req_tx, d) != 0)
+		return 0;
+	else
+		q->counters.packets_sent++;
+	if (rnic_latency_on && !e->sent_once)
+		requester_busy(p, r);
+	/* A READ's round trip includes sending the responses before its own and its own: what a QP waiting for
+	 * them must allow before it probes (a 64-frame queue in front of a 2 Gbit/s link holds 1 ms of
+	 * responses). */
+	if (!e->sent_once)
+		rtt_start(p, q, r->npsn);
+	if (rnic_psn_diff(r->npsn, r->sent_psn) <= 0)
+		RNIC_STATS(p, REQUESTER)->resent_requests++;
+	e->sent_once = 1;
+	r->probing = r->probing != 0 ? 2 : 0;
+	e->last_psn = rnic_psn_add(r->npsn, span - 1);
+	if (rnic_psn_diff(e->last_psn, r->sent_psn) > 0)
+		r->sent_psn = e->last_psn;
+	r->npsn = rnic_psn_add(r->npsn, span);
+	e->sent = 1;
+	advance_cursor(r);
+	if (r->deadline == 0)
+		arm_timer(p, q, rte_get_tsc_cycles());
+	return 1;
+}
+
+/* A new frame for data packet d (payload_len bytes at the cursor): the payload gathered straight into it,
+ * then the headers written around it. NULL when the pool is empty, or the gather failed (the WQE with it). */
+static inline struct rte_mbuf *
+build_data_frame(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe *w,
+		 const struct rnic_inflight *e, struct rnic_pkt_desc *d)
+{
+	struct rte_mbuf *m = rnic_tx_alloc(&p->req_tx, p->pool);
+	uint32_t chunk = d->payload_len, frame_len;
+	uint8_t *frame;
+
 	if (m == NULL) {
 		RNIC_STATS(p, REQUESTER)->no_mbuf++;
-		return 0;
+		return NULL;
 	}
-	/* Gather straight into the frame, then write the headers around the payload. */
-	frame_len = rnic_pkt_frame_len(&d);
+	frame_len = rnic_pkt_frame_len(d);
 	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame_len);
-	d.payload = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
-	if (frame == NULL || gather(p, w, rnic_pd_priv(qp->pd)->pdn, r->cur_off, chunk,
-				    (uint8_t *)(uintptr_t)d.payload) != RNIC_MR_OK ||
-	    rnic_pkt_build(&d, frame, frame_len) < 0) {
+	d->payload = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
+	if (frame == NULL || gather(p, w, rnic_pd_priv(qp->pd)->pdn, rnic_qp_priv(qp)->req.cur_off, chunk,
+				    (uint8_t *)(uintptr_t)d->payload) != RNIC_MR_OK ||
+	    rnic_pkt_build(d, frame, frame_len) < 0) {
 		rte_pktmbuf_free(m);
 		fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_LOC_PROT_ERR);
-		return 0;
+		return NULL;
 	}
-	if (resend)
-		RNIC_STATS(p, REQUESTER)->resent_gathered++;
-	else if (qp->qp_type == RNIC_QPT_RC)
-		rtx_keep(p, r, m, r->npsn);
-queue:
+	return m;
+}
+
+/* Queue data packet d's frame: the kept one for a resend (not for a probe: the kept frame may not ask for an
+ * ACK), else a new one, kept for resending (RC). 0 if none could be had. */
+static inline int
+queue_data_frame(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe *w,
+		 const struct rnic_inflight *e, struct rnic_pkt_desc *d, int resend)
+{
+	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+	struct rte_mbuf *m = resend && !r->probing ? rtx_resend(p, r) : NULL;
+
+	if (m != NULL) {
+		RNIC_STATS(p, REQUESTER)->resent_kept++;
+	} else {
+		m = build_data_frame(p, qp, w, e, d);
+		if (m == NULL)
+			return 0;
+		if (resend)
+			RNIC_STATS(p, REQUESTER)->resent_gathered++;
+		else if (qp->qp_type == RNIC_QPT_RC)
+			rtx_keep(p, r, m, r->npsn);
+	}
 	rnic_tx_enqueue(&p->req_tx, m);
-	q->counters.packets_sent++;
-sent:
+	rnic_qp_priv(qp)->counters.packets_sent++;
+	return 1;
+}
+
+/* Send the next SEND or WRITE packet of in-flight e (one MTU from the cursor) and move the cursor past it. 1 if
+ * it went out (or was refused as spoofed: the same to the QP). */
+static int
+send_data_packet(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe *w, struct rnic_inflight *e,
+		 uint32_t pmtu, int spoofed, struct rnic_pkt_desc *d)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	int first = r->cur_off == 0, last, resend;
+	uint32_t chunk = RTE_MIN(pmtu, e->length - r->cur_off);
+
+	last = r->cur_off + chunk == e->length;
+	fill_request(qp, w, d, message_opcode(qp->qp_type, e->opcode, first, last), r->npsn, last);
+	d->payload_len = chunk;
+	resend = rnic_psn_diff(r->npsn, r->sent_psn) <= 0;
+	if (spoofed)
+		refuse_packet(p, q);
+	else if (!queue_data_frame(p, qp, w, e, d, resend))
+		return 0;
 	p->visit_bytes += chunk;
 	r->probing = r->probing != 0 ? 2 : 0;
 	if (!resend) {
 		r->sent_psn = r->npsn;
-		if (d.ack_req)
+		if (d->ack_req)
 			rtt_start(p, q, r->npsn);	/* a packet sent once: its ACK times the path */
 	}
 	r->npsn = rnic_psn_add(r->npsn, 1);
@@ -948,13 +982,35 @@ sent:
 	if (last) {
 		if (rnic_latency_on && !resend)
 			requester_busy(p, r);
-		e->last_psn = d.psn;
+		e->last_psn = d->psn;
 		e->sent = 1;
 		advance_cursor(r);
 		if (qp->qp_type != RNIC_QPT_RC)
 			rnic_requester_retire(p, qp);	/* UC and UD complete once sent */
 	}
 	return 1;
+}
+
+/* Send the next packet of the WQE under the cursor. 1 if a packet went out. */
+static int
+send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_inflight *e = rnic_req_infl(&q->req, q->req.cur);
+	struct rnic_send_wqe parsed;
+	const struct rnic_send_wqe *w = packet_wqe(p, qp, e, &parsed);
+	struct rnic_pkt_desc d;
+	uint32_t pmtu;
+	int spoofed;
+
+	memset(&d, 0, sizeof(d));
+	if (!packet_route(p, qp, e, w, &d))
+		return 0;
+	spoofed = qp->qp_type != RNIC_QPT_UD && !peer_check(p, q);
+	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
+	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode))
+		return send_rd_atomic(p, qp, w, e, pmtu, spoofed, &d);
+	return send_data_packet(p, qp, w, e, pmtu, spoofed, &d);
 }
 
 void
