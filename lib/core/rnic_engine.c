@@ -24,6 +24,7 @@
 #include "rnic_neigh.h"
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
+#include "rnic_stage.h"
 #include "rnic_client.h"
 #include "rnic_port.h"
 
@@ -705,8 +706,8 @@ parse_stage_map(const char *map, struct stage_map *m)
 		int st;
 
 		for (st = 0; eq != NULL && st < RNIC_STAGE_MAX; st++)
-			if ((size_t)(eq - item) == strlen(rnic_stage_names[st]) &&
-			    strncmp(item, rnic_stage_names[st], (size_t)(eq - item)) == 0)
+			if ((size_t)(eq - item) == strlen(rnic_stages[st].name) &&
+			    strncmp(item, rnic_stages[st].name, (size_t)(eq - item)) == 0)
 				break;
 		if (eq == NULL || st == RNIC_STAGE_MAX || m->nb[st] != 0)
 			return -EINVAL;
@@ -725,7 +726,7 @@ check_stage_map(const char *map, struct stage_map *m)
 {
 	for (int st = 0; st < RNIC_STAGE_MAX; st++) {
 		if (m->nb[st] == 0) {
-			RNIC_LOG(ERR, "--stages %s: no lcore for stage %s", map, rnic_stage_names[st]);
+			RNIC_LOG(ERR, "--stages %s: no lcore for stage %s", map, rnic_stages[st].name);
 			return -EINVAL;
 		}
 		for (unsigned int k = 0; k < m->nb[st]; k++) {
@@ -733,7 +734,7 @@ check_stage_map(const char *map, struct stage_map *m)
 
 			if (l >= RTE_MAX_LCORE || !rte_lcore_is_enabled(l)) {
 				RNIC_LOG(ERR, "--stages %s: stage %s needs lcores of this EAL (-l)", map,
-					 rnic_stage_names[st]);
+					 rnic_stages[st].name);
 				return -EINVAL;
 			}
 		}
@@ -774,15 +775,8 @@ stage_map_of(const struct rnic_engine_args *args, struct stage_map *m)
 	return 0;
 }
 
-static unsigned int (*const stage_poll[RNIC_STAGE_MAX])(void *, unsigned int) = {
-	[RNIC_STAGE_DOORBELL] = rnic_stage_doorbell,
-	[RNIC_STAGE_REQUESTER] = rnic_stage_requester,
-	[RNIC_STAGE_PARSER] = rnic_stage_parser,
-	[RNIC_STAGE_RESPONDER] = rnic_stage_responder,
-	[RNIC_STAGE_COMPLETER] = rnic_stage_completer,
-};
-
-/* Create each device's pipelines (one per shard) and map their stages to the lcores. */
+/* Build each device's pipelines (one per shard) as the map places their stages, and hand the stages to the
+ * lcores. */
 static int
 create_pipelines(const struct stage_map *m)
 {
@@ -795,23 +789,15 @@ create_pipelines(const struct stage_map *m)
 	}
 
 	for (int i = 0; i < engine.nb_devices && ret == 0; i++) {
-		struct rnic_device *dev = engine.device[i];
+		struct rnic_topology t;
 
-		dev->nb_shards = m->nb_shards;
-		for (uint16_t k = 0; k < m->nb_shards && ret == 0; k++)
-			ret = rnic_pipeline_create(dev, engine.pool[i], k, &dev->pipeline[k]);
-		for (int st = 0; st < RNIC_STAGE_MAX && ret == 0; st++) {
-			for (unsigned int k = 0; k < m->nb[st] && ret == 0; k++) {
-				struct rnic_stage stage = {
-					.name = rnic_stage_names[st],
-					.poll = stage_poll[st],
-					.arg = dev->pipeline[k],
-				};
-
-				ret = rnic_engine_add_stage(m->per_device ? order[(unsigned int)i % nb_order] :
-							    m->lcore[st][k], &stage);
-			}
-		}
+		rnic_topology_init(&t, m->nb_shards);
+		for (int st = 0; st < RNIC_STAGE_MAX; st++)
+			for (unsigned int k = 0; k < m->nb[st]; k++)
+				t.lcore[st][k] = m->per_device ? order[(unsigned int)i % nb_order] : m->lcore[st][k];
+		ret = rnic_topology_build(engine.device[i], engine.pool[i], &t);
+		if (ret == 0)
+			ret = rnic_topology_start(engine.device[i], &t, rnic_engine_add_stage);
 	}
 	return ret;
 }

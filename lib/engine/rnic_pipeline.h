@@ -28,6 +28,7 @@
 #include "rnic_qp.h"
 #include "rnic_latency.h"
 #include "rnic_sched.h"
+#include "rnic_stage.h"
 #include "rnic_timer.h"
 #include "rnic_wire.h"
 #include "rnic_wqe.h"
@@ -38,17 +39,6 @@
 #define RNIC_MIN_PROBE_US 50		/* the shortest wait before an early probe (the timer wheel's ticks: 16 us) */
 #define RNIC_RTT_GIVE_UP 14		/* a packet timed whose ACK has not come in a 67 ms loss timer's time is lost */
 #define RNIC_RTX_SHARE 4		/* a pipeline keeps at most 1/(4 x shards) of its pool's mbufs for resending */
-
-enum rnic_stage_id {
-	RNIC_STAGE_DOORBELL,
-	RNIC_STAGE_REQUESTER,
-	RNIC_STAGE_PARSER,
-	RNIC_STAGE_RESPONDER,
-	RNIC_STAGE_COMPLETER,
-	RNIC_STAGE_MAX
-};
-
-extern const char *const rnic_stage_names[RNIC_STAGE_MAX];
 
 /*
  * The retransmit buffer (the seed's MultiQueue, seed 003 §3.8): every RC SEND/WRITE packet sent is kept, by
@@ -278,8 +268,11 @@ _Static_assert(sizeof(((struct rnic_pipeline *)0)->lat[0]) % RTE_CACHE_LINE_SIZE
 /* The counters of one stage of the pipeline (the requester's for the completer too: they share an lcore). */
 #define RNIC_STATS(p, stage) (&(p)->stats[RNIC_STAGE_##stage])
 
+/* Shard `shard`'s pipeline of the device, its rings made with ring_flags (rnic_topology_ring_flags, by
+ * enum rnic_edge_id; NULL: one thread polls every stage, so single-producer and single-consumer but where
+ * control threads enqueue). rnic_topology_build makes an engine's. */
 int rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t shard,
-			 struct rnic_pipeline **out);
+			 const unsigned int ring_flags[RNIC_EDGE_MAX], struct rnic_pipeline **out);
 
 /* The pipeline (shard) that owns the QP with this number. */
 static inline struct rnic_pipeline *

@@ -37,7 +37,7 @@ route_doorbells(struct rnic_pipeline *p, const uint64_t *db, unsigned int n, uin
 			continue;
 		}
 		rnic_qp_doorbell_taken(qp);
-		rte_ring_sp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->slot_ring, &rnic_qp_priv(qp)->slot,
+		rte_ring_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->slot_ring, &rnic_qp_priv(qp)->slot,
 					 sizeof(uint32_t));
 	}
 	RNIC_STATS(p, DOORBELL)->doorbells += n;
@@ -256,7 +256,7 @@ static void
 rtx_reclaim(struct rnic_pipeline *p)
 {
 	uint32_t heads[RNIC_BURST];
-	unsigned int n = rte_ring_sc_dequeue_burst_elem(p->rtx_reclaim, heads, sizeof(heads[0]), RNIC_BURST, NULL);
+	unsigned int n = rte_ring_dequeue_burst_elem(p->rtx_reclaim, heads, sizeof(heads[0]), RNIC_BURST, NULL);
 
 	for (unsigned int i = 0; i < n; i++)
 		rnic_rtx_free_list(p, heads[i]);
@@ -287,7 +287,7 @@ rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
 	rnic_qp_fail(qp);
 	flush_send_queue(p, qp);
 	/* The receive queue completes on the responder's lcore: hand it over. */
-	if (rte_ring_sp_enqueue_elem(p->flush_ring, &q->slot, sizeof(q->slot)) != 0) {
+	if (rte_ring_enqueue_elem(p->flush_ring, &q->slot, sizeof(q->slot)) != 0) {
 		RNIC_STATS(p, REQUESTER)->flush_ring_full++;
 		RNIC_LOG_LIMITED(ERR, "QP %u: flush ring full: its receive queue is not flushed", qp->qp_num);
 	}
@@ -1435,7 +1435,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 
 	rnic_requester_timers(p);
 	rtx_reclaim(p);
-	n = rte_ring_sc_dequeue_burst_elem(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST, NULL);
+	n = rte_ring_dequeue_burst_elem(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST, NULL);
 	for (unsigned int i = 0; i < n; i++)
 		rnic_sched_activate(&p->sched, slots[i]);
 	while (work < budget && rnic_sched_next(&p->sched, &slot)) {
