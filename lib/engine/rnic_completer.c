@@ -9,6 +9,7 @@
 #include <rte_ring.h>
 
 #include "rnic_pipeline.h"
+#include "rnic_requester.h"
 #include "rnic_wqe.h"
 
 /* The oldest READ or atomic sent (before a go-back-N too) and not yet answered: its data is what an ACK

@@ -6,6 +6,7 @@
 #include <rte_ethdev.h>
 
 #include "rnic_neigh.h"
+#include "rnic_parser.h"
 #include "rnic_pipeline.h"
 
 /* Queue the frames for their shards' stage; what a full ring refuses is counted and freed. */

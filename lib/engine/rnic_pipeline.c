@@ -15,6 +15,7 @@
 #include "rnic_dbq.h"
 #include "rnic_neigh.h"
 #include "rnic_pipeline.h"
+#include "rnic_requester.h"
 #include "rnic_client.h"
 
 /* The ring of edge e for this shard's pipeline, in its field. */

@@ -11,6 +11,7 @@
 #include "rnic_cq.h"
 #include "rnic_neigh.h"
 #include "rnic_pipeline.h"
+#include "rnic_responder.h"
 #include "rnic_wqe.h"
 
 #define GRH_LEN 40	/* the space a UD receive buffer reserves for the GRH, as libibverbs */

@@ -7,7 +7,11 @@
 
 #include <rte_ring.h>
 
+#include "rnic_doorbell.h"
+#include "rnic_parser.h"
 #include "rnic_pipeline.h"
+#include "rnic_requester.h"
+#include "rnic_responder.h"
 #include "rnic_stage.h"
 
 const struct rnic_edge_desc rnic_edges[RNIC_EDGE_MAX] = {

@@ -5,7 +5,11 @@
 #ifndef TEST_PIPELINE_H
 #define TEST_PIPELINE_H
 
+#include "rnic_doorbell.h"
+#include "rnic_parser.h"
 #include "rnic_pipeline.h"
+#include "rnic_requester.h"
+#include "rnic_responder.h"
 #include "rnic_priv.h"
 
 /* Give the context's device one pipeline whose frames come from pool. NULL on failure. */
