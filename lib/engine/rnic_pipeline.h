@@ -167,7 +167,7 @@ struct rnic_db_tenant {
 /*
  * A shard's pipeline, in parts by owner: what the pipeline's creation sets and every stage only reads, then
  * one part per stage's lcore, each on cache lines of its own (with the per-stage counters and latency
- * histograms), so that no stage's writes take a line another lcore reads (doc/performance.md, "Pipeline
+ * histograms), so that no stage's writes take a line another lcore reads (doc/engine.md, "Pipeline
  * layout"). The parts are anonymous, so a field is named the same wherever it lives.
  */
 struct rnic_pipeline {
