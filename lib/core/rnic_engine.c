@@ -783,6 +783,8 @@ create_pipelines(const struct stage_map *m)
 	unsigned int order[RTE_MAX_LCORE], nb_order = engine_lcore_order(order);
 	int ret = 0;
 
+	if (m->nb_shards == 0)
+		return 0;	/* no data path: the control path only */
 	if (m->nb_device_lcores != 0) {
 		memcpy(order, m->device_lcore, sizeof(m->device_lcore[0]) * m->nb_device_lcores);
 		nb_order = m->nb_device_lcores;
