@@ -401,8 +401,7 @@ rnic_stage_completer(void *arg, unsigned int budget)
 	struct rte_mbuf *pkts[RNIC_BURST];
 	unsigned int n;
 
-	n = rte_ring_dequeue_burst_elem(p->response_ring, pkts, sizeof(pkts[0]),
-					   RTE_MIN(budget, (unsigned int)RNIC_BURST), NULL);
+	n = rnic_edge_dequeue_burst(p->response_ring, pkts, sizeof(pkts[0]), RTE_MIN(budget, (unsigned int)RNIC_BURST));
 	rnic_prefetch_qps(p->dev, pkts, n);
 	rnic_stage_frames(p, RNIC_LAT_COMPLETER, pkts, n, handle_response);
 	return n;

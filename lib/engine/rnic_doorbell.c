@@ -29,8 +29,7 @@ route_doorbells(struct rnic_pipeline *p, const uint64_t *db, unsigned int n, uin
 			continue;
 		}
 		rnic_qp_doorbell_taken(qp);
-		rte_ring_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->slot_ring, &rnic_qp_priv(qp)->slot,
-					 sizeof(uint32_t));
+		rnic_edge_enqueue(rnic_shard_of(dev, qp->qp_num)->slot_ring, &rnic_qp_priv(qp)->slot, sizeof(uint32_t));
 	}
 	RNIC_STATS(p, DOORBELL)->doorbells += n;
 	t->doorbells += n;

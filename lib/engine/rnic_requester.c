@@ -172,7 +172,7 @@ static void
 rtx_reclaim(struct rnic_pipeline *p)
 {
 	uint32_t heads[RNIC_BURST];
-	unsigned int n = rte_ring_dequeue_burst_elem(p->rtx_reclaim, heads, sizeof(heads[0]), RNIC_BURST, NULL);
+	unsigned int n = rnic_edge_dequeue_burst(p->rtx_reclaim, heads, sizeof(heads[0]), RNIC_BURST);
 
 	for (unsigned int i = 0; i < n; i++)
 		rnic_rtx_free_list(p, heads[i]);
@@ -203,7 +203,7 @@ rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
 	rnic_qp_fail(qp);
 	flush_send_queue(p, qp);
 	/* The receive queue completes on the responder's lcore: hand it over. */
-	if (rte_ring_enqueue_elem(p->flush_ring, &q->slot, sizeof(q->slot)) != 0) {
+	if (rnic_edge_enqueue(p->flush_ring, &q->slot, sizeof(q->slot)) != 0) {
 		RNIC_STATS(p, REQUESTER)->flush_ring_full++;
 		RNIC_LOG_LIMITED(ERR, "QP %u: flush ring full: its receive queue is not flushed", qp->qp_num);
 	}
@@ -1351,7 +1351,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 
 	rnic_requester_timers(p);
 	rtx_reclaim(p);
-	n = rte_ring_dequeue_burst_elem(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST, NULL);
+	n = rnic_edge_dequeue_burst(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST);
 	for (unsigned int i = 0; i < n; i++)
 		rnic_sched_activate(&p->sched, slots[i]);
 	while (work < budget && rnic_sched_next(&p->sched, &slot)) {

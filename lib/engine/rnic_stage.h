@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include "rnic_latency.h"
 #include "rnic_priv.h"
@@ -72,6 +73,26 @@ struct rnic_stage_desc {
 	uint32_t writes;
 	int with;			/* a stage whose state it shares: on the same lcore (else RNIC_STAGE_ALONE) */
 };
+
+/*
+ * Enqueue one element on, or dequeue a burst from, a ring the topology built: single- or multi-producer
+ * (-consumer) as the ring was made. The topology makes no RTS or HTS ring, so two paths where rte_ring's
+ * flag-following calls inline four.
+ */
+static __rte_always_inline int
+rnic_edge_enqueue(struct rte_ring *r, void *obj, unsigned int esize)
+{
+	return likely(r->prod.sync_type == RTE_RING_SYNC_ST) ? rte_ring_sp_enqueue_elem(r, obj, esize) :
+							      rte_ring_mp_enqueue_elem(r, obj, esize);
+}
+
+static __rte_always_inline unsigned int
+rnic_edge_dequeue_burst(struct rte_ring *r, void *obj_table, unsigned int esize, unsigned int n)
+{
+	return likely(r->cons.sync_type == RTE_RING_SYNC_ST) ?
+	       rte_ring_sc_dequeue_burst_elem(r, obj_table, esize, n, NULL) :
+	       rte_ring_mc_dequeue_burst_elem(r, obj_table, esize, n, NULL);
+}
 
 /* The engine's stage table, by enum rnic_stage_id. */
 extern const struct rnic_stage_desc rnic_stages[RNIC_STAGE_MAX];
