@@ -9,6 +9,7 @@
 #include <rte_ring.h>
 
 #include "rnic_pipeline.h"
+#include "rnic_requester.h"
 #include "rnic_wqe.h"
 
 /* The oldest READ or atomic sent (before a go-back-N too) and not yet answered: its data is what an ACK
@@ -101,7 +102,7 @@ rnr_delay_us(uint8_t timer)
 		491520,
 	};
 
-	return us[timer & 0x1f];
+	return us[RNIC_AETH_VALUE(timer)];
 }
 
 /* The in-flight WQE whose PSN range holds psn, or NULL. */
@@ -148,7 +149,7 @@ fail_at(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_
 		return;
 	}
 	/* Every packet before the one named is acknowledged. */
-	ack_upto(p, qp, rnic_psn_add(psn, 0xffffff));
+	ack_upto(p, qp, rnic_psn_prev(psn));
 	rnic_requester_retire(p, qp);
 	if (r->infl_head != r->infl_tail && rnic_req_infl(r, r->infl_head) == e) {
 		rnic_complete(qp, 1, e->index, e->opcode, st, 0);
@@ -181,7 +182,7 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 		}
 		if (q->attr.rnr_retry != 7)
 			r->rnr_left--;
-		ack_upto(p, qp, rnic_psn_add(d->psn, 0xffffff));
+		ack_upto(p, qp, rnic_psn_prev(d->psn));
 		/* No resend before the RNR timer runs out (seed test 23): the wheel wakes the QP then. */
 		if (rnic_requester_rewind(p, qp, d->psn) == 0) {
 			r->rnr_until = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000000 * rnr_delay_us(s);
@@ -204,7 +205,7 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 		/* Everything before the PSN arrived; go back to it. */
 		RNIC_STATS(p, COMPLETER)->seq_naks_received++;
 		rnic_qp_priv(qp)->counters.seq_naks_received++;
-		ack_upto(p, qp, rnic_psn_add(d->psn, 0xffffff));
+		ack_upto(p, qp, rnic_psn_prev(d->psn));
 		rnic_requester_rewind(p, qp, d->psn);
 		break;
 	default:	/* remote operational error, or a reserved NAK code */
@@ -303,7 +304,7 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	e->asked &= e->received < e->asked_end;
 	rnic_requester_progress(p, qp);
 	/* A READ response acknowledges every request before the READ (implicit ACK). */
-	ack_upto(p, qp, rnic_psn_add(e->first_psn, 0xffffff));
+	ack_upto(p, qp, rnic_psn_prev(e->first_psn));
 	if (e->received == e->length) {
 		e->answered = 1;
 		rnic_requester_read_answered(r, e, pmtu);
@@ -400,8 +401,7 @@ rnic_stage_completer(void *arg, unsigned int budget)
 	struct rte_mbuf *pkts[RNIC_BURST];
 	unsigned int n;
 
-	n = rte_ring_sc_dequeue_burst_elem(p->response_ring, pkts, sizeof(pkts[0]),
-					   RTE_MIN(budget, (unsigned int)RNIC_BURST), NULL);
+	n = rnic_edge_dequeue_burst(p->response_ring, pkts, sizeof(pkts[0]), RTE_MIN(budget, (unsigned int)RNIC_BURST));
 	rnic_prefetch_qps(p->dev, pkts, n);
 	rnic_stage_frames(p, RNIC_LAT_COMPLETER, pkts, n, handle_response);
 	return n;

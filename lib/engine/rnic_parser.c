@@ -6,6 +6,7 @@
 #include <rte_ethdev.h>
 
 #include "rnic_neigh.h"
+#include "rnic_parser.h"
 #include "rnic_pipeline.h"
 
 /* Queue the frames for their shards' stage; what a full ring refuses is counted and freed. */
@@ -17,8 +18,7 @@ route(struct rnic_pipeline *p, struct rte_mbuf **pkts, const uint32_t *qpn, unsi
 	for (unsigned int i = 0; i < n; i++) {
 		struct rnic_pipeline *s = rnic_shard_of(dev, qpn[i]);
 
-		if (rte_ring_sp_enqueue_elem(requests ? s->request_ring : s->response_ring, &pkts[i],
-					     sizeof(pkts[i])) != 0) {
+		if (rnic_edge_enqueue(requests ? s->request_ring : s->response_ring, &pkts[i], sizeof(pkts[i])) != 0) {
 			RNIC_STATS(p, PARSER)->ring_full++;
 			rte_pktmbuf_free(pkts[i]);
 		}

@@ -15,40 +15,42 @@
 #include "rnic_dbq.h"
 #include "rnic_neigh.h"
 #include "rnic_pipeline.h"
+#include "rnic_requester.h"
 #include "rnic_client.h"
 
-const char *const rnic_stage_names[RNIC_STAGE_MAX] = {
-	[RNIC_STAGE_DOORBELL] = "doorbell",
-	[RNIC_STAGE_REQUESTER] = "requester",
-	[RNIC_STAGE_PARSER] = "parser",
-	[RNIC_STAGE_RESPONDER] = "responder",
-	[RNIC_STAGE_COMPLETER] = "completer",
-};
-
-static struct rte_ring *
-pipe_ring(const struct rnic_device *dev, uint16_t shard, const char *what, uint32_t esize)
+/* The ring of edge e for this shard's pipeline, in its field. */
+static int
+pipe_ring(struct rnic_pipeline *p, enum rnic_edge_id e, unsigned int flags)
 {
+	const struct rnic_edge_desc *d = &rnic_edges[e];
+	struct rte_ring **ring = (struct rte_ring **)((uint8_t *)p + d->field);
 	char name[RTE_RING_NAMESIZE];
 
-	snprintf(name, sizeof(name), "rnic_%s%u_%.12s", what, shard, dev->name);
-	/* One producer stage and one consumer stage per ring. */
-	return rte_ring_create_elem(name, esize, RNIC_PIPE_RING_SIZE, dev->socket_id,
-				    RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "rnic_%s%u_%.12s", d->name, p->shard, p->dev->name);
+	*ring = rte_ring_create_elem(name, d->esize, RNIC_PIPE_RING_SIZE, p->dev->socket_id, flags);
+	return *ring != NULL ? 0 : -ENOMEM;
+}
+
+static int
+pipe_rings(struct rnic_pipeline *p, const unsigned int ring_flags[RNIC_EDGE_MAX])
+{
+	for (unsigned int e = 0; e < RNIC_EDGE_MAX; e++) {
+		unsigned int flags = ring_flags != NULL ? ring_flags[e] :
+				     rnic_edges[e].control_producers ? RING_F_SC_DEQ : RING_F_SP_ENQ | RING_F_SC_DEQ;
+
+		if (pipe_ring(p, (enum rnic_edge_id)e, flags) != 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int
 rtx_init(struct rnic_pipeline *p)
 {
-	char name[RTE_RING_NAMESIZE];
-
 	p->rtx_size = p->pool->size / (RNIC_RTX_SHARE * RTE_MAX(p->dev->nb_shards, (uint16_t)1));
 	p->rtx = rte_zmalloc_socket("rnic_rtx", sizeof(p->rtx[0]) * (p->rtx_size + 1), RTE_CACHE_LINE_SIZE,
 				    p->dev->socket_id);
-	snprintf(name, sizeof(name), "rnic_rtx%u_%.12s", p->shard, p->dev->name);
-	/* Control threads give lists back (multi-producer); the requester takes them. */
-	p->rtx_reclaim = rte_ring_create_elem(name, sizeof(uint32_t), RNIC_PIPE_RING_SIZE, p->dev->socket_id,
-					      RING_F_SC_DEQ);
-	if (p->rtx == NULL || p->rtx_reclaim == NULL)
+	if (p->rtx == NULL)
 		return -ENOMEM;
 	for (uint32_t i = 1; i <= p->rtx_size; i++)
 		p->rtx[i].next = i < p->rtx_size ? i + 1 : 0;
@@ -101,7 +103,8 @@ rnic_pipeline_release_qp(struct rnic_qp *qp)
 }
 
 int
-rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t shard, struct rnic_pipeline **out)
+rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t shard,
+		     const unsigned int ring_flags[RNIC_EDGE_MAX], struct rnic_pipeline **out)
 {
 	static const struct rnic_engine_hooks hooks = {
 		.release_qp = rnic_pipeline_release_qp,
@@ -116,17 +119,12 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	p->dev = dev;
 	p->pool = pool;
 	p->shard = shard;
-	p->slot_ring = pipe_ring(dev, shard, "slot", sizeof(uint32_t));
-	p->request_ring = pipe_ring(dev, shard, "req", sizeof(struct rte_mbuf *));
-	p->response_ring = pipe_ring(dev, shard, "rsp", sizeof(struct rte_mbuf *));
-	p->flush_ring = pipe_ring(dev, shard, "flush", sizeof(uint32_t));
 	/* Every QP slot twice: a QP is queued once at a time, and one reset or destroyed while queued leaves
 	 * at most a stale entry behind. */
 	p->read_fifo_mask = 2 * rnic_qp_table_slots(dev) - 1;
 	p->read_fifo = rte_malloc_socket("rnic_read_fifo", sizeof(uint32_t) * (p->read_fifo_mask + 1),
 					 RTE_CACHE_LINE_SIZE, dev->socket_id);
-	if (p->slot_ring == NULL || p->request_ring == NULL || p->response_ring == NULL || p->flush_ring == NULL ||
-	    p->read_fifo == NULL ||
+	if (pipe_rings(p, ring_flags) != 0 || p->read_fifo == NULL ||
 	    rnic_sched_init(&p->sched, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
 	    rnic_timer_init(&p->timers, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
 	    rtx_init(p) != 0) {
@@ -175,16 +173,10 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 		return;
 	if (p->neigh_tx != NULL)
 		rnic_neigh_free(p->dev);	/* shard 0's: the device's neighbour state goes with it */
-	rnic_ring_free_mbufs(p->request_ring);
-	rnic_ring_free_mbufs(p->response_ring);
 	rte_pktmbuf_free_bulk(p->req_tx.pkts, p->req_tx.count);
 	rte_pktmbuf_free_bulk(p->req_tx.spare, p->req_tx.nb_spare);
 	rte_pktmbuf_free_bulk(p->resp_tx.pkts, p->resp_tx.count);
 	rte_pktmbuf_free_bulk(p->resp_tx.spare, p->resp_tx.nb_spare);
-	rte_ring_free(p->slot_ring);
-	rte_ring_free(p->request_ring);
-	rte_ring_free(p->response_ring);
-	rte_ring_free(p->flush_ring);
 	rnic_sched_free(&p->sched);
 	rnic_timer_free(&p->timers);
 	if (p->rtx_reclaim != NULL) {
@@ -192,7 +184,13 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 
 		while (rte_ring_dequeue_elem(p->rtx_reclaim, &head, sizeof(head)) == 0)
 			rnic_rtx_free_list(p, head);
-		rte_ring_free(p->rtx_reclaim);
+	}
+	for (unsigned int e = 0; e < RNIC_EDGE_MAX; e++) {
+		struct rte_ring *r = *(struct rte_ring **)((uint8_t *)p + rnic_edges[e].field);
+
+		if (rnic_edges[e].mbufs)
+			rnic_ring_free_mbufs(r);
+		rte_ring_free(r);
 	}
 	rte_free(p->rtx);
 	rte_free(p->read_fifo);

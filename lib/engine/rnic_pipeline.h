@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The engine's pipeline for one device: the stages of the seed's RDMA engine (seed 003 §1.1) as poll
- * functions linked by rte_rings.
+ * functions linked by rte_rings. This header holds a shard's pipeline state and the helpers every stage uses
+ * (TX buffering, routing, control frames, completions); the stage graph is declared in rnic_stage.h and each
+ * stage's own interface is in rnic_doorbell.h, rnic_parser.h, rnic_responder.h and rnic_requester.h.
  *
  *   doorbell ring -> [doorbell] -> slot ring -> [requester: WQE scheduling + parse, DataPack gather,
  *                                                transmit control, request packet generation] -> port TX
@@ -16,6 +18,7 @@
 #ifndef RNIC_PIPELINE_H
 #define RNIC_PIPELINE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -27,6 +30,7 @@
 #include "rnic_qp.h"
 #include "rnic_latency.h"
 #include "rnic_sched.h"
+#include "rnic_stage.h"
 #include "rnic_timer.h"
 #include "rnic_wire.h"
 #include "rnic_wqe.h"
@@ -37,25 +41,6 @@
 #define RNIC_MIN_PROBE_US 50		/* the shortest wait before an early probe (the timer wheel's ticks: 16 us) */
 #define RNIC_RTT_GIVE_UP 14		/* a packet timed whose ACK has not come in a 67 ms loss timer's time is lost */
 #define RNIC_RTX_SHARE 4		/* a pipeline keeps at most 1/(4 x shards) of its pool's mbufs for resending */
-
-/* AETH syndromes (IBA 9.7.5.1) */
-#define RNIC_AETH_ACK 0x1f		/* ACK, credits not used (invalid credit count) */
-#define RNIC_AETH_RNR(timer) (0x20 | ((timer) & 0x1f))
-#define RNIC_AETH_NAK_PSN_SEQ 0x60
-#define RNIC_AETH_NAK_REMOTE_OP 0x63
-#define RNIC_AETH_IS_ACK(s) (((s) >> 5) == 0)
-#define RNIC_AETH_IS_RNR(s) (((s) >> 5) == 1)
-
-enum rnic_stage_id {
-	RNIC_STAGE_DOORBELL,
-	RNIC_STAGE_REQUESTER,
-	RNIC_STAGE_PARSER,
-	RNIC_STAGE_RESPONDER,
-	RNIC_STAGE_COMPLETER,
-	RNIC_STAGE_MAX
-};
-
-extern const char *const rnic_stage_names[RNIC_STAGE_MAX];
 
 /*
  * The retransmit buffer (the seed's MultiQueue, seed 003 §3.8): every RC SEND/WRITE packet sent is kept, by
@@ -146,7 +131,7 @@ struct rnic_pipeline_stats {
 	RNIC_PIPELINE_COUNTERS(RNIC_X)
 #undef RNIC_X
 	uint64_t rx_drops[RNIC_DROP_REASON_MAX];	/* by rnic_drop_reason */
-};
+} __rte_cache_aligned;		/* each stage's set on lines of its own: each stage's lcore writes its own */
 
 /*
  * One tenant's use of a pipeline (doc/engine.md, "Fair service"). While two tenants or more have QPs with
@@ -179,7 +164,14 @@ struct rnic_db_tenant {
 #define RNIC_TENANT_HORIZON_MS 20	/* a shard is shared this long after its last round of two tenants */
 #define RNIC_DBQ_SHARE 16		/* doorbells per tenant per turn of the doorbell stage */
 
+/*
+ * A shard's pipeline, in parts by owner: what the pipeline's creation sets and every stage only reads, then
+ * one part per stage's lcore, each on cache lines of its own (with the per-stage counters and latency
+ * histograms), so that no stage's writes take a line another lcore reads (doc/engine.md, "Pipeline
+ * layout"). The parts are anonymous, so a field is named the same wherever it lives.
+ */
 struct rnic_pipeline {
+	/* Set by rnic_pipeline_create, read by the stages. */
 	struct rnic_device *dev;
 	uint16_t shard;			/* this pipeline's shard; its TX queues are 2 * shard and 2 * shard + 1 */
 	struct rte_mempool *pool;
@@ -187,64 +179,102 @@ struct rnic_pipeline {
 	struct rte_ring *request_ring;	/* parser -> responder: request frames */
 	struct rte_ring *response_ring;	/* parser -> completer: response frames */
 	struct rte_ring *flush_ring;	/* requester -> responder: QP slots in error whose RQ to flush */
-	struct rnic_sched sched;	/* the requester's QPs with work (the patent's QP scheduler) */
-	struct rnic_mr_cache req_cache;	/* translation caches of the requester side and the responder side */
-	struct rnic_mr_cache resp_cache;
-	struct rnic_tx_buffer req_tx;
-	struct rnic_tx_buffer resp_tx;
+	struct rte_ring *rtx_reclaim;	/* control threads -> requester: kept-frame lists of QPs reset or destroyed */
 	struct rte_ring *neigh_tx;	/* shard 0: ARP/ND frames its responder sends (rnic_neigh.h) */
 	uint64_t neigh_wait_cycles;	/* RNIC_NEIGH_WAIT_MS and RNIC_NEIGH_RECHECK_US in TSC cycles */
 	uint64_t neigh_recheck_cycles;
-	uint16_t rx_queue;		/* the parser's next RX queue */
-	uint32_t read_head;		/* QPs with READ responses or atomic answers to send, oldest first */
-	uint32_t read_tail;		/* (responder): room for every QP slot twice, so never short */
-	uint32_t read_fifo_mask;
-	uint32_t *read_fifo;
-	uint32_t nb_acks;		/* QPs with a coalesced ACK/NAK to send at the end of the burst */
-	uint32_t ack_list[RNIC_BURST];
-	struct rnic_timer_wheel timers;	/* the requester's loss and RNR timers */
-	uint64_t loss_timeout_cycles[32];	/* TSC cycles of the loss timer per QP timeout attribute */
-	/* The path's round trip (requester): from an AckReq packet's departure to the progress its ACK made,
-	 * one QP's packet at a time, smoothed (7/8 old, 1/8 new; TSC cycles, 0: no sample yet). It sets when
-	 * a QP that hears nothing sends an early probe. */
-	uint64_t srtt;
 	uint64_t min_probe_cycles;	/* RNIC_MIN_PROBE_US */
-	uint64_t rtt_tsc;		/* the packet being timed: when it left (0: none), its QP slot and PSN */
-	uint32_t rtt_slot;
-	uint32_t rtt_psn;
-	uint64_t req_clock;		/* latency stamps: when the requester's current WQE started */
-	struct rnic_qp *wqe_qp;		/* the send WQE start_wqe parsed last (this QP's, this index), */
-	uint32_t wqe_index;		/* for send_packet in the same visit of the QP */
-	struct rnic_send_wqe wqe;
-	struct rnic_rtx_elem *rtx;	/* the retransmit buffer's elements, [1..rtx_size] */
-	uint32_t rtx_size;
-	uint32_t rtx_free;		/* first free element (0: none left) */
-	struct rte_ring *rtx_reclaim;	/* lists of QPs reset or destroyed, for the requester to free */
-	struct rnic_pipeline_stats stats[RNIC_STAGE_MAX];
-	/* Fair service between tenants: the requester's (tenant_round: the round tenants_now counts; tenants
-	 * with QPs visited in it and in the round before) and the doorbell stage's (dbq_next: the client
-	 * queue its next turn starts at). */
-	uint32_t tenant_round;
-	uint32_t tenants_now;
-	uint32_t tenants_last;
-	uint64_t shared_until;		/* TSC until which the tenants' windows hold (0: one tenant so far) */
 	uint64_t shared_horizon;	/* RNIC_TENANT_HORIZON_MS in TSC cycles */
-	uint32_t visit_bytes;		/* payload bytes sent in the current QP visit */
-	struct rnic_req_tenant req_tenant[RNIC_MAX_TENANTS];
-	uint32_t dbq_next;
-	uint32_t dbq_turn;
-	struct rnic_db_tenant db_tenant[RNIC_MAX_TENANTS] __rte_cache_aligned;
+	uint64_t loss_timeout_cycles[32];	/* TSC cycles of the loss timer per QP timeout attribute */
+	uint32_t *read_fifo;		/* the responder's READ FIFO (below), room for every QP slot twice */
+	uint32_t read_fifo_mask;
+	uint32_t rtx_size;
+	struct rnic_rtx_elem *rtx;	/* the retransmit buffer's elements, [1..rtx_size] (requester) */
+
+	/* The doorbell stage's (shard 0's pipeline serves the device): dbq_next is the client queue its next
+	 * turn starts at. */
+	struct {
+		uint32_t dbq_next;
+		uint32_t dbq_turn;
+		struct rnic_db_tenant db_tenant[RNIC_MAX_TENANTS];
+	} __rte_cache_aligned;
+
+	/* The parser's (shard 0's pipeline serves the device). */
+	struct {
+		uint16_t rx_queue;	/* the parser's next RX queue */
+	} __rte_cache_aligned;
+
+	/* The requester's and the completer's (one lcore). */
+	struct {
+		struct rnic_sched sched;	/* QPs with work (the patent's QP scheduler) */
+		struct rnic_mr_cache req_cache;	/* the requester side's translation cache */
+		struct rnic_tx_buffer req_tx;
+		struct rnic_timer_wheel timers;	/* loss and RNR timers */
+		/* The path's round trip: from an AckReq packet's departure to the progress its ACK made, one
+		 * QP's packet at a time, smoothed (7/8 old, 1/8 new; TSC cycles, 0: no sample yet). It sets when
+		 * a QP that hears nothing sends an early probe. */
+		uint64_t srtt;
+		uint64_t rtt_tsc;	/* the packet being timed: when it left (0: none), its QP slot and PSN */
+		uint32_t rtt_slot;
+		uint32_t rtt_psn;
+		uint64_t req_clock;	/* latency stamps: when the current WQE started */
+		struct rnic_qp *wqe_qp;	/* the send WQE start_wqe parsed last (this QP's, this index), */
+		uint32_t wqe_index;	/* for send_packet in the same visit of the QP */
+		struct rnic_send_wqe wqe;
+		uint32_t rtx_free;	/* first free retransmit element (0: none left) */
+		/* Fair service between tenants: tenant_round is the round tenants_now counts; tenants with QPs
+		 * visited in it and in the round before. */
+		uint32_t tenant_round;
+		uint32_t tenants_now;
+		uint32_t tenants_last;
+		uint64_t shared_until;	/* TSC until which the tenants' windows hold (0: one tenant so far) */
+		uint32_t visit_bytes;	/* payload bytes sent in the current QP visit */
+		struct rnic_req_tenant req_tenant[RNIC_MAX_TENANTS];
+	} __rte_cache_aligned;
+
+	/* The responder's. */
+	struct {
+		struct rnic_mr_cache resp_cache;	/* the responder side's translation cache */
+		struct rnic_tx_buffer resp_tx;
+		uint32_t read_head;	/* QPs with READ responses or atomic answers to send, oldest first */
+		uint32_t read_tail;	/* (read_fifo): room for every QP slot twice, so never short */
+		uint32_t nb_acks;	/* QPs with a coalesced ACK/NAK to send at the end of the burst */
+		uint32_t ack_list[RNIC_BURST];
+	} __rte_cache_aligned;
+
+	struct rnic_pipeline_stats stats[RNIC_STAGE_MAX];	/* each on lines of its own */
 	struct {
 		struct rnic_latency_hist queued;
 		struct rnic_latency_hist busy;
-	} lat[RNIC_LAT_MAX];		/* rnic_latency.h: each written by its stage's lcore */
+	} __rte_cache_aligned lat[RNIC_LAT_MAX];	/* rnic_latency.h: each written by its stage's lcore */
 };
+
+/* The parts' first fields start cache lines: a check that the layout above keeps its owners apart. */
+#define RNIC_PIPELINE_LINE_START(field) \
+	_Static_assert(offsetof(struct rnic_pipeline, field) % RTE_CACHE_LINE_SIZE == 0, \
+		       "struct rnic_pipeline: " #field " does not start a cache line")
+RNIC_PIPELINE_LINE_START(dbq_next);
+RNIC_PIPELINE_LINE_START(rx_queue);
+RNIC_PIPELINE_LINE_START(sched);
+RNIC_PIPELINE_LINE_START(resp_cache);
+RNIC_PIPELINE_LINE_START(stats);
+RNIC_PIPELINE_LINE_START(lat);
+_Static_assert(offsetof(struct rnic_pipeline, rx_queue) / RTE_CACHE_LINE_SIZE !=
+	       offsetof(struct rnic_pipeline, read_head) / RTE_CACHE_LINE_SIZE,
+	       "the parser's rx_queue shares a line with the responder's READ FIFO");
+_Static_assert(sizeof(struct rnic_pipeline_stats) % RTE_CACHE_LINE_SIZE == 0,
+	       "one stage's counters share a line with the next stage's");
+_Static_assert(sizeof(((struct rnic_pipeline *)0)->lat[0]) % RTE_CACHE_LINE_SIZE == 0,
+	       "one stage's latency histograms share a line with the next stage's");
 
 /* The counters of one stage of the pipeline (the requester's for the completer too: they share an lcore). */
 #define RNIC_STATS(p, stage) (&(p)->stats[RNIC_STAGE_##stage])
 
+/* Shard `shard`'s pipeline of the device, its rings made with ring_flags (rnic_topology_ring_flags, by
+ * enum rnic_edge_id; NULL: one thread polls every stage, so single-producer and single-consumer but where
+ * control threads enqueue). rnic_topology_build makes an engine's. */
 int rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t shard,
-			 struct rnic_pipeline **out);
+			 const unsigned int ring_flags[RNIC_EDGE_MAX], struct rnic_pipeline **out);
 
 /* The pipeline (shard) that owns the QP with this number. */
 static inline struct rnic_pipeline *
@@ -262,54 +292,13 @@ void rnic_route_prepare(const struct rnic_device *dev, const union rnic_gid *dgi
 /* Free the mbufs a ring of mbuf pointers holds (NULL: none). */
 void rnic_ring_free_mbufs(struct rte_ring *r);
 
-/* The stages: each does up to budget units of work and returns how many it did. The doorbell and parser
- * stages serve the whole device (give them shard 0's pipeline); the others serve their shard. */
-unsigned int rnic_stage_doorbell(void *pipeline, unsigned int budget);
-unsigned int rnic_stage_requester(void *pipeline, unsigned int budget);
-unsigned int rnic_stage_parser(void *pipeline, unsigned int budget);
-unsigned int rnic_stage_responder(void *pipeline, unsigned int budget);
-unsigned int rnic_stage_completer(void *pipeline, unsigned int budget);
-
 /* ------------------------------------------------------------------------------------------------------ */
 /* Helpers shared by the stages                                                                            */
-
-/* PSNs are 24-bit serial numbers: the signed distance a - b. */
-static inline int32_t
-rnic_psn_diff(uint32_t a, uint32_t b)
-{
-	return (int32_t)((a - b) << 8) >> 8;
-}
-
-static inline uint32_t
-rnic_psn_add(uint32_t psn, uint32_t n)
-{
-	return (psn + n) & 0xffffff;
-}
 
 static inline uint32_t
 rnic_mtu_bytes(enum rnic_mtu mtu)
 {
 	return 128u << mtu;
-}
-
-/*
- * Keep the QP's tenant's count of PSNs in flight (struct rnic_req_tenant) up to date with the QP: on the
- * requester's lcore, after anything that sends, rewinds, acknowledges or fails. An RC QP in RTS counts what
- * it sent and did not have acknowledged, one in error nothing; in another state (RESET, SQD, ...) the count
- * waits, and the control path gives a reset or destroyed QP's PSNs back (rnic_pipeline_release_qp).
- */
-static inline void
-rnic_tenant_sync(struct rnic_pipeline *p, struct rnic_qp *qp)
-{
-	struct rnic_qp_priv *q = rnic_qp_priv(qp);
-	enum rnic_qp_state state = __atomic_load_n(&qp->state, __ATOMIC_RELAXED);
-	uint32_t now;
-
-	if (qp->qp_type != RNIC_QPT_RC || (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR))
-		return;
-	now = state == RNIC_QPS_RTS ? (uint32_t)RTE_MAX(rnic_psn_diff(q->req.npsn, q->req.una), 0) : 0;
-	p->req_tenant[q->tenant].inflight += now - q->req.tenant_psns;
-	q->req.tenant_psns = now;
 }
 
 /* Queue a frame for TX, sending a burst when RNIC_BURST are waiting. Callers check rnic_tx_room first: a
@@ -459,54 +448,7 @@ void rnic_qp_fail(struct rnic_qp *qp);
 /* Move a QP to an error state (ERR, or SQE for a UC/UD send error) from the data path. */
 void rnic_qp_enter(struct rnic_qp *qp, enum rnic_qp_state state);
 
-/* Requester lcore: the QP is in error; flush its SQ here and have the responder flush its RQ. */
-void rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp);
-
-/* The requester's una moved forward: refill the retry counts, restart or stop the loss timer. */
-void rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp);
-
-/* Go back N: resend from this PSN (and every WQE after it), counted as a retransmission. 0, or -1 if the PSN
- * is not outstanding. */
-int rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn);
-
-/* Ask again at once for in-flight READ e's responses from its first missing one, or for atomic e's answer,
- * without going back over the WQEs after it (completer, on the requester's lcore): once per gap. */
-void rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e);
-
-/*
- * READ e lost two responses in a row or more (completer): its responder sends faster than the path takes them
- * (a rate limit's queue, a switch buffer, which drop runs of frames; a path that loses frames one at a time
- * rarely loses two in a row). The READ window halves, down from what was outstanding (a window never filled
- * says nothing), once per round trip: the READs that went out before the last cut lost theirs to the same
- * overflow. Without it, 16 outstanding 64 KB READs on each QP (max_rd_atomic) overran a 64-frame queue
- * every round, the responses asked again overran it as well, and QPs ended with the retry budget spent
- * (IBA leaves the rate of READ responses to the requester: it asks for them).
- */
-void rnic_requester_read_overflow(struct rnic_req_ctx *r, const struct rnic_inflight *e);
-
-/* READ e has all its responses: its PSNs leave the READ window, which grows (completer). */
-void rnic_requester_read_answered(struct rnic_req_ctx *r, const struct rnic_inflight *e, uint32_t pmtu);
-
-/* An ACK covered PSNs past where go-back-N resends from (they went out before it): the responder has
- * them, so the requester resumes after them. */
-void rnic_requester_skip_acked(struct rnic_pipeline *p, struct rnic_qp *qp);
-
 /* rnic_query_device_counters for a device (telemetry has no context). */
 int rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counters, int n);
-
-/* Free a QP's list of kept frames from element head on (requester lcore). */
-void rnic_rtx_free_list(struct rnic_pipeline *p, uint32_t head);
-
-/* Expired loss and RNR timers of the pipeline's QPs (requester lcore). */
-void rnic_requester_timers(struct rnic_pipeline *p);
-
-/* The QP's loss deadline or RNR wait was set or cleared: give the timer wheel the earliest of them. */
-void rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q);
-
-/* PSNs of an in-flight WQE: its packets (SEND/WRITE, READ responses) or 1 (atomic, or no payload). */
-uint32_t rnic_wqe_span(const struct rnic_inflight *e, uint32_t pmtu);
-
-/* Complete, in order, the in-flight send WQEs that are done (requester lcore). */
-void rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp);
 
 #endif /* RNIC_PIPELINE_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The requester side: doorbell processing, WQE scheduling and parse, DataPack gather, transmit control
- * (segmentation, PSNs, outstanding limits, fence) and request packet generation (seed 003 §3.1-3.4).
+ * The requester side: WQE scheduling and parse, DataPack gather, transmit control (segmentation, PSNs,
+ * outstanding limits, fence) and request packet generation (seed 003 §3.2-3.4), the retransmit buffer and
+ * the loss and RNR timers.
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -11,95 +12,10 @@
 
 #include "rnic_cq.h"
 #include "rnic_pipeline.h"
+#include "rnic_requester.h"
 #include "rnic_wqe.h"
-#include "rnic_dbq.h"
 
 #define QUANTUM 16u	/* packets one QP may send per visit: round-robin fairness between QPs */
-
-/* Tell the owning shards' requesters about the QPs the doorbells name. owner: who rang them (an rnicd
- * client may only ring its own QPs; a doorbell naming another's is dropped as if the QP did not exist);
- * t: the ringer's tenant, charged with them. */
-static void
-route_doorbells(struct rnic_pipeline *p, const uint64_t *db, unsigned int n, uint32_t owner,
-		struct rnic_db_tenant *t)
-{
-	struct rnic_device *dev = p->dev;
-
-	for (unsigned int i = 0; i < n; i++) {
-		struct rnic_doorbell d;
-		struct rnic_qp *qp;
-
-		rnic_doorbell_parse(db[i], &d);
-		qp = rnic_qp_lookup(dev, d.qpn);
-		if (qp == NULL || (owner != 0 && rnic_qp_priv(qp)->owner != owner)) {
-			RNIC_STATS(p, DOORBELL)->no_qp++;	/* destroyed since it rang, or not the ringer's */
-			t->dropped++;
-			continue;
-		}
-		rnic_qp_doorbell_taken(qp);
-		rte_ring_sp_enqueue_elem(rnic_shard_of(dev, qp->qp_num)->slot_ring, &rnic_qp_priv(qp)->slot,
-					 sizeof(uint32_t));
-	}
-	RNIC_STATS(p, DOORBELL)->doorbells += n;
-	t->doorbells += n;
-}
-
-/*
- * rnicd clients' doorbell queues, at most room doorbells: round robin from the queue after the last one the
- * previous turn looked at, each tenant at most RNIC_DBQ_SHARE a turn over all its queues, so that a client
- * that keeps its queue full takes its share and no more (doc/engine.md, "Fair service").
- */
-static unsigned int
-take_client_doorbells(struct rnic_pipeline *p, unsigned int room)
-{
-	struct rnic_device *dev = p->dev;
-	uint32_t nb_dbq = __atomic_load_n(&dev->nb_client_dbq, __ATOMIC_ACQUIRE);
-	uint32_t i = p->dbq_next < nb_dbq ? p->dbq_next : 0;
-	unsigned int total = 0;
-	uint64_t db[RNIC_BURST];
-
-	p->dbq_turn++;
-	for (uint32_t looked = 0; looked < nb_dbq && total < room; looked++) {
-		struct rnic_dbq_reader *r = &dev->client_dbq[i];
-		struct rnic_dbq *q = __atomic_load_n(&r->q, __ATOMIC_ACQUIRE);
-		struct rnic_db_tenant *t = &p->db_tenant[r->tenant];
-		unsigned int n;
-
-		i = i + 1 < nb_dbq ? i + 1 : 0;
-		if (q == NULL)
-			continue;
-		if (t->turn != p->dbq_turn) {
-			t->turn = p->dbq_turn;
-			t->left = RNIC_DBQ_SHARE;
-		}
-		n = rnic_dbq_pop(r, q, db, RTE_MIN(room - total, t->left));
-		t->left -= n;
-		route_doorbells(p, db, n, r->owner, t);
-		total += n;
-	}
-	p->dbq_next = i;
-	return total;
-}
-
-unsigned int
-rnic_stage_doorbell(void *arg, unsigned int budget)
-{
-	struct rnic_pipeline *p = arg;
-	struct rnic_device *dev = p->dev;
-	uint64_t db[RNIC_BURST];
-	unsigned int n, room = RNIC_BURST;
-
-	/* Take no more doorbells than every shard's requester can be told about: none is ever dropped. */
-	for (uint16_t s = 0; s < dev->nb_shards; s++)
-		room = RTE_MIN(room, rte_ring_free_count(dev->pipeline[s]->slot_ring));
-	room = RTE_MIN(budget, room);
-	n = rte_ring_sc_dequeue_burst_elem(dev->doorbell_ring, db, sizeof(db[0]), room, NULL);
-	route_doorbells(p, db, n, 0, &p->db_tenant[0]);
-	/* rnicd clients' doorbell queues (none in an application's own engine). */
-	if (n < room && dev->nb_client_dbq != 0)
-		n += take_client_doorbells(p, room - n);
-	return n;
-}
 
 /* Copy len bytes at message offset off of the WQE's payload (inline or gather list) into dst. */
 static enum rnic_mr_status
@@ -256,7 +172,7 @@ static void
 rtx_reclaim(struct rnic_pipeline *p)
 {
 	uint32_t heads[RNIC_BURST];
-	unsigned int n = rte_ring_sc_dequeue_burst_elem(p->rtx_reclaim, heads, sizeof(heads[0]), RNIC_BURST, NULL);
+	unsigned int n = rnic_edge_dequeue_burst(p->rtx_reclaim, heads, sizeof(heads[0]), RNIC_BURST);
 
 	for (unsigned int i = 0; i < n; i++)
 		rnic_rtx_free_list(p, heads[i]);
@@ -287,7 +203,7 @@ rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp)
 	rnic_qp_fail(qp);
 	flush_send_queue(p, qp);
 	/* The receive queue completes on the responder's lcore: hand it over. */
-	if (rte_ring_sp_enqueue_elem(p->flush_ring, &q->slot, sizeof(q->slot)) != 0) {
+	if (rnic_edge_enqueue(p->flush_ring, &q->slot, sizeof(q->slot)) != 0) {
 		RNIC_STATS(p, REQUESTER)->flush_ring_full++;
 		RNIC_LOG_LIMITED(ERR, "QP %u: flush ring full: its receive queue is not flushed", qp->qp_num);
 	}
@@ -336,7 +252,7 @@ reject_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t index, uint8_t 
 	e->status = (uint8_t)st;
 	e->sent = 1;
 	/* No PSN of its own: it shares its predecessor's last one, which find_inflight matches first. */
-	e->first_psn = e->last_psn = rnic_psn_add(r->npsn, 0xffffff);
+	e->first_psn = e->last_psn = rnic_psn_prev(r->npsn);
 	r->infl_tail++;
 	if (r->cur == r->infl_tail - 1)
 		r->cur = r->infl_tail;
@@ -825,120 +741,154 @@ refuse_packet(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 	q->counters.spoofed_requests++;
 }
 
-/* Send the next packet of the WQE under the cursor. 1 if a packet went out. */
-static int
-send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
+/* The send WQE of in-flight e: the one start_wqe has just parsed, or the engine's copy of it parsed again (a
+ * later packet, a resend): the copy parsed as the first time, and the SQ is not read again. */
+static inline const struct rnic_send_wqe *
+packet_wqe(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_inflight *e,
+	   struct rnic_send_wqe *parsed)
+{
+	if (p->wqe_qp == qp && p->wqe_index == e->index)
+		return &p->wqe;
+	rnic_send_wqe_parse(rnic_req_wqe(rnic_qp_priv(qp), e), 0, qp->qp_type == RNIC_QPT_UD, parsed);
+	return parsed;
+}
+
+/* Address the next packet (d's L2-L4 fields). 0 when it cannot go now: its destination's MAC is being
+ * resolved, or cannot be (then the WQE has failed). */
+static inline int
+packet_route(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e, const struct rnic_send_wqe *w,
+	     struct rnic_pkt_desc *d)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
-	struct rnic_inflight *e = rnic_req_infl(r, r->cur);
-	struct rnic_pkt_desc d;
-	struct rnic_send_wqe parsed;
-	const struct rnic_send_wqe *w;
-	struct rte_mbuf *m;
-	uint32_t pmtu, chunk, frame_len;
-	int first, last, ret, resend, spoofed;
-	uint8_t *frame;
+	int ret = qp->qp_type == RNIC_QPT_UD ? ud_route(p, qp, w, d) :
+		  rnic_fill_route(&p->req_tx, p->dev, &q->attr.ah_attr, qp->qp_num, q->attr.dest_qp_num, r->dmac,
+				  &r->dmac_known, d);
 
-	/* The WQE start_wqe has just parsed, or the engine's copy of it parsed again (a later packet, a resend):
-	 * the copy parsed as the first time, and the SQ is not read again. */
-	if (p->wqe_qp == qp && p->wqe_index == e->index) {
-		w = &p->wqe;
-	} else {
-		rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, qp->qp_type == RNIC_QPT_UD, &parsed);
-		w = &parsed;
-	}
-	memset(&d, 0, sizeof(d));
-	ret = qp->qp_type == RNIC_QPT_UD ? ud_route(p, qp, w, &d) :
-	      rnic_fill_route(&p->req_tx, p->dev, &q->attr.ah_attr, qp->qp_num, q->attr.dest_qp_num, r->dmac,
-			      &r->dmac_known, &d);
 	if (unlikely(ret != 0)) {
-		if (ret == -EAGAIN && neigh_wait(p, q))
-			return 0;
-		no_route(p, qp, e, qp->qp_type == RNIC_QPT_UD ? w->ud->dgid : q->attr.ah_attr.grh.dgid.raw);
+		if (ret != -EAGAIN || !neigh_wait(p, q))
+			no_route(p, qp, e, qp->qp_type == RNIC_QPT_UD ? w->ud->dgid : q->attr.ah_attr.grh.dgid.raw);
 		return 0;
 	}
 	if (unlikely(r->neigh_since != 0))
 		r->neigh_since = 0;	/* resolved: the next wait is timed afresh */
-	spoofed = qp->qp_type != RNIC_QPT_UD && !peer_check(p, q);
-	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
+	return 1;
+}
 
-	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode)) {
-		uint32_t span = rd_atomic_request(qp, w, e, r->npsn, pmtu, &d);
+/* Send a READ or atomic request (its whole PSN span in one packet). 1 if it went out (or was refused as
+ * spoofed: the same to the QP). */
+static int
+send_rd_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe *w, struct rnic_inflight *e,
+	       uint32_t pmtu, int spoofed, struct rnic_pkt_desc *d)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	uint32_t span = rd_atomic_request(qp, w, e, r->npsn, pmtu, d);
 
-		if (spoofed)
-			refuse_packet(p, q);
-		else if (rnic_send_control(p, &p->req_tx, &d) != 0)
-			return 0;
-		else
-			q->counters.packets_sent++;
-		if (rnic_latency_on && !e->sent_once)
-			requester_busy(p, r);
-		/* A READ's round trip includes sending the responses before its own and its own: what a QP
-		 * waiting for them must allow before it probes (a 64-frame queue in front of a 2 Gbit/s link
-		 * holds 1 ms of responses). */
-		if (!e->sent_once)
-			rtt_start(p, q, r->npsn);
-		if (rnic_psn_diff(r->npsn, r->sent_psn) <= 0)
-			RNIC_STATS(p, REQUESTER)->resent_requests++;
-		e->sent_once = 1;
-		r->probing = r->probing != 0 ? 2 : 0;
-		e->last_psn = rnic_psn_add(r->npsn, span - 1);
-		if (rnic_psn_diff(e->last_psn, r->sent_psn) > 0)
-			r->sent_psn = e->last_psn;
-		r->npsn = rnic_psn_add(r->npsn, span);
-		e->sent = 1;
-		advance_cursor(r);
-		if (r->deadline == 0)
-			arm_timer(p, q, rte_get_tsc_cycles());
-		return 1;
-	}
-
-	first = r->cur_off == 0;
-	chunk = RTE_MIN(pmtu, e->length - r->cur_off);
-	last = r->cur_off + chunk == e->length;
-	fill_request(qp, w, &d, message_opcode(qp->qp_type, e->opcode, first, last), r->npsn, last);
-	d.payload_len = chunk;
-	resend = rnic_psn_diff(r->npsn, r->sent_psn) <= 0;
-	if (spoofed) {
+	if (spoofed)
 		refuse_packet(p, q);
-		goto sent;
-	}
-	/* A probe is built again: the kept frame may not ask for an ACK. */
-	m = resend && !r->probing ? rtx_resend(p, r) : NULL;
-	if (m != NULL) {
-		RNIC_STATS(p, REQUESTER)->resent_kept++;
-		goto queue;
-	}
-	m = rnic_tx_alloc(&p->req_tx, p->pool);
+	else if (rnic_send_control(p, &p->req_tx, d) != 0)
+		return 0;
+	else
+		q->counters.packets_sent++;
+	if (rnic_latency_on && !e->sent_once)
+		requester_busy(p, r);
+	/* A READ's round trip includes sending the responses before its own and its own: what a QP waiting for
+	 * them must allow before it probes (a 64-frame queue in front of a 2 Gbit/s link holds 1 ms of
+	 * responses). */
+	if (!e->sent_once)
+		rtt_start(p, q, r->npsn);
+	if (rnic_psn_diff(r->npsn, r->sent_psn) <= 0)
+		RNIC_STATS(p, REQUESTER)->resent_requests++;
+	e->sent_once = 1;
+	r->probing = r->probing != 0 ? 2 : 0;
+	e->last_psn = rnic_psn_add(r->npsn, span - 1);
+	if (rnic_psn_diff(e->last_psn, r->sent_psn) > 0)
+		r->sent_psn = e->last_psn;
+	r->npsn = rnic_psn_add(r->npsn, span);
+	e->sent = 1;
+	advance_cursor(r);
+	if (r->deadline == 0)
+		arm_timer(p, q, rte_get_tsc_cycles());
+	return 1;
+}
+
+/* A new frame for data packet d (payload_len bytes at the cursor): the payload gathered straight into it,
+ * then the headers written around it. NULL when the pool is empty, or the gather failed (the WQE with it). */
+static inline struct rte_mbuf *
+build_data_frame(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe *w,
+		 const struct rnic_inflight *e, struct rnic_pkt_desc *d)
+{
+	struct rte_mbuf *m = rnic_tx_alloc(&p->req_tx, p->pool);
+	uint32_t chunk = d->payload_len, frame_len;
+	uint8_t *frame;
+
 	if (m == NULL) {
 		RNIC_STATS(p, REQUESTER)->no_mbuf++;
-		return 0;
+		return NULL;
 	}
-	/* Gather straight into the frame, then write the headers around the payload. */
-	frame_len = rnic_pkt_frame_len(&d);
+	frame_len = rnic_pkt_frame_len(d);
 	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame_len);
-	d.payload = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
-	if (frame == NULL || gather(p, w, rnic_pd_priv(qp->pd)->pdn, r->cur_off, chunk,
-				    (uint8_t *)(uintptr_t)d.payload) != RNIC_MR_OK ||
-	    rnic_pkt_build(&d, frame, frame_len) < 0) {
+	d->payload = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
+	if (frame == NULL || gather(p, w, rnic_pd_priv(qp->pd)->pdn, rnic_qp_priv(qp)->req.cur_off, chunk,
+				    (uint8_t *)(uintptr_t)d->payload) != RNIC_MR_OK ||
+	    rnic_pkt_build(d, frame, frame_len) < 0) {
 		rte_pktmbuf_free(m);
 		fail_wqe(p, qp, e->index, e->opcode, RNIC_WC_LOC_PROT_ERR);
-		return 0;
+		return NULL;
 	}
-	if (resend)
-		RNIC_STATS(p, REQUESTER)->resent_gathered++;
-	else if (qp->qp_type == RNIC_QPT_RC)
-		rtx_keep(p, r, m, r->npsn);
-queue:
+	return m;
+}
+
+/* Queue data packet d's frame: the kept one for a resend (not for a probe: the kept frame may not ask for an
+ * ACK), else a new one, kept for resending (RC). 0 if none could be had. */
+static inline int
+queue_data_frame(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe *w,
+		 const struct rnic_inflight *e, struct rnic_pkt_desc *d, int resend)
+{
+	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+	struct rte_mbuf *m = resend && !r->probing ? rtx_resend(p, r) : NULL;
+
+	if (m != NULL) {
+		RNIC_STATS(p, REQUESTER)->resent_kept++;
+	} else {
+		m = build_data_frame(p, qp, w, e, d);
+		if (m == NULL)
+			return 0;
+		if (resend)
+			RNIC_STATS(p, REQUESTER)->resent_gathered++;
+		else if (qp->qp_type == RNIC_QPT_RC)
+			rtx_keep(p, r, m, r->npsn);
+	}
 	rnic_tx_enqueue(&p->req_tx, m);
-	q->counters.packets_sent++;
-sent:
+	rnic_qp_priv(qp)->counters.packets_sent++;
+	return 1;
+}
+
+/* Send the next SEND or WRITE packet of in-flight e (one MTU from the cursor) and move the cursor past it. 1 if
+ * it went out (or was refused as spoofed: the same to the QP). */
+static int
+send_data_packet(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_send_wqe *w, struct rnic_inflight *e,
+		 uint32_t pmtu, int spoofed, struct rnic_pkt_desc *d)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_req_ctx *r = &q->req;
+	int first = r->cur_off == 0, last, resend;
+	uint32_t chunk = RTE_MIN(pmtu, e->length - r->cur_off);
+
+	last = r->cur_off + chunk == e->length;
+	fill_request(qp, w, d, message_opcode(qp->qp_type, e->opcode, first, last), r->npsn, last);
+	d->payload_len = chunk;
+	resend = rnic_psn_diff(r->npsn, r->sent_psn) <= 0;
+	if (spoofed)
+		refuse_packet(p, q);
+	else if (!queue_data_frame(p, qp, w, e, d, resend))
+		return 0;
 	p->visit_bytes += chunk;
 	r->probing = r->probing != 0 ? 2 : 0;
 	if (!resend) {
 		r->sent_psn = r->npsn;
-		if (d.ack_req)
+		if (d->ack_req)
 			rtt_start(p, q, r->npsn);	/* a packet sent once: its ACK times the path */
 	}
 	r->npsn = rnic_psn_add(r->npsn, 1);
@@ -948,13 +898,35 @@ sent:
 	if (last) {
 		if (rnic_latency_on && !resend)
 			requester_busy(p, r);
-		e->last_psn = d.psn;
+		e->last_psn = d->psn;
 		e->sent = 1;
 		advance_cursor(r);
 		if (qp->qp_type != RNIC_QPT_RC)
 			rnic_requester_retire(p, qp);	/* UC and UD complete once sent */
 	}
 	return 1;
+}
+
+/* Send the next packet of the WQE under the cursor. 1 if a packet went out. */
+static int
+send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	struct rnic_inflight *e = rnic_req_infl(&q->req, q->req.cur);
+	struct rnic_send_wqe parsed;
+	const struct rnic_send_wqe *w = packet_wqe(p, qp, e, &parsed);
+	struct rnic_pkt_desc d;
+	uint32_t pmtu;
+	int spoofed;
+
+	memset(&d, 0, sizeof(d));
+	if (!packet_route(p, qp, e, w, &d))
+		return 0;
+	spoofed = qp->qp_type != RNIC_QPT_UD && !peer_check(p, q);
+	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
+	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode))
+		return send_rd_atomic(p, qp, w, e, pmtu, spoofed, &d);
+	return send_data_packet(p, qp, w, e, pmtu, spoofed, &d);
 }
 
 void
@@ -1000,7 +972,7 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 		p->rtt_tsc = 0;		/* a packet sent again times nothing (its ACK may be the first's) */
 	for (uint32_t i = r->infl_head; i != r->infl_tail; i++) {
 		struct rnic_inflight *e = rnic_req_infl(r, i);
-		uint32_t last = e->sent ? e->last_psn : rnic_psn_add(r->npsn, 0xffffff);
+		uint32_t last = e->sent ? e->last_psn : rnic_psn_prev(r->npsn);
 		int whole = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
 
 		if (rnic_psn_diff(psn, e->first_psn) < 0 || rnic_psn_diff(psn, last) > 0)
@@ -1379,7 +1351,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 
 	rnic_requester_timers(p);
 	rtx_reclaim(p);
-	n = rte_ring_sc_dequeue_burst_elem(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST, NULL);
+	n = rnic_edge_dequeue_burst(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST);
 	for (unsigned int i = 0; i < n; i++)
 		rnic_sched_activate(&p->sched, slots[i]);
 	while (work < budget && rnic_sched_next(&p->sched, &slot)) {

@@ -11,6 +11,7 @@
 #include "rnic_cq.h"
 #include "rnic_neigh.h"
 #include "rnic_pipeline.h"
+#include "rnic_responder.h"
 #include "rnic_wqe.h"
 
 #define GRH_LEN 40	/* the space a UD receive buffer reserves for the GRH, as libibverbs */
@@ -820,7 +821,7 @@ check_psn(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_des
 			replay_atomic(p, qp, d);
 			return 0;
 		}
-		send_ack(p, qp, rnic_psn_add(r->epsn, 0xffffff), RNIC_AETH_ACK);
+		send_ack(p, qp, rnic_psn_prev(r->epsn), RNIC_AETH_ACK);
 		return 0;
 	}
 	if (diff > 0) {
@@ -921,7 +922,7 @@ rnic_stage_responder(void *arg, unsigned int budget)
 	unsigned int n;
 
 	/* QPs the requester found in error: their receive queues are flushed here, where RQ WQEs complete. */
-	n = rte_ring_sc_dequeue_burst_elem(p->flush_ring, slots, sizeof(slots[0]), RNIC_BURST, NULL);
+	n = rnic_edge_dequeue_burst(p->flush_ring, slots, sizeof(slots[0]), RNIC_BURST);
 	for (unsigned int i = 0; i < n; i++) {
 		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slots[i]);
 
@@ -933,9 +934,8 @@ rnic_stage_responder(void *arg, unsigned int budget)
 	if (p->neigh_tx != NULL && !rte_ring_empty(p->neigh_tx))
 		rnic_neigh_tx(p->neigh_tx, &p->resp_tx);
 	/* Each request may answer with a frame or two: take no more than the port has room for. */
-	n = rte_ring_sc_dequeue_burst_elem(p->request_ring, pkts, sizeof(pkts[0]),
-					   RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST),
-						   rnic_tx_room(&p->resp_tx) / 2), NULL);
+	n = rnic_edge_dequeue_burst(p->request_ring, pkts, sizeof(pkts[0]),
+				    RTE_MIN(RTE_MIN(budget, (unsigned int)RNIC_BURST), rnic_tx_room(&p->resp_tx) / 2));
 	rnic_prefetch_qps(p->dev, pkts, n);
 	rnic_stage_frames(p, RNIC_LAT_RESPONDER, pkts, n, handle_request);
 	flush_acks(p);

@@ -12,6 +12,7 @@
 #include <rte_malloc.h>
 
 #include "rnic_mr.h"
+#include "rnic_wire.h"
 #include "rnic_client.h"
 
 #define PAGE_SIZE_BYTES (1ULL << RNIC_MR_PAGE_SHIFT)

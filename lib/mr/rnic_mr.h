@@ -53,13 +53,9 @@ enum rnic_mr_status {
 	RNIC_MR_STATUS_MAX
 };
 
-/* NAK syndromes of AETH (IBA table 43) the responder sends for a failed remote check. */
-#define RNIC_AETH_NAK_INVALID_REQUEST 0x61
-#define RNIC_AETH_NAK_REMOTE_ACCESS 0x62
-
 /* Completion status of the local side for a failed check of its own SGE or key. */
 enum rnic_wc_status rnic_mr_status_to_wc(enum rnic_mr_status st);
-/* NAK syndrome the responder answers a failed remote check with. */
+/* NAK syndrome the responder answers a failed remote check with (RNIC_AETH_NAK_*, rnic_wire.h). */
 uint8_t rnic_mr_status_to_nak(enum rnic_mr_status st);
 const char *rnic_mr_status_str(enum rnic_mr_status st);
 

@@ -13,6 +13,7 @@
 #include "rnic_dbq.h"
 #include "rnic_client.h"
 #include "rnic_qp.h"
+#include "rnic_wire.h"
 #include "rnic_wqe.h"
 
 #define QPN_MASK 0xffffffu
@@ -823,7 +824,7 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl_mask));
 		qp->req.npsn = qp->attr.sq_psn;
 		qp->req.una = qp->attr.sq_psn;
-		qp->req.sent_psn = (qp->attr.sq_psn - 1) & 0xffffff;
+		qp->req.sent_psn = rnic_psn_prev(qp->attr.sq_psn);
 		qp->req.acked = qp->req.sent_psn;
 		qp->req.retry_left = qp->attr.retry_cnt;
 		qp->req.rnr_left = qp->attr.rnr_retry;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rnic_runtime.h"
+#include "rnic_stage.h"
 
 /* The n-th worker lcore, or RTE_MAX_LCORE. */
 static unsigned int
@@ -94,8 +95,8 @@ parse_stage_map(const char *map, struct rnic_stage_map *m)
 		int st;
 
 		for (st = 0; eq != NULL && st < RNIC_STAGE_MAX; st++)
-			if ((size_t)(eq - item) == strlen(rnic_stage_names[st]) &&
-			    strncmp(item, rnic_stage_names[st], (size_t)(eq - item)) == 0)
+			if ((size_t)(eq - item) == strlen(rnic_stages[st].name) &&
+			    strncmp(item, rnic_stages[st].name, (size_t)(eq - item)) == 0)
 				break;
 		if (eq == NULL || st == RNIC_STAGE_MAX || m->nb[st] != 0)
 			return -EINVAL;
@@ -114,7 +115,7 @@ check_stage_map(const char *map, struct rnic_stage_map *m)
 {
 	for (int st = 0; st < RNIC_STAGE_MAX; st++) {
 		if (m->nb[st] == 0) {
-			RNIC_LOG(ERR, "--stages %s: no lcore for stage %s", map, rnic_stage_names[st]);
+			RNIC_LOG(ERR, "--stages %s: no lcore for stage %s", map, rnic_stages[st].name);
 			return -EINVAL;
 		}
 		for (unsigned int k = 0; k < m->nb[st]; k++) {
@@ -122,7 +123,7 @@ check_stage_map(const char *map, struct rnic_stage_map *m)
 
 			if (l >= RTE_MAX_LCORE || !rte_lcore_is_enabled(l)) {
 				RNIC_LOG(ERR, "--stages %s: stage %s needs lcores of this EAL (-l)", map,
-					 rnic_stage_names[st]);
+					 rnic_stages[st].name);
 				return -EINVAL;
 			}
 		}
@@ -163,44 +164,31 @@ rnic_stage_map_of(const struct rnic_engine_args *args, struct rnic_stage_map *m)
 	return 0;
 }
 
-static unsigned int (*const stage_poll[RNIC_STAGE_MAX])(void *, unsigned int) = {
-	[RNIC_STAGE_DOORBELL] = rnic_stage_doorbell,
-	[RNIC_STAGE_REQUESTER] = rnic_stage_requester,
-	[RNIC_STAGE_PARSER] = rnic_stage_parser,
-	[RNIC_STAGE_RESPONDER] = rnic_stage_responder,
-	[RNIC_STAGE_COMPLETER] = rnic_stage_completer,
-};
-
-/* Create each device's pipelines (one per shard) and map their stages to the lcores. */
+/* Build each device's pipelines (one per shard) as the map places their stages, and hand the stages to the
+ * lcores. */
 int
 rnic_stage_map_apply(const struct rnic_stage_map *m)
 {
 	unsigned int order[RTE_MAX_LCORE], nb_order = engine_lcore_order(order);
 	int ret = 0;
 
+	if (m->nb_shards == 0)
+		return 0;	/* no data path: the control path only */
 	if (m->nb_device_lcores != 0) {
 		memcpy(order, m->device_lcore, sizeof(m->device_lcore[0]) * m->nb_device_lcores);
 		nb_order = m->nb_device_lcores;
 	}
 
 	for (int i = 0; i < rnic_rt.nb_devices && ret == 0; i++) {
-		struct rnic_device *dev = rnic_rt.device[i];
+		struct rnic_topology t;
 
-		dev->nb_shards = m->nb_shards;
-		for (uint16_t k = 0; k < m->nb_shards && ret == 0; k++)
-			ret = rnic_pipeline_create(dev, rnic_rt.pool[i], k, &dev->pipeline[k]);
-		for (int st = 0; st < RNIC_STAGE_MAX && ret == 0; st++) {
-			for (unsigned int k = 0; k < m->nb[st] && ret == 0; k++) {
-				struct rnic_stage stage = {
-					.name = rnic_stage_names[st],
-					.poll = stage_poll[st],
-					.arg = dev->pipeline[k],
-				};
-
-				ret = rnic_engine_add_stage(m->per_device ? order[(unsigned int)i % nb_order] :
-							    m->lcore[st][k], &stage);
-			}
-		}
+		rnic_topology_init(&t, m->nb_shards);
+		for (int st = 0; st < RNIC_STAGE_MAX; st++)
+			for (unsigned int k = 0; k < m->nb[st]; k++)
+				t.lcore[st][k] = m->per_device ? order[(unsigned int)i % nb_order] : m->lcore[st][k];
+		ret = rnic_topology_build(rnic_rt.device[i], rnic_rt.pool[i], &t);
+		if (ret == 0)
+			ret = rnic_topology_start(rnic_rt.device[i], &t, rnic_engine_add_stage);
 	}
 	return ret;
 }

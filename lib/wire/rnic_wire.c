@@ -239,7 +239,7 @@ build_bth(const struct rnic_pkt_desc *d, uint8_t *p)
 	*p++ = (uint8_t)((d->se & 1) << 7 | (d->mig & 1) << 6 | pad_len(d->payload_len) << 4 | (d->tver & 0xf));
 	p = put_be16(p, d->pkey);
 	p = put_be32(p, (uint32_t)(d->fecn & 1) << 31 | (uint32_t)(d->becn & 1) << 30 | (d->dqpn & 0xffffff));
-	return put_be32(p, (uint32_t)(d->ack_req & 1) << 31 | (d->psn & 0xffffff));
+	return put_be32(p, (uint32_t)(d->ack_req & 1) << 31 | (d->psn & RNIC_PSN_MASK));
 }
 
 static uint8_t *
@@ -533,7 +533,7 @@ parse_transport(const uint8_t *bth, uint32_t tail_len, struct rnic_pkt_desc *d)
 	d->becn = (bth[4] >> 6) & 1;
 	d->dqpn = get_be32(bth + 4) & 0xffffff;
 	d->ack_req = bth[8] >> 7;
-	d->psn = get_be32(bth + 8) & 0xffffff;
+	d->psn = get_be32(bth + 8) & RNIC_PSN_MASK;
 	if (d->tver != 0)
 		return RNIC_DROP_BAD_VERSION;
 	info = &rnic_opcode_table[d->opcode];

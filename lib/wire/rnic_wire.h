@@ -29,6 +29,41 @@
 #define RNIC_CNP_RSVD_LEN 16
 #define RNIC_DEFAULT_PKEY 0xffff
 
+/* PSNs are 24-bit serial numbers that wrap (IBA 9.7.1): every PSN sum and comparison goes through these. */
+#define RNIC_PSN_MASK 0xffffffu
+
+/* The signed distance a - b of two PSNs (negative: a is before b). */
+static inline int32_t
+rnic_psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+static inline uint32_t
+rnic_psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & RNIC_PSN_MASK;
+}
+
+/* The PSN before psn: what an ACK "up to psn - 1" or a NAK at psn acknowledges (IBA 9.7.5.1). */
+static inline uint32_t
+rnic_psn_prev(uint32_t psn)
+{
+	return rnic_psn_add(psn, RNIC_PSN_MASK);
+}
+
+/* AETH syndromes (IBA 9.7.5.1, table 43): the top two bits of the 3-bit code say ACK (0), RNR NAK (1) or NAK
+ * (3); the low five bits are the credit count, the RNR timer or the NAK code. */
+#define RNIC_AETH_ACK 0x1f		/* ACK, credits not used (invalid credit count) */
+#define RNIC_AETH_RNR(timer) (0x20 | ((timer) & 0x1f))
+#define RNIC_AETH_NAK_PSN_SEQ 0x60
+#define RNIC_AETH_NAK_INVALID_REQUEST 0x61
+#define RNIC_AETH_NAK_REMOTE_ACCESS 0x62
+#define RNIC_AETH_NAK_REMOTE_OP 0x63
+#define RNIC_AETH_IS_ACK(s) (((s) >> 5) == 0)
+#define RNIC_AETH_IS_RNR(s) (((s) >> 5) == 1)
+#define RNIC_AETH_VALUE(s) ((s) & 0x1f)	/* the credits, the RNR timer or the NAK code */
+
 /* Transport of an opcode: its top three bits (IBA 9.2). */
 enum rnic_transport {
 	RNIC_TRANSPORT_RC = 0x00,

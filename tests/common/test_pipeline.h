@@ -5,7 +5,11 @@
 #ifndef TEST_PIPELINE_H
 #define TEST_PIPELINE_H
 
+#include "rnic_doorbell.h"
+#include "rnic_parser.h"
 #include "rnic_pipeline.h"
+#include "rnic_requester.h"
+#include "rnic_responder.h"
 #include "rnic_priv.h"
 
 /* Give the context's device one pipeline whose frames come from pool. NULL on failure. */
@@ -14,7 +18,7 @@ test_pipeline_attach(struct rnic_context *ctx, struct rte_mempool *pool)
 {
 	struct rnic_device *dev = rnic_ctx_dev(ctx);
 
-	if (dev->nb_shards != 0 || rnic_pipeline_create(dev, pool, 0, &dev->pipeline[0]) != 0)
+	if (dev->nb_shards != 0 || rnic_pipeline_create(dev, pool, 0, NULL, &dev->pipeline[0]) != 0)
 		return NULL;
 	dev->nb_shards = 1;	/* the engine frees it with the device */
 	return dev->pipeline[0];

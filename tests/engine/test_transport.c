@@ -20,6 +20,7 @@
 
 #include "rnic.h"
 #include "rnic_pipeline.h"
+#include "rnic_requester.h"
 #include "rnic_priv.h"
 #include "rnic_wire.h"
 #include "test_env.h"

@@ -16,6 +16,7 @@
 #include "rnic.h"
 #include "test_env.h"
 #include "rnic_mr.h"
+#include "rnic_wire.h"
 
 #define MAX_MR 300
 #define PAGE 4096

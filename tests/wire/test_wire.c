@@ -528,6 +528,38 @@ test_drop_bad_icrc(void **state)
 	assert_int_equal(parse_damaged(&x), RNIC_DROP_NONE);
 }
 
+/* PSN arithmetic wraps at 2^24 (IBA 9.7.1): distances are signed across the wrap, sums stay 24-bit. */
+static void
+test_psn_arithmetic(void **state)
+{
+	(void)state;
+	assert_int_equal(rnic_psn_diff(5, 3), 2);
+	assert_int_equal(rnic_psn_diff(3, 5), -2);
+	assert_int_equal(rnic_psn_diff(0, RNIC_PSN_MASK), 1);
+	assert_int_equal(rnic_psn_diff(RNIC_PSN_MASK, 0), -1);
+	assert_int_equal(rnic_psn_diff(0x7fffff, 0), 0x7fffff);
+	assert_int_equal(rnic_psn_diff(0x800000, 0), -0x800000);
+	assert_int_equal(rnic_psn_add(RNIC_PSN_MASK, 2), 1);
+	assert_int_equal(rnic_psn_add(10, 0x1000000), 10);
+	assert_int_equal(rnic_psn_prev(0), RNIC_PSN_MASK);
+	assert_int_equal(rnic_psn_prev(7), 6);
+}
+
+/* The AETH syndrome classes (IBA 9.7.5.1, table 43). */
+static void
+test_aeth_syndromes(void **state)
+{
+	(void)state;
+	assert_true(RNIC_AETH_IS_ACK(RNIC_AETH_ACK));
+	assert_false(RNIC_AETH_IS_RNR(RNIC_AETH_ACK));
+	assert_true(RNIC_AETH_IS_RNR(RNIC_AETH_RNR(14)));
+	assert_int_equal(RNIC_AETH_VALUE(RNIC_AETH_RNR(14)), 14);
+	assert_int_equal(RNIC_AETH_RNR(0x3f), RNIC_AETH_RNR(0x1f));
+	for (unsigned int s = RNIC_AETH_NAK_PSN_SEQ; s <= RNIC_AETH_NAK_REMOTE_OP; s++)
+		assert_true(!RNIC_AETH_IS_ACK(s) && !RNIC_AETH_IS_RNR(s) && (s >> 5) == 3);
+	assert_int_equal(RNIC_AETH_VALUE(RNIC_AETH_NAK_REMOTE_ACCESS), 2);
+}
+
 static void
 test_drop_reason_names(void **state)
 {
@@ -726,6 +758,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_drop_bad_length),
 		cmocka_unit_test(test_drop_bad_icrc),
 		cmocka_unit_test(test_drop_reason_names),
+		cmocka_unit_test(test_psn_arithmetic),
+		cmocka_unit_test(test_aeth_syndromes),
 		cmocka_unit_test(test_golden_softroce_frames),
 		cmocka_unit_test(test_connectx_cnp_frame),
 		cmocka_unit_test(test_mbuf_build_and_chained_parse),

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The requester of a shard: its transmit side (the requester stage: doorbells' QPs scheduled, WQEs sent,
+ * the retransmit buffer, the loss and RNR timers) and its receive side (the completer stage: ACKs, NAKs, READ
+ * responses and atomic answers, completions). The two share the QPs' requester contexts and run on one lcore;
+ * what the receive side asks of the transmit side is the interface below, and nothing else crosses.
+ */
+#ifndef RNIC_REQUESTER_H
+#define RNIC_REQUESTER_H
+
+#include "rnic_pipeline.h"
+
+/* The transmit side: up to budget QP visits; returns the work done. */
+unsigned int rnic_stage_requester(void *pipeline, unsigned int budget);
+/* The receive side: up to budget responses; returns how many. */
+unsigned int rnic_stage_completer(void *pipeline, unsigned int budget);
+
+/*
+ * Keep the QP's tenant's count of PSNs in flight (struct rnic_req_tenant) up to date with the QP: on the
+ * requester's lcore, after anything that sends, rewinds, acknowledges or fails. An RC QP in RTS counts what
+ * it sent and did not have acknowledged, one in error nothing; in another state (RESET, SQD, ...) the count
+ * waits, and the control path gives a reset or destroyed QP's PSNs back (rnic_pipeline_release_qp).
+ */
+static inline void
+rnic_tenant_sync(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_qp_priv *q = rnic_qp_priv(qp);
+	enum rnic_qp_state state = __atomic_load_n(&qp->state, __ATOMIC_RELAXED);
+	uint32_t now;
+
+	if (qp->qp_type != RNIC_QPT_RC || (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR))
+		return;
+	now = state == RNIC_QPS_RTS ? (uint32_t)RTE_MAX(rnic_psn_diff(q->req.npsn, q->req.una), 0) : 0;
+	p->req_tenant[q->tenant].inflight += now - q->req.tenant_psns;
+	q->req.tenant_psns = now;
+}
+
+/* Requester lcore: the QP is in error; flush its SQ here and have the responder flush its RQ. */
+void rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp);
+
+/* The requester's una moved forward: refill the retry counts, restart or stop the loss timer. */
+void rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp);
+
+/* Go back N: resend from this PSN (and every WQE after it), counted as a retransmission. 0, or -1 if the PSN
+ * is not outstanding. */
+int rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn);
+
+/* Ask again at once for in-flight READ e's responses from its first missing one, or for atomic e's answer,
+ * without going back over the WQEs after it (completer, on the requester's lcore): once per gap. */
+void rnic_requester_reask(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e);
+
+/*
+ * READ e lost two responses in a row or more (completer): its responder sends faster than the path takes them
+ * (a rate limit's queue, a switch buffer, which drop runs of frames; a path that loses frames one at a time
+ * rarely loses two in a row). The READ window halves, down from what was outstanding (a window never filled
+ * says nothing), once per round trip: the READs that went out before the last cut lost theirs to the same
+ * overflow. Without it, 16 outstanding 64 KB READs on each QP (max_rd_atomic) overran a 64-frame queue
+ * every round, the responses asked again overran it as well, and QPs ended with the retry budget spent
+ * (IBA leaves the rate of READ responses to the requester: it asks for them).
+ */
+void rnic_requester_read_overflow(struct rnic_req_ctx *r, const struct rnic_inflight *e);
+
+/* READ e has all its responses: its PSNs leave the READ window, which grows (completer). */
+void rnic_requester_read_answered(struct rnic_req_ctx *r, const struct rnic_inflight *e, uint32_t pmtu);
+
+/* An ACK covered PSNs past where go-back-N resends from (they went out before it): the responder has
+ * them, so the requester resumes after them. */
+void rnic_requester_skip_acked(struct rnic_pipeline *p, struct rnic_qp *qp);
+
+/* Free a QP's list of kept frames from element head on (requester lcore). */
+void rnic_rtx_free_list(struct rnic_pipeline *p, uint32_t head);
+
+/* Expired loss and RNR timers of the pipeline's QPs (requester lcore). */
+void rnic_requester_timers(struct rnic_pipeline *p);
+
+/* The QP's loss deadline or RNR wait was set or cleared: give the timer wheel the earliest of them. */
+void rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q);
+
+/* PSNs of an in-flight WQE: its packets (SEND/WRITE, READ responses) or 1 (atomic, or no payload). */
+uint32_t rnic_wqe_span(const struct rnic_inflight *e, uint32_t pmtu);
+
+/* Complete, in order, the in-flight send WQEs that are done (requester lcore). */
+void rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp);
+
+#endif /* RNIC_REQUESTER_H */
