@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fault matrix (fault_matrix.c) between two softrnic processes on a veth pair in two network namespaces
-# (net_af_packet, through the kernel's qdiscs), where the KERNEL makes the faults on each veth (on egress;
-# duplicates on ingress, fault_tc.bpf.c says why):
+# (net_af_packet, through the kernel's qdiscs), where the KERNEL makes the faults on each veth (losses and
+# duplicates on the receiving veth's ingress, the rest on egress; fault_tc.bpf.c and install_faults say why):
 #   none        nothing (the veth itself may still drop when the two processes share the cores)
 #   uniform     1 % of the frames lost          tc-BPF (fault_tc.bpf.c), else nftables (numgen)
 #   burst       1 % lost in bursts of 4         tc-BPF (a Gilbert-Elliott chain)
@@ -92,13 +92,13 @@ install_bpf() {	# egress|ingress -DNAME=VALUE...: the same program on both veths
 	done
 }
 
-install_nft() {	# RULE: in a netdev egress chain on both veths
+install_nft() {	# egress|ingress RULE: in a netdev chain on that hook of both veths
 	for side in a b; do
 		in_ns $side nft -f - <<-EOF || return 1
 			table netdev rnic_fault {
-				chain egress {
-					type filter hook egress device "$(dev_of $side)" priority 0; policy accept;
-					$1
+				chain $1 {
+					type filter hook $1 device "$(dev_of $side)" priority 0; policy accept;
+					$2
 				}
 			}
 		EOF
@@ -134,11 +134,16 @@ install_faults() {
 	case "$pattern:$bpf:$nft" in
 	none:*|link-down-*) return 0 ;;
 	rate:*) install_tbf ;;
-	uniform:1:*) install_bpf egress -DDROP="$(threshold 0.01)" ;;
-	uniform:0:1) install_nft "udp dport 4791 numgen random mod 100 < 1 counter drop" ;;
-	burst:1:*) install_bpf egress -DGE_P="$(threshold 0.0025)" -DGE_R="$(threshold 0.25)" ;;
-	ack-only:1:*) install_bpf egress -DRESPONSES_ONLY=1 -DDROP="$(threshold 0.1)" ;;
-	ack-only:0:1) install_nft "udp dport 4791 @th,64,8 0x0d-0x12 numgen random mod 100 < 10 counter drop" ;;
+	# Frames are lost where the receiver takes them, as on a wire. On the sender's egress a drop also ends
+	# the sendto() that net_af_packet hands its TX ring over with: the frames behind it wait in the ring for
+	# the sender's next burst, and when the sender falls idle (a READ case over, hundreds of responses left
+	# in the ring) the next case's first ACKs wait behind them, a few frames per request, past the retry
+	# budget.
+	uniform:1:*) install_bpf ingress -DDROP="$(threshold 0.01)" ;;
+	uniform:0:1) install_nft ingress "udp dport 4791 numgen random mod 100 < 1 counter drop" ;;
+	burst:1:*) install_bpf ingress -DGE_P="$(threshold 0.0025)" -DGE_R="$(threshold 0.25)" ;;
+	ack-only:1:*) install_bpf ingress -DRESPONSES_ONLY=1 -DDROP="$(threshold 0.1)" ;;
+	ack-only:0:1) install_nft ingress "udp dport 4791 @th,64,8 0x0d-0x12 numgen random mod 100 < 10 counter drop" ;;
 	reorder:1:*) install_htb && install_bpf egress -DSLOW="$(threshold 0.02)" ;;
 	duplicate:1:*) install_bpf ingress -DDUPLICATE="$(threshold 0.02)" ;;
 	corrupt:1:*) install_bpf egress -DCORRUPT="$(threshold 0.001)" ;;

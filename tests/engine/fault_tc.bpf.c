@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The kernel's faults for tests/engine/fault-veth.sh: a tc-BPF program (clang -target bpf, attached with
- * "tc filter add dev DEV egress bpf da") on each veth of the pair, so that the frames one softrnic process
- * sends are lost, corrupted or held back before the other one receives them (duplicated: at ingress, see
- * DUPLICATE). What it does is
+ * "tc filter add dev DEV ingress|egress bpf da") on each veth of the pair, so that the frames one softrnic
+ * process sends are lost, corrupted or held back before the other one receives them (lost and duplicated at
+ * the receiving veth's ingress: see DUPLICATE, and fault-veth.sh on losses). What it does is
  * fixed when it is compiled, it acts on RoCEv2 frames only, with these macros (probabilities as thresholds of a 32-bit random number,
  * P x 2^32; 0: off):
  *   DROP            lose a frame
