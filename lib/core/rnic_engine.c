@@ -25,6 +25,7 @@
 #include "rnic_pipeline.h"
 #include "rnic_priv.h"
 #include "rnic_client.h"
+#include "rnic_cq.h"
 #include "rnic_port.h"
 
 RTE_LOG_REGISTER_DEFAULT(rnic_logtype, INFO);
@@ -892,6 +893,8 @@ rnic_engine_init(int argc, char **argv)
 	/* Client mode: rnicd owns the ports and the engine; this process needs neither EAL nor hugepages. */
 	if (getenv("RNIC_DAEMON") != NULL && getenv("RNIC_DAEMON")[0] != '\0') {
 		ret = rnic_client_init(getenv("RNIC_DAEMON"));
+		if (ret == 0)
+			rnic_provider_set(&rnic_client_provider);
 		return ret < 0 ? ret : argc;
 	}
 	consumed = rte_eal_init(argc, argv);
@@ -932,11 +935,13 @@ rnic_engine_init(int argc, char **argv)
 		engine.initialized = ret == 0;
 	}
 	if (ret < 0) {
+		rnic_cq_set_progress(NULL);
 		release_devices();
 		rte_eal_cleanup();
 		return ret;
 	}
 	engine.initialized = 1;
+	rnic_provider_set(&rnic_local_provider);
 	rnic_telemetry_register();
 	/* Every argument after argv[0] was either EAL's or the engine's. */
 	return argc - 1;
@@ -958,11 +963,9 @@ rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage)
 		return -ENOSPC;
 	ls->stage[ls->count++] = *stage;
 	if (lcore_id == rte_get_main_lcore())
-		rnic_progress_stages = 1;
+		rnic_cq_set_progress(rnic_engine_progress);
 	return 0;
 }
-
-int rnic_progress_stages;
 
 /* One pass over an lcore's stages: the work they did; the pass's cycles count as busy or idle. */
 static unsigned int
@@ -1162,6 +1165,7 @@ int
 rnic_engine_fini(void)
 {
 	if (rnic_client_mode()) {
+		rnic_provider_set(NULL);
 		rnic_client_fini();
 		return 0;
 	}
@@ -1176,9 +1180,10 @@ rnic_engine_fini(void)
 	rnic_engine_stop();
 	release_devices();
 	memset(engine.lcore, 0, sizeof(engine.lcore));
-	rnic_progress_stages = 0;
+	rnic_cq_set_progress(NULL);
 	engine.nb_neighbors = 0;
 	engine.initialized = 0;
+	rnic_provider_set(NULL);
 	rte_eal_cleanup();
 	return 0;
 }

@@ -183,4 +183,12 @@ void rnic_cq_detach(struct rnic_cq *cq);
 uint8_t rnic_cqe_syndrome(enum rnic_wc_status status);
 enum rnic_wc_status rnic_cqe_status(uint8_t syndrome);
 
+/*
+ * Manual progress (doc/engine.md): the engine registers the function that runs the stages mapped to the
+ * application's thread, and rnic_poll_cq calls it before it looks at the CQ; NULL unregisters. One hook for
+ * the process, not one per CQ: the stages it runs serve every device, and the poll path reads one word.
+ */
+typedef unsigned int (*rnic_progress_fn)(void);
+void rnic_cq_set_progress(rnic_progress_fn fn);
+
 #endif /* RNIC_CQ_H */

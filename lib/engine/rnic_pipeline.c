@@ -15,7 +15,6 @@
 #include "rnic_dbq.h"
 #include "rnic_neigh.h"
 #include "rnic_pipeline.h"
-#include "rnic_client.h"
 
 const char *const rnic_stage_names[RNIC_STAGE_MAX] = {
 	[RNIC_STAGE_DOORBELL] = "doorbell",
@@ -460,8 +459,12 @@ rnic_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counte
 {
 	if (ctx == NULL || n < 0 || (n > 0 && counters == NULL))
 		return -EINVAL;
-	if (rnic_ctx_is_client(ctx))
-		return rnic_client_query_device_counters(ctx, counters, n);
+	return rnic_ctx_ops(ctx)->query_device_counters(ctx, counters, n);
+}
+
+int
+rnic_local_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counters, int n)
+{
 	return rnic_device_counters(rnic_ctx_dev(ctx), counters, n);
 }
 
