@@ -446,14 +446,6 @@ int rnic_send_control(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct
 int rnic_complete(struct rnic_qp *qp, int is_send, uint32_t index, uint8_t wqe_opcode, enum rnic_wc_status st,
 		  uint32_t byte_len);
 
-/*
- * Move a QP to the error state from the data path (a completion in error says why). Each side flushes its
- * own queue on its own lcore: the caller flushes its side, the other side when it next sees the state.
- */
-void rnic_qp_fail(struct rnic_qp *qp);
-/* Move a QP to an error state (ERR, or SQE for a UC/UD send error) from the data path. */
-void rnic_qp_enter(struct rnic_qp *qp, enum rnic_qp_state state);
-
 /* Requester lcore: the QP is in error; flush its SQ here and have the responder flush its RQ. */
 void rnic_requester_fail(struct rnic_pipeline *p, struct rnic_qp *qp);
 

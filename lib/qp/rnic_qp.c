@@ -495,6 +495,20 @@ rnic_local_destroy_qp(struct rnic_qp *pub)
 /* ------------------------------------------------------------------------------------------------------ */
 /* The state machine                                                                                        */
 
+void
+rnic_qp_enter(struct rnic_qp *qp, enum rnic_qp_state state)
+{
+	rnic_qp_priv(qp)->attr.qp_state = state;
+	__atomic_store_n(rnic_qp_priv(qp)->post_state, state, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->state, state, __ATOMIC_RELEASE);
+}
+
+void
+rnic_qp_fail(struct rnic_qp *qp)
+{
+	rnic_qp_enter(qp, RNIC_QPS_ERR);
+}
+
 enum { QPT_RC, QPT_UC, QPT_UD, QPT_N };
 
 #define M(x) RNIC_QP_ ## x

@@ -395,4 +395,12 @@ rnic_wq_slot(const struct rnic_wq *wq, uint32_t n)
 	return wq->buf + (size_t)(n & (wq->wqe_cnt - 1)) * wq->stride;
 }
 
+/*
+ * Move a QP to the error state from the data path (a completion in error says why). Each side flushes its
+ * own queue on its own lcore: the caller flushes its side, the other side when it next sees the state.
+ */
+void rnic_qp_fail(struct rnic_qp *qp);
+/* Move a QP to an error state (ERR, or SQE for a UC/UD send error) from the data path. */
+void rnic_qp_enter(struct rnic_qp *qp, enum rnic_qp_state state);
+
 #endif /* RNIC_QP_H */
