@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * Completion queues: mlx5-style rings of 64-byte CQEs (digest seed-001 §1.13) shared between the engine,
+ * Completion queues: mlx5-style rings of 64-byte CQEs (doc/cq.md, "CQE") shared between the engine,
  * which produces CQEs, and rnic_poll_cq, which consumes them; the doorbell record, arming and completion
- * events (digest §1.5-1.6).
+ * events (doc/cq.md, "Doorbell record", "Arming and events").
  */
 #ifndef RNIC_CQ_H
 #define RNIC_CQ_H

@@ -89,7 +89,7 @@ struct rnic_inflight {
 					 * received is short of it: the hole's later responses are coming) */
 };
 
-/* Requester fields of the QP context (seed §5: WQE scheduler, transmit control, receive control). */
+/* Requester fields of the QP context (the seed's WQE scheduler, transmit control, receive control). */
 struct rnic_req_ctx {
 	uint32_t npsn;			/* PSN of the next request packet */
 	uint32_t sent_psn;		/* the newest PSN sent: up to it, sending is resending, and an ACK up
@@ -176,7 +176,7 @@ struct rnic_resp_res {
 	uint8_t answered;		/* every response of it went out once */
 };
 
-/* Responder fields of the QP context (seed §5: execution engine, RQ WQE manager, write address table). */
+/* Responder fields of the QP context (the seed's execution engine, RQ WQE manager, write address table). */
 struct rnic_resp_ctx {
 	uint32_t epsn;			/* expected PSN */
 	uint32_t msn;			/* messages completed */

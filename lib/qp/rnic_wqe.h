@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Work queue entries and doorbells: the host interface between rnic_post_send / rnic_post_recv and the
- * engine, in the mthca layout the seed's RDMA engine parses (digest seed-003 §2.1-2.3). Every field is
+ * engine, in the mthca layout the seed's RDMA engine parses (doc/qp.md, "Send WQE"). Every field is
  * big-endian; WQEs are made of 16-byte segments.
  *
  * Send WQE:  NextSeg, [RaddrSeg [AtomicSeg]] | [UDSeg], DataSeg* | InlineSeg (byte count, then the data)
