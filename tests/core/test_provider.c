@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "rnic_priv.h"
+#include "rnic_qp.h"
 
 enum op {
 	OP_OPEN, OP_CLOSE, OP_QUERY_PORT, OP_COUNTERS, OP_ASYNC, OP_ALLOC_PD, OP_DEALLOC_PD, OP_REG_MR, OP_DEREG_MR,
@@ -26,7 +27,9 @@ static struct rnic_device dev;
 static struct rnic_pd the_pd;
 static struct rnic_mr the_mr;
 static struct rnic_cq the_cq;
-static struct rnic_qp the_qp;
+/* rnic_query_qp reads the library's side of a QP after the provider: a provider's QPs are rnic_qp_priv. */
+static struct rnic_qp_priv the_qp_priv;
+#define the_qp (the_qp_priv.pub)
 
 static struct rnic_context *
 fake_open(struct rnic_device *d)
