@@ -14,6 +14,7 @@
 
 #include "rnic.h"
 #include "rnic_evq.h"
+#include "rnic_provider.h"
 
 extern int rnic_logtype;
 #define RNIC_LOG(level, fmt, ...) \
@@ -86,6 +87,7 @@ struct rnic_limits {
  */
 struct rnic_device {
 	char name[RNIC_DEV_NAME_MAX];
+	const struct rnic_provider_ops *ops;	/* who carries out its verbs (rnic_provider.h) */
 	uint16_t port_id;
 	int socket_id;
 	uint64_t guid;			/* network byte order, derived from the MAC */
@@ -210,11 +212,11 @@ rnic_ctx_release(struct rnic_context *ctx)
 	__atomic_fetch_sub(&rnic_context_priv(ctx)->nb_objects, 1, __ATOMIC_RELAXED);
 }
 
-/* Whether the context is a client's view of an rnicd device (its control verbs go to the daemon). */
-static inline int
-rnic_ctx_is_client(const struct rnic_context *ctx)
+/* The provider that carries out the context's verbs. */
+static inline const struct rnic_provider_ops *
+rnic_ctx_ops(struct rnic_context *ctx)
 {
-	return ((const struct rnic_context_priv *)ctx)->client != NULL;
+	return rnic_ctx_dev(ctx)->ops;
 }
 
 /* Zeroed host-interface memory for an object of the context, and its release. */
@@ -339,9 +341,6 @@ void rnic_telemetry_register(void);
 /* Whether the engine's lcores are running (between rnic_engine_start and rnic_engine_stop). */
 int rnic_engine_running(void);
 
-
-/* The main lcore has stages: rnic_poll_cq runs them (rnic_engine_progress). */
-extern int rnic_progress_stages;
 
 /* Map a stage to an lcore of the EAL (the main lcore's run in rnic_engine_progress); only while the engine
  * is stopped. Returns 0 or a negative errno. */

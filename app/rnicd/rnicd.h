@@ -13,8 +13,7 @@
 #include <rte_log.h>
 
 #include "rnic.h"
-#include "rnic_priv.h"
-#include "rnicd_proto.h"
+#include "rnic_daemon.h"
 
 extern int rnicd_logtype;
 #define RNICD_LOG(level, fmt, ...) \

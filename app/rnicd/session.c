@@ -16,11 +16,8 @@
 #include <rte_common.h>
 
 #include "rnicd.h"
-#include "rnic_client.h"
-#include "rnic_cq.h"
+#include "rnic_daemon.h"
 #include "rnic_dbq.h"
-#include "rnic_mr.h"
-#include "rnic_qp.h"
 
 #define PAGE 4096ul
 #define HANDLE_SHIFT 16
@@ -217,15 +214,7 @@ do_list(struct rnicd_rep *rep)
 	if (list == NULL)
 		return ENOMEM;
 	for (uint32_t i = 0; list[i] != NULL && i < RNIC_MAX_DEVICES; i++) {
-		const struct rnic_device *dev = list[i];
-		struct rnicd_dev_info *info = &rep->u.list.dev[i];
-
-		memcpy(info->name, dev->name, sizeof(info->name));
-		info->guid = dev->guid;
-		info->lim = dev->lim;
-		memcpy(info->gid, dev->gid, sizeof(info->gid));
-		info->gid_count = dev->gid_count;
-		info->active_mtu = dev->active_mtu;
+		rnic_daemon_device_info(list[i], &rep->u.list.dev[i]);
 		rep->u.list.count = i + 1;
 	}
 	rnic_free_device_list(list);
@@ -236,7 +225,6 @@ static int
 do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out)
 {
 	struct rnic_device **list;
-	struct rnic_context_priv *ctx;
 	struct rnicd_block *b;
 	uint32_t left_out;
 	char note[64];
@@ -262,16 +250,12 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 		return errno;
 	}
 	s->dev_index = (int)req->u.open.index;
-	ctx = rnic_context_priv(s->ctx);
-	ctx->hostmem = &session_hostmem;
-	ctx->hostmem_arg = s;
-	ctx->owner = s->id;
-	ctx->tenant = s->tenant->engine_id;
+	rnic_daemon_context_bind(s->ctx, &session_hostmem, s, s->id, s->tenant->engine_id);
 	s->over_quota = 0;
 	s->dbq = block_new(s, RTE_ALIGN_CEIL(rnic_dbq_memsize(rnicd.quota.dbq_size), PAGE));
 	if (s->dbq != NULL) {
 		s->dbq->size = rnicd.quota.dbq_size;
-		ret = -rnic_device_attach_dbq(ctx->dev, s->dbq, rnicd.quota.dbq_size, s->id, ctx->tenant);
+		ret = -rnic_daemon_attach_dbq(s->ctx, s->dbq, rnicd.quota.dbq_size);
 	}
 	if (s->dbq == NULL || ret != 0) {
 		if (s->dbq != NULL)
@@ -289,7 +273,7 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 	*fd_out = b->fd;
 	if (rnicd_tenant_log_ok(s->tenant, &left_out))
 		RNICD_LOG(INFO, "client %u (pid %d, tenant %s) opened %s%s", s->id, (int)s->pid, s->tenant->name,
-			  ctx->dev->name, left_out_note(left_out, note, sizeof(note)));
+			  rnic_get_device_name(s->ctx->device), left_out_note(left_out, note, sizeof(note)));
 	return 0;
 }
 
@@ -387,7 +371,7 @@ do_reg_mr(struct rnicd_session *s, const struct rnicd_req *req, int fd, struct r
 		return ret;
 	ret = map_client_buffer(fd, req, &map, &map_len, &host);
 	if (ret == 0) {
-		mr = rnic_mr_reg_host(pd->ptr, (void *)(uintptr_t)req->u.reg_mr.va, host, req->u.reg_mr.length,
+		mr = rnic_daemon_reg_mr(pd->ptr, (void *)(uintptr_t)req->u.reg_mr.va, host, req->u.reg_mr.length,
 				      req->u.reg_mr.access);
 		ret = mr == NULL ? errno : 0;
 	}
@@ -463,8 +447,8 @@ share_block(struct rnicd_session *s, const void *addr, int *fd_out, uint64_t *by
 static int
 do_create_cq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out)
 {
+	struct rnic_daemon_cq_hif hif;
 	struct rnic_cq *cq;
-	struct rnic_cq_priv *p;
 	int ret = reserve(s, OBJ_CQ);
 
 	if (ret != 0)
@@ -476,16 +460,16 @@ do_create_cq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 		unreserve(s, OBJ_CQ);
 		return ret;
 	}
-	p = rnic_cq_priv(cq);
+	rnic_daemon_cq_hif(cq, &hif);
 	rep->u.create_cq.handle = obj_add(s, OBJ_CQ, cq, NULL, 0);
 	if (rep->u.create_cq.handle == 0) {
 		rnic_destroy_cq(cq);
 		unreserve(s, OBJ_CQ);
 		return ENOMEM;
 	}
-	rep->u.create_cq.cqn = p->cqn;
-	rep->u.create_cq.nent = 1u << p->log_nent;
-	return share_block(s, p->cqes, fd_out, &rep->u.create_cq.bytes);
+	rep->u.create_cq.cqn = hif.cqn;
+	rep->u.create_cq.nent = hif.nent;
+	return share_block(s, hif.block, fd_out, &rep->u.create_cq.bytes);
 }
 
 static int
@@ -499,7 +483,7 @@ do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 		.sq_sig_all = req->u.create_qp.sq_sig_all,
 		.cap = req->u.create_qp.cap,
 	};
-	struct rnic_qp_priv *p;
+	struct rnic_daemon_qp_hif hif;
 	struct rnic_qp *qp;
 	int ret;
 
@@ -517,7 +501,7 @@ do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 		unreserve(s, OBJ_QP);
 		return ret;
 	}
-	p = rnic_qp_priv(qp);
+	rnic_daemon_qp_hif(qp, &hif);
 	rep->u.create_qp.handle = obj_add(s, OBJ_QP, qp, NULL, 0);
 	if (rep->u.create_qp.handle == 0) {
 		rnic_destroy_qp(qp);
@@ -526,11 +510,11 @@ do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 	}
 	rep->u.create_qp.qpn = qp->qp_num;
 	rep->u.create_qp.cap = ia.cap;
-	rep->u.create_qp.sq_cnt = p->sq.wqe_cnt;
-	rep->u.create_qp.sq_stride = p->sq.stride;
-	rep->u.create_qp.rq_cnt = p->rq.wqe_cnt;
-	rep->u.create_qp.rq_stride = p->rq.stride;
-	return share_block(s, p->hif, fd_out, &rep->u.create_qp.bytes);
+	rep->u.create_qp.sq_cnt = hif.sq_cnt;
+	rep->u.create_qp.sq_stride = hif.sq_stride;
+	rep->u.create_qp.rq_cnt = hif.rq_cnt;
+	rep->u.create_qp.rq_stride = hif.rq_stride;
+	return share_block(s, hif.block, fd_out, &rep->u.create_qp.bytes);
 }
 
 static int
@@ -774,7 +758,7 @@ rnicd_session_end(struct rnicd_session *s)
 	destroy_all(s, OBJ_PD);
 	if (s->ctx != NULL) {
 		if (s->dbq != NULL) {
-			rnic_device_detach_dbq(rnic_ctx_dev(s->ctx), s->dbq);
+			rnic_daemon_detach_dbq(s->ctx, s->dbq);
 			block_free(s, s->dbq);
 		}
 		rnic_close_device(s->ctx);

@@ -259,14 +259,11 @@ static void
 engine_stats(uint32_t id, struct rnic_tenant_stats *out)
 {
 	static const struct rnic_tenant_stats zero;
+	struct rnic_tenant_stats dev;
 
 	*out = zero;
-	for (int i = 0; rnic_engine_device(i) != NULL; i++) {
-		struct rnic_tenant_stats dev;
-
-		rnic_device_tenant_stats(rnic_engine_device(i), id, &dev);
+	for (int i = 0; rnic_daemon_tenant_stats(i, id, &dev) == 0; i++)
 		stats_add(out, &dev, &zero);
-	}
 }
 
 static uint64_t

@@ -30,6 +30,8 @@ struct rnic_client {
 	size_t dbq_bytes;
 };
 
+static const struct rnic_provider_ops client_ops;
+
 static struct {
 	int active;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -91,6 +93,7 @@ proxy_device(const struct rnicd_dev_info *info)
 	memcpy(dev->gid, info->gid, sizeof(dev->gid));
 	dev->gid_count = RTE_MIN(RTE_MAX(info->gid_count, 0), RNIC_GID_TBL_LEN);
 	dev->active_mtu = (enum rnic_mtu)info->active_mtu;
+	dev->ops = &client_ops;
 	dev->port_id = UINT16_MAX;
 	dev->socket_id = SOCKET_ID_ANY;
 	pthread_mutex_init(&dev->lock, NULL);
@@ -158,16 +161,30 @@ rnic_client_fini(void)
 	mode.active = 0;
 }
 
-int
-rnic_client_device_count(void)
+static int
+client_device_count(void)
 {
 	return mode.nb_dev;
 }
 
-struct rnic_device *
-rnic_client_device(int index)
+static struct rnic_device *
+client_device(int index)
 {
 	return index >= 0 && index < mode.nb_dev ? mode.dev[index] : NULL;
+}
+
+static const struct rnic_provider client_provider = {
+	.name = "rnicd",
+	.remote = 1,
+	.init = rnic_client_init,
+	.fini = rnic_client_fini,
+	.device_count = client_device_count,
+	.device = client_device,
+};
+
+RTE_INIT(rnic_client_provider_register)
+{
+	rnic_provider_register(&client_provider);
 }
 
 static struct rnic_client *
@@ -240,8 +257,8 @@ zalloc_aligned(size_t size)
 /* ------------------------------------------------------------------------------------------------------ */
 /* Contexts                                                                                                 */
 
-struct rnic_context *
-rnic_client_open(struct rnic_device *dev)
+static struct rnic_context *
+client_open_device(struct rnic_device *dev)
 {
 	struct rnicd_req req = { 0 };
 	struct rnicd_rep rep;
@@ -300,8 +317,8 @@ rnic_client_open(struct rnic_device *dev)
 	return &ctx->pub;
 }
 
-int
-rnic_client_close(struct rnic_context *context)
+static int
+client_close_device(struct rnic_context *context)
 {
 	struct rnic_context_priv *ctx = rnic_context_priv(context);
 	struct rnic_client *cl = ctx->client;
@@ -315,8 +332,8 @@ rnic_client_close(struct rnic_context *context)
 	return 0;
 }
 
-int
-rnic_client_query_port(struct rnic_context *ctx, struct rnic_port_attr *attr)
+static int
+client_query_port(struct rnic_context *ctx, struct rnic_port_attr *attr)
 {
 	struct rnicd_req req = { 0 };
 	struct rnicd_rep rep;
@@ -327,8 +344,8 @@ rnic_client_query_port(struct rnic_context *ctx, struct rnic_port_attr *attr)
 	return ret;
 }
 
-int
-rnic_client_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counters, int n)
+static int
+client_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counters, int n)
 {
 	struct rnicd_req req = { .u.counters.n = n };
 	struct rnicd_rep *rep = malloc(sizeof(*rep));
@@ -351,8 +368,8 @@ rnic_client_query_device_counters(struct rnic_context *ctx, struct rnic_counter 
 /* ------------------------------------------------------------------------------------------------------ */
 /* PDs and MRs                                                                                              */
 
-struct rnic_pd *
-rnic_client_alloc_pd(struct rnic_context *ctx)
+static struct rnic_pd *
+client_alloc_pd(struct rnic_context *ctx)
 {
 	struct rnicd_req req = { 0 };
 	struct rnicd_rep rep;
@@ -374,8 +391,8 @@ rnic_client_alloc_pd(struct rnic_context *ctx)
 	return &pd->pub;
 }
 
-int
-rnic_client_dealloc_pd(struct rnic_pd *pd)
+static int
+client_dealloc_pd(struct rnic_pd *pd)
 {
 	struct rnicd_rep rep;
 	int ret;
@@ -400,8 +417,8 @@ find_buf(const uint8_t *addr, size_t length)
 	return NULL;
 }
 
-struct rnic_mr *
-rnic_client_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access)
+static struct rnic_mr *
+client_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access)
 {
 	struct rnicd_req req = { .u.reg_mr = { .pd = pd->handle, .access = access, .va = (uintptr_t)addr,
 					       .length = length } };
@@ -442,8 +459,8 @@ rnic_client_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access)
 	return mr;
 }
 
-int
-rnic_client_dereg_mr(struct rnic_mr *mr)
+static int
+client_dereg_mr(struct rnic_mr *mr)
 {
 	struct rnicd_rep rep;
 	int ret = destroyed(call_obj(mr->context, RNICD_DEREG_MR, mr->handle, &rep));
@@ -524,9 +541,9 @@ rnic_free_buf(void *buf)
 /* ------------------------------------------------------------------------------------------------------ */
 /* CQs and QPs                                                                                              */
 
-struct rnic_cq *
-rnic_client_create_cq(struct rnic_context *ctx, int cqe, void *cq_context, struct rnic_comp_channel *channel,
-		      int comp_vector)
+static struct rnic_cq *
+client_create_cq(struct rnic_context *ctx, int cqe, void *cq_context, struct rnic_comp_channel *channel,
+		 int comp_vector)
 {
 	struct rnicd_req req = { .u.create_cq.cqe = cqe };
 	struct rnicd_rep rep;
@@ -569,8 +586,8 @@ rnic_client_create_cq(struct rnic_context *ctx, int cqe, void *cq_context, struc
 	return &cq->pub;
 }
 
-int
-rnic_client_destroy_cq(struct rnic_cq *pub)
+static int
+client_destroy_cq(struct rnic_cq *pub)
 {
 	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
 	struct rnicd_rep rep;
@@ -598,8 +615,8 @@ pow2(uint32_t v)
 	return v != 0 && (v & (v - 1)) == 0;
 }
 
-struct rnic_qp *
-rnic_client_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
+static struct rnic_qp *
+client_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 {
 	struct rnic_context *ctx = pd->context;
 	struct rnicd_req req = { 0 };
@@ -673,8 +690,8 @@ rnic_client_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	return &qp->pub;
 }
 
-int
-rnic_client_modify_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr, int mask)
+static int
+client_modify_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr, int mask)
 {
 	struct rnicd_req req = { .u.modify_qp = { .handle = qp->handle, .mask = mask, .attr = *attr } };
 	struct rnicd_rep rep;
@@ -685,8 +702,8 @@ rnic_client_modify_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr, int mask)
 	return ret;
 }
 
-int
-rnic_client_query_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr)
+static int
+client_query_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr)
 {
 	struct rnicd_rep rep;
 	int ret = call_obj(pub->context, RNICD_QUERY_QP, pub->handle, &rep);
@@ -698,8 +715,8 @@ rnic_client_query_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr)
 	return 0;
 }
 
-int
-rnic_client_destroy_qp(struct rnic_qp *pub)
+static int
+client_destroy_qp(struct rnic_qp *pub)
 {
 	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
 	struct rnicd_rep rep;
@@ -713,8 +730,8 @@ rnic_client_destroy_qp(struct rnic_qp *pub)
 	return 0;
 }
 
-int
-rnic_client_query_qp_counters(struct rnic_qp *qp, struct rnic_qp_counters *counters)
+static int
+client_query_qp_counters(struct rnic_qp *qp, struct rnic_qp_counters *counters)
 {
 	struct rnicd_rep rep;
 	int ret = call_obj(qp->context, RNICD_QUERY_QP_COUNTERS, qp->handle, &rep);
@@ -723,3 +740,45 @@ rnic_client_query_qp_counters(struct rnic_qp *qp, struct rnic_qp_counters *count
 		*counters = rep.u.qp_counters;
 	return ret;
 }
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* The provider                                                                                             */
+
+/* Neither async events nor completion events are forwarded to clients yet (doc/rnicd.md). */
+static int
+client_get_async_event(struct rnic_context *ctx, struct rnic_async_event *event)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(event);
+	errno = ENOTSUP;
+	return -1;
+}
+
+static struct rnic_comp_channel *
+client_create_comp_channel(struct rnic_context *ctx)
+{
+	RTE_SET_USED(ctx);
+	errno = ENOTSUP;
+	return NULL;
+}
+
+static const struct rnic_provider_ops client_ops = {
+	.name = "rnicd",
+	.open_device = client_open_device,
+	.close_device = client_close_device,
+	.query_port = client_query_port,
+	.query_device_counters = client_query_device_counters,
+	.get_async_event = client_get_async_event,
+	.alloc_pd = client_alloc_pd,
+	.dealloc_pd = client_dealloc_pd,
+	.reg_mr = client_reg_mr,
+	.dereg_mr = client_dereg_mr,
+	.create_comp_channel = client_create_comp_channel,
+	.create_cq = client_create_cq,
+	.destroy_cq = client_destroy_cq,
+	.create_qp = client_create_qp,
+	.modify_qp = client_modify_qp,
+	.query_qp = client_query_qp,
+	.destroy_qp = client_destroy_qp,
+	.query_qp_counters = client_query_qp_counters,
+};

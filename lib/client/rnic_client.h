@@ -6,47 +6,15 @@
 #ifndef RNIC_CLIENT_H
 #define RNIC_CLIENT_H
 
-#include <sys/types.h>
-
 #include "rnic_priv.h"
 #include "rnicd_proto.h"
-
-/* A sealed memfd of len bytes (it cannot shrink or grow: safe for another process to map) mapped shared
- * here; its descriptor in *fd. NULL with errno on failure. */
-void *rnic_shm_create(const char *name, size_t len, int *fd);
 
 /* Whether rnic_engine_init chose client mode. */
 int rnic_client_mode(void);
 /* Connect to the daemon at path and learn its devices; returns 0 or a negative errno. */
 int rnic_client_init(const char *path);
 void rnic_client_fini(void);
-int rnic_client_device_count(void);
-struct rnic_device *rnic_client_device(int index);
-
-/* One request and its reply over a connected socket; fd_out (or -1) travels with the request, *fd_in (if
- * not NULL) receives the descriptor of the reply (or -1). Returns the reply's status (0 or a positive errno). */
-int rnicd_call(int sock, struct rnicd_req *req, uint32_t cmd, int fd_out, struct rnicd_rep *rep, int *fd_in);
-/* One message and at most one descriptor: send (0 or -errno) / receive (bytes, -errno; *truncated is set
- * when the message was longer than len). */
-int rnicd_send_msg(int sock, const void *buf, size_t len, int fd);
-ssize_t rnicd_recv_msg(int sock, void *buf, size_t len, int *fd, int *truncated);
-
-/* The control verbs of a client context (rnic_* call these when rnic_ctx_is_client). */
-struct rnic_context *rnic_client_open(struct rnic_device *dev);
-int rnic_client_close(struct rnic_context *ctx);
-int rnic_client_query_port(struct rnic_context *ctx, struct rnic_port_attr *attr);
-struct rnic_pd *rnic_client_alloc_pd(struct rnic_context *ctx);
-int rnic_client_dealloc_pd(struct rnic_pd *pd);
-struct rnic_mr *rnic_client_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access);
-int rnic_client_dereg_mr(struct rnic_mr *mr);
-struct rnic_cq *rnic_client_create_cq(struct rnic_context *ctx, int cqe, void *cq_context,
-				      struct rnic_comp_channel *channel, int comp_vector);
-int rnic_client_destroy_cq(struct rnic_cq *cq);
-struct rnic_qp *rnic_client_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia);
-int rnic_client_modify_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr, int mask);
-int rnic_client_query_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr);
-int rnic_client_destroy_qp(struct rnic_qp *qp);
-int rnic_client_query_qp_counters(struct rnic_qp *qp, struct rnic_qp_counters *counters);
-int rnic_client_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counters, int n);
+/* The provider of a client process (registered as rnic_provider_find(1)): rnicd's devices, whose ops send
+ * the control verbs to the daemon. */
 
 #endif /* RNIC_CLIENT_H */

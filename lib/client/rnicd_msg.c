@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "rnic_client.h"
+#include "rnicd_proto.h"
 
 int
 rnicd_send_msg(int sock, const void *buf, size_t len, int fd)

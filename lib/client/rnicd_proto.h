@@ -10,6 +10,7 @@
 #define RNICD_PROTO_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rnic.h"
 #include "rnic_priv.h"
@@ -147,5 +148,18 @@ rnicd_req_size(uint32_t cmd)
 	default: return hdr;	/* LIST, QUERY_PORT, ALLOC_PD, STATS */
 	}
 }
+
+/* Both sides of the protocol (rnicd_msg.c, rnic_client.c). */
+/* A sealed memfd of len bytes (it cannot shrink or grow: safe for another process to map) mapped shared
+ * here; its descriptor in *fd. NULL with errno on failure. */
+void *rnic_shm_create(const char *name, size_t len, int *fd);
+
+/* One request and its reply over a connected socket; fd_out (or -1) travels with the request, *fd_in (if
+ * not NULL) receives the descriptor of the reply (or -1). Returns the reply's status (0 or a positive errno). */
+int rnicd_call(int sock, struct rnicd_req *req, uint32_t cmd, int fd_out, struct rnicd_rep *rep, int *fd_in);
+/* One message and at most one descriptor: send (0 or -errno) / receive (bytes, -errno; *truncated is set
+ * when the message was longer than len). */
+int rnicd_send_msg(int sock, const void *buf, size_t len, int fd);
+ssize_t rnicd_recv_msg(int sock, void *buf, size_t len, int *fd, int *truncated);
 
 #endif /* RNICD_PROTO_H */

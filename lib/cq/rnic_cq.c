@@ -12,7 +12,6 @@
 #include <rte_malloc.h>
 
 #include "rnic_cq.h"
-#include "rnic_client.h"
 #include "rnic_qp.h"
 #include "rnic_wqe.h"
 
@@ -98,17 +97,19 @@ rnic_cq_table_free(struct rnic_device *dev)
 struct rnic_comp_channel *
 rnic_create_comp_channel(struct rnic_context *context)
 {
-	struct rnic_comp_channel_priv *ch;
-	char name[RTE_RING_NAMESIZE];
-
 	if (context == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (rnic_ctx_is_client(context)) {
-		errno = ENOTSUP;	/* rnicd does not forward completion events yet (doc/rnicd.md) */
-		return NULL;
-	}
+	return rnic_ctx_ops(context)->create_comp_channel(context);
+}
+
+struct rnic_comp_channel *
+rnic_local_create_comp_channel(struct rnic_context *context)
+{
+	struct rnic_comp_channel_priv *ch;
+	char name[RTE_RING_NAMESIZE];
+
 	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL) {
 		errno = ENOMEM;
@@ -220,9 +221,9 @@ alloc_cqn(struct rnic_device *dev, struct rnic_cq_priv *cq)
 	return -1;
 }
 
-static struct rnic_cq *
-cq_create(struct rnic_context *context, int cqe, void *cq_context, struct rnic_comp_channel *channel,
-	  int comp_vector)
+struct rnic_cq *
+rnic_local_create_cq(struct rnic_context *context, int cqe, void *cq_context, struct rnic_comp_channel *channel,
+		     int comp_vector)
 {
 	struct rnic_device *dev = rnic_ctx_dev(context);
 	struct rnic_cq_priv *cq;
@@ -230,12 +231,7 @@ cq_create(struct rnic_context *context, int cqe, void *cq_context, struct rnic_c
 	uint32_t nent;
 	int cqn;
 
-	if (cqe > 0 && (uint32_t)cqe <= dev->lim.max_cqe && rnic_ctx_is_client(context))
-		return rnic_client_create_cq(context, cqe, cq_context, channel, comp_vector);
-	if (cqe <= 0 || (uint32_t)cqe > dev->lim.max_cqe) {
-		errno = EINVAL;
-		return NULL;
-	}
+	RTE_SET_USED(comp_vector);	/* one completion vector */
 	nent = rte_align32pow2((uint32_t)cqe + 1);	/* one slot more, as mlx5 does */
 	cq = rte_zmalloc_socket("rnic_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE, dev->socket_id);
 	block = cq == NULL ? NULL : rnic_hostmem_alloc(context, rnic_cq_hif_size(nent));
@@ -275,25 +271,24 @@ rnic_create_cq(struct rnic_context *context, int cqe, void *cq_context, struct r
 	struct rnic_cq *cq;
 
 	if (context == NULL || (channel != NULL && channel->context != context) || comp_vector < 0 ||
-	    comp_vector >= context->num_comp_vectors) {
+	    comp_vector >= context->num_comp_vectors || cqe <= 0 ||
+	    (uint32_t)cqe > rnic_ctx_dev(context)->lim.max_cqe) {
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = cq_create(context, cqe, cq_context, channel, comp_vector);
+	cq = rnic_ctx_ops(context)->create_cq(context, cqe, cq_context, channel, comp_vector);
 	if (cq != NULL)
 		rnic_ctx_hold(context);
 	return cq;
 }
 
-static int
-cq_destroy(struct rnic_cq *pub)
+int
+rnic_local_destroy_cq(struct rnic_cq *pub)
 {
 	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
 	struct rnic_device *dev;
 	struct rnic_cq_table *t;
 
-	if (rnic_ctx_is_client(pub->context))
-		return rnic_client_destroy_cq(pub);
 	/* A QP still completes here; and events not yet acknowledged would point at freed memory. */
 	if (__atomic_load_n(&cq->attached, __ATOMIC_ACQUIRE) != 0 ||
 	    __atomic_load_n(&pub->comp_events_completed, __ATOMIC_ACQUIRE) != cq->arm_sn)
@@ -321,7 +316,7 @@ rnic_destroy_cq(struct rnic_cq *cq)
 	if (cq == NULL)
 		return EINVAL;
 	context = cq->context;
-	ret = cq_destroy(cq);
+	ret = rnic_ctx_ops(context)->destroy_cq(cq);
 	if (ret == 0)
 		rnic_ctx_release(context);
 	return ret;
@@ -607,18 +602,30 @@ decode_cqe(struct rnic_cq_priv *cq, const struct rnic_cqe64 *cqe, struct rnic_wc
 	}
 }
 
+/* What rnic_poll_cq runs first: the engine's manual progress, while it maps stages to the application's
+ * thread (doc/engine.md, "Manual progress"); NULL otherwise. */
+static rnic_progress_fn rnic_cq_progress;
+
+void
+rnic_cq_set_progress(rnic_progress_fn fn)
+{
+	__atomic_store_n(&rnic_cq_progress, fn, __ATOMIC_RELAXED);
+}
+
 int
 rnic_poll_cq(struct rnic_cq *pub, int num_entries, struct rnic_wc *wc)
 {
 	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
+	rnic_progress_fn progress;
 	struct retiring rt = { .qp = NULL };
 	struct rnic_cqe64 *cqe;
 	int n = 0;
 
 	if (pub == NULL || num_entries < 0 || (wc == NULL && num_entries > 0))
 		return -EINVAL;
-	if (unlikely(rnic_progress_stages))
-		rnic_engine_progress();
+	progress = __atomic_load_n(&rnic_cq_progress, __ATOMIC_RELAXED);
+	if (unlikely(progress != NULL))
+		progress();
 	while (n < num_entries && (cqe = sw_cqe(cq, cq->cons)) != NULL) {
 		decode_cqe(cq, cqe, &wc[n++], &rt);
 		cq->cons++;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * Completion queues: mlx5-style rings of 64-byte CQEs (digest seed-001 §1.13) shared between the engine,
+ * Completion queues: mlx5-style rings of 64-byte CQEs (doc/cq.md, "CQE") shared between the engine,
  * which produces CQEs, and rnic_poll_cq, which consumes them; the doorbell record, arming and completion
- * events (digest §1.5-1.6).
+ * events (doc/cq.md, "Doorbell record", "Arming and events").
  */
 #ifndef RNIC_CQ_H
 #define RNIC_CQ_H
@@ -182,5 +182,13 @@ void rnic_cq_detach(struct rnic_cq *cq);
 /* mlx5 syndrome <-> completion status */
 uint8_t rnic_cqe_syndrome(enum rnic_wc_status status);
 enum rnic_wc_status rnic_cqe_status(uint8_t syndrome);
+
+/*
+ * Manual progress (doc/engine.md): the engine registers the function that runs the stages mapped to the
+ * application's thread, and rnic_poll_cq calls it before it looks at the CQ; NULL unregisters. One hook for
+ * the process, not one per CQ: the stages it runs serve every device, and the poll path reads one word.
+ */
+typedef unsigned int (*rnic_progress_fn)(void);
+void rnic_cq_set_progress(rnic_progress_fn fn);
 
 #endif /* RNIC_CQ_H */

@@ -14,7 +14,7 @@
 #include "rnic_mr.h"
 #include "rnic_qp.h"
 #include "rnic_dbq.h"
-#include "rnic_client.h"
+#include "rnic_provider.h"
 
 #define ASYNC_RING_SIZE 256
 
@@ -66,8 +66,8 @@ rnic_device_detach_dbq(struct rnic_device *dev, struct rnic_dbq *q)
 struct rnic_device **
 rnic_get_device_list(int *num_devices)
 {
-	int client = rnic_client_mode();
-	int n = client ? rnic_client_device_count() : rnic_engine_device_count();
+	const struct rnic_provider *provider = rnic_provider_get();
+	int n = provider == NULL ? 0 : provider->device_count();
 	struct rnic_device **list;
 
 	list = calloc((size_t)n + 1, sizeof(*list));
@@ -76,7 +76,7 @@ rnic_get_device_list(int *num_devices)
 		return NULL;
 	}
 	for (int i = 0; i < n; i++)
-		list[i] = client ? rnic_client_device(i) : rnic_engine_device(i);
+		list[i] = provider->device(i);
 	if (num_devices != NULL)
 		*num_devices = n;
 	return list;
@@ -100,18 +100,12 @@ rnic_get_device_guid(struct rnic_device *device)
 	return device == NULL ? 0 : device->guid;
 }
 
-struct rnic_context *
-rnic_open_device(struct rnic_device *device)
+static struct rnic_context *
+local_open_device(struct rnic_device *device)
 {
 	struct rnic_context_priv *ctx;
 	char name[RTE_RING_NAMESIZE];
 
-	if (device == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (rnic_client_mode())
-		return rnic_client_open(device);
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL) {
 		errno = ENOMEM;
@@ -134,6 +128,29 @@ rnic_open_device(struct rnic_device *device)
 	return &ctx->pub;
 }
 
+struct rnic_context *
+rnic_open_device(struct rnic_device *device)
+{
+	if (device == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return device->ops->open_device(device);
+}
+
+static int
+local_close_device(struct rnic_context *context)
+{
+	struct rnic_context_priv *ctx = rnic_context_priv(context);
+
+	pthread_mutex_lock(&ctx->dev->lock);
+	ctx->dev->open_contexts--;
+	pthread_mutex_unlock(&ctx->dev->lock);
+	rnic_evq_free(&ctx->async);
+	free(ctx);
+	return 0;
+}
+
 int
 rnic_close_device(struct rnic_context *context)
 {
@@ -144,14 +161,7 @@ rnic_close_device(struct rnic_context *context)
 	ctx = rnic_context_priv(context);
 	if (__atomic_load_n(&ctx->nb_objects, __ATOMIC_RELAXED) != 0)
 		return EBUSY;	/* nothing is freed: the application destroys its objects first */
-	if (rnic_ctx_is_client(context))
-		return rnic_client_close(context);
-	pthread_mutex_lock(&ctx->dev->lock);
-	ctx->dev->open_contexts--;
-	pthread_mutex_unlock(&ctx->dev->lock);
-	rnic_evq_free(&ctx->async);
-	free(ctx);
-	return 0;
+	return rnic_ctx_ops(context)->close_device(context);
 }
 
 int
@@ -190,17 +200,12 @@ rnic_query_device(struct rnic_context *context, struct rnic_device_attr *attr)
 	return 0;
 }
 
-int
-rnic_query_port(struct rnic_context *context, uint8_t port_num, struct rnic_port_attr *attr)
+static int
+local_query_port(struct rnic_context *context, struct rnic_port_attr *attr)
 {
-	const struct rnic_device *dev;
+	const struct rnic_device *dev = rnic_ctx_dev(context);
 	struct rte_eth_link link;
 
-	if (context == NULL || attr == NULL || port_num != 1)
-		return EINVAL;
-	if (rnic_ctx_is_client(context))
-		return rnic_client_query_port(context, attr);
-	dev = rnic_ctx_dev(context);
 	memset(attr, 0, sizeof(*attr));
 	if (rte_eth_link_get_nowait(dev->port_id, &link) != 0)
 		link.link_status = RTE_ETH_LINK_DOWN;
@@ -213,6 +218,14 @@ rnic_query_port(struct rnic_context *context, uint8_t port_num, struct rnic_port
 	attr->pkey_tbl_len = 1;
 	attr->link_layer = RNIC_LINK_LAYER_ETHERNET;
 	return 0;
+}
+
+int
+rnic_query_port(struct rnic_context *context, uint8_t port_num, struct rnic_port_attr *attr)
+{
+	if (context == NULL || attr == NULL || port_num != 1)
+		return EINVAL;
+	return rnic_ctx_ops(context)->query_port(context, attr);
 }
 
 int
@@ -233,6 +246,12 @@ rnic_query_gid(struct rnic_context *context, uint8_t port_num, int index, union 
 	return 0;
 }
 
+static int
+local_get_async_event(struct rnic_context *context, struct rnic_async_event *event)
+{
+	return rnic_evq_get(&rnic_context_priv(context)->async, event, sizeof(*event));
+}
+
 /* As ibv_get_async_event: blocks unless async_fd was made non-blocking; returns 0, or -1 with errno. */
 int
 rnic_get_async_event(struct rnic_context *context, struct rnic_async_event *event)
@@ -241,11 +260,7 @@ rnic_get_async_event(struct rnic_context *context, struct rnic_async_event *even
 		errno = EINVAL;
 		return -1;
 	}
-	if (rnic_ctx_is_client(context)) {
-		errno = ENOTSUP;	/* rnicd does not forward async events yet (doc/rnicd.md) */
-		return -1;
-	}
-	return rnic_evq_get(&rnic_context_priv(context)->async, event, sizeof(*event));
+	return rnic_ctx_ops(context)->get_async_event(context, event);
 }
 
 void
@@ -271,14 +286,11 @@ rnic_ack_async_event(struct rnic_async_event *event)
 }
 
 static struct rnic_pd *
-pd_alloc(struct rnic_context *context)
+local_alloc_pd(struct rnic_context *context)
 {
+	struct rnic_device *dev = rnic_ctx_dev(context);
 	struct rnic_pd_priv *pd;
-	struct rnic_device *dev;
 
-	if (rnic_ctx_is_client(context))
-		return rnic_client_alloc_pd(context);
-	dev = rnic_ctx_dev(context);
 	pd = calloc(1, sizeof(*pd));
 	if (pd == NULL) {
 		errno = ENOMEM;
@@ -310,22 +322,17 @@ rnic_alloc_pd(struct rnic_context *context)
 		errno = EINVAL;
 		return NULL;
 	}
-	pd = pd_alloc(context);
+	pd = rnic_ctx_ops(context)->alloc_pd(context);
 	if (pd != NULL)
 		rnic_ctx_hold(context);
 	return pd;
 }
 
 static int
-pd_dealloc(struct rnic_pd *pd)
+local_dealloc_pd(struct rnic_pd *pd)
 {
-	struct rnic_pd_priv *p;
-	struct rnic_device *dev;
-
-	if (rnic_ctx_is_client(pd->context))
-		return rnic_client_dealloc_pd(pd);
-	p = rnic_pd_priv(pd);
-	dev = rnic_ctx_dev(pd->context);
+	struct rnic_pd_priv *p = rnic_pd_priv(pd);
+	struct rnic_device *dev = rnic_ctx_dev(pd->context);
 	if (__atomic_load_n(&p->refcnt, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
 	pthread_mutex_lock(&dev->lock);
@@ -344,7 +351,7 @@ rnic_dealloc_pd(struct rnic_pd *pd)
 	if (pd == NULL)
 		return EINVAL;
 	context = pd->context;
-	ret = pd_dealloc(pd);
+	ret = rnic_ctx_ops(context)->dealloc_pd(pd);
 	if (ret == 0)
 		rnic_ctx_release(context);
 	return ret;
@@ -404,4 +411,41 @@ rnic_destroy_ah(struct rnic_ah *ah)
 	rnic_pd_put(ah->pd);
 	free(ah);
 	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* The local provider: the engine of this process carries out the verbs (rnic_provider.h)                  */
+
+static const struct rnic_provider_ops local_ops = {
+	.name = "local",
+	.open_device = local_open_device,
+	.close_device = local_close_device,
+	.query_port = local_query_port,
+	.query_device_counters = rnic_local_query_device_counters,
+	.get_async_event = local_get_async_event,
+	.alloc_pd = local_alloc_pd,
+	.dealloc_pd = local_dealloc_pd,
+	.reg_mr = rnic_local_reg_mr,
+	.dereg_mr = rnic_local_dereg_mr,
+	.create_comp_channel = rnic_local_create_comp_channel,
+	.create_cq = rnic_local_create_cq,
+	.destroy_cq = rnic_local_destroy_cq,
+	.create_qp = rnic_local_create_qp,
+	.modify_qp = rnic_local_modify_qp,
+	.query_qp = rnic_local_query_qp,
+	.destroy_qp = rnic_local_destroy_qp,
+	.query_qp_counters = rnic_local_query_qp_counters,
+};
+
+static const struct rnic_provider local_provider = {
+	.name = "local",
+	.remote = 0,
+	.ops = &local_ops,
+	.device_count = rnic_engine_device_count,
+	.device = rnic_engine_device,
+};
+
+RTE_INIT(rnic_local_provider_register)
+{
+	rnic_provider_register(&local_provider);
 }

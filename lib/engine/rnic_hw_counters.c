@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The device counters under the names RDMA dashboards read: the hardware counters of mlx5 (Linux's
- * drivers/infiniband/hw/mlx5 hw_counters, as `rdma statistic` and /sys/class/infiniband/.../hw_counters
- * show them), each made of softrnic's own counters. rnic_query_device_counters lists them after softrnic's
- * names, which stay as they are.
+ * The device counters under the names RDMA dashboards read: the hardware counters of mlx5, as `rdma
+ * statistic` and /sys/class/infiniband/.../hw_counters show them, each made of softrnic's own counters
+ * (the table of names: doc/engine.md, "Observability"). rnic_query_device_counters lists them after
+ * softrnic's names, which stay as they are.
  */
 #include <stdio.h>
 #include <string.h>

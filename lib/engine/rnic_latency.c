@@ -8,7 +8,6 @@
 #include <rte_errno.h>
 
 #include "rnic_latency.h"
-#include "rnic_client.h"
 #include "rnic_pipeline.h"
 
 const char *const rnic_lat_stage_names[RNIC_LAT_MAX] = {
@@ -66,7 +65,7 @@ query_start(struct rnic_stage_latency *stages, int n)
 {
 	if (n < 0 || (n > 0 && stages == NULL))
 		return -EINVAL;
-	if (rnic_client_mode())
+	if (rnic_provider_get() != NULL && rnic_provider_get()->remote)
 		return -ENOTSUP;	/* the stages run in rnicd: its telemetry has them (/rnic/stages) */
 	for (int s = 0; s < RNIC_LAT_MAX && s < n; s++) {
 		memset(&stages[s], 0, sizeof(stages[s]));

@@ -440,13 +440,6 @@ int rnic_send_control(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct
 int rnic_complete(struct rnic_qp *qp, int is_send, uint32_t index, uint8_t wqe_opcode, enum rnic_wc_status st,
 		  uint32_t byte_len);
 
-/*
- * Move a QP to the error state from the data path (a completion in error says why). Each side flushes its
- * own queue on its own lcore: the caller flushes its side, the other side when it next sees the state.
- */
-void rnic_qp_fail(struct rnic_qp *qp);
-/* Move a QP to an error state (ERR, or SQE for a UC/UD send error) from the data path. */
-void rnic_qp_enter(struct rnic_qp *qp, enum rnic_qp_state state);
 
 /* rnic_query_device_counters for a device (telemetry has no context). */
 int rnic_device_counters(const struct rnic_device *dev, struct rnic_counter *counters, int n);

@@ -13,7 +13,6 @@
 
 #include "rnic_mr.h"
 #include "rnic_wire.h"
-#include "rnic_client.h"
 
 #define PAGE_SIZE_BYTES (1ULL << RNIC_MR_PAGE_SHIFT)
 #define PAGE_MASK (PAGE_SIZE_BYTES - 1)
@@ -276,10 +275,18 @@ rnic_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access)
 		return NULL;
 	}
 	err = check_reg_args(rnic_ctx_dev(pd->context), addr, length, access);
-	if (err == 0 && rnic_ctx_is_client(pd->context))
-		return rnic_client_reg_mr(pd, addr, length, access);
-	if (err == 0)
-		err = check_mapped((uintptr_t)addr, length, access & RNIC_ACCESS_LOCAL_WRITE);
+	if (err != 0) {
+		errno = err;
+		return NULL;
+	}
+	return rnic_ctx_ops(pd->context)->reg_mr(pd, addr, length, access);
+}
+
+struct rnic_mr *
+rnic_local_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access)
+{
+	int err = check_mapped((uintptr_t)addr, length, access & RNIC_ACCESS_LOCAL_WRITE);
+
 	if (err != 0) {
 		errno = err;
 		return NULL;
@@ -377,19 +384,19 @@ mr_release(void *arg)
 int
 rnic_dereg_mr(struct rnic_mr *pub)
 {
-	struct rnic_mr_priv *mr = (struct rnic_mr_priv *)pub;
-	struct rnic_device *dev;
-	struct rnic_mr_table *t;
-	struct rnic_mpt_entry *e;
-	int ret;
-
 	if (pub == NULL)
 		return EINVAL;
-	if (rnic_ctx_is_client(pub->context))
-		return rnic_client_dereg_mr(pub);
-	dev = rnic_ctx_dev(pub->context);
-	t = dev->mr_table;
-	e = &t->mpt[mr->index];
+	return rnic_ctx_ops(pub->context)->dereg_mr(pub);
+}
+
+int
+rnic_local_dereg_mr(struct rnic_mr *pub)
+{
+	struct rnic_mr_priv *mr = (struct rnic_mr_priv *)pub;
+	struct rnic_device *dev = rnic_ctx_dev(pub->context);
+	struct rnic_mr_table *t = dev->mr_table;
+	struct rnic_mpt_entry *e = &t->mpt[mr->index];
+	int ret;
 
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&e->valid, 0, __ATOMIC_RELEASE);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Memory regions: the MPT (one entry per region) and MTT (page addresses), the key/PD/rights/bounds checks
- * of the seed's VirtToPhys (digest seed-000 §4), and the per-lcore 4-way set-associative translation cache
- * of the patent (seed 004).
+ * of the seed's VirtToPhys, and the per-lcore 4-way set-associative translation cache (doc/mr.md, "Checks"
+ * and "The translation cache").
  *
  * Keys: lkey = rkey = MPT index << key_bits | generation bits, the index taking as few bits as the table needs
  * and the generation the rest (doc/mr.md). Each registration of an index gets the next of its generations,

@@ -11,7 +11,6 @@
 
 #include "rnic_cq.h"
 #include "rnic_dbq.h"
-#include "rnic_client.h"
 #include "rnic_qp.h"
 #include "rnic_wire.h"
 #include "rnic_wqe.h"
@@ -386,23 +385,28 @@ alloc_slot(struct rnic_device *dev, struct rnic_qp_priv *qp)
 struct rnic_qp *
 rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 {
-	struct rnic_device *dev;
-	struct rnic_qp_priv *qp;
-	uint32_t recv_bytes;
 	int err;
 
 	if (pd == NULL || ia == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
-	dev = rnic_ctx_dev(pd->context);
-	err = check_init_attr(dev, ia);
+	err = check_init_attr(rnic_ctx_dev(pd->context), ia);
 	if (err != 0) {
 		errno = err;
 		return NULL;
 	}
-	if (rnic_ctx_is_client(pd->context))
-		return rnic_client_create_qp(pd, ia);
+	return rnic_ctx_ops(pd->context)->create_qp(pd, ia);
+}
+
+struct rnic_qp *
+rnic_local_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
+{
+	struct rnic_device *dev = rnic_ctx_dev(pd->context);
+	struct rnic_qp_priv *qp;
+	uint32_t recv_bytes;
+	int err;
+
 	qp = rte_zmalloc_socket("rnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, dev->socket_id);
 	if (qp == NULL) {
 		errno = ENOMEM;
@@ -475,15 +479,18 @@ qp_release(void *arg)
 int
 rnic_destroy_qp(struct rnic_qp *pub)
 {
-	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
-	struct rnic_device *dev;
-	int ret;
-
 	if (pub == NULL)
 		return EINVAL;
-	if (rnic_ctx_is_client(pub->context))
-		return rnic_client_destroy_qp(pub);
-	dev = rnic_ctx_dev(pub->context);
+	return rnic_ctx_ops(pub->context)->destroy_qp(pub);
+}
+
+int
+rnic_local_destroy_qp(struct rnic_qp *pub)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	struct rnic_device *dev = rnic_ctx_dev(pub->context);
+	int ret;
+
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->qp_table->slot[qp->slot], NULL, __ATOMIC_RELEASE);
 	dev->qp_table->nb_qp--;
@@ -498,6 +505,20 @@ rnic_destroy_qp(struct rnic_qp *pub)
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* The state machine                                                                                        */
+
+void
+rnic_qp_enter(struct rnic_qp *qp, enum rnic_qp_state state)
+{
+	rnic_qp_priv(qp)->attr.qp_state = state;
+	__atomic_store_n(rnic_qp_priv(qp)->post_state, state, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->state, state, __ATOMIC_RELEASE);
+}
+
+void
+rnic_qp_fail(struct rnic_qp *qp)
+{
+	rnic_qp_enter(qp, RNIC_QPS_ERR);
+}
 
 enum { QPT_RC, QPT_UC, QPT_UD, QPT_N };
 
@@ -783,15 +804,18 @@ req_window(struct rnic_qp_priv *qp, uint32_t window)
 int
 rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 {
-	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
-	enum rnic_qp_state cur, next;
-	uint32_t mask = (uint32_t)attr_mask;
-
 	if (pub == NULL || attr == NULL)
 		return EINVAL;
-	if (rnic_ctx_is_client(pub->context))
-		return rnic_client_modify_qp(pub, attr, attr_mask);
-	cur = pub->state;
+	return rnic_ctx_ops(pub->context)->modify_qp(pub, attr, attr_mask);
+}
+
+int
+rnic_local_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	enum rnic_qp_state cur = pub->state, next;
+	uint32_t mask = (uint32_t)attr_mask;
+
 	/* CUR_STATE names the state the caller believes the QP is in; it must be right. */
 	if ((mask & M(CUR_STATE)) && attr->cur_qp_state != cur)
 		return EINVAL;
@@ -850,18 +874,32 @@ rnic_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask)
 int
 rnic_query_qp_counters(struct rnic_qp *pub, struct rnic_qp_counters *counters)
 {
-	const uint64_t *src;
-	uint64_t *dst;
-
 	if (pub == NULL || counters == NULL)
 		return EINVAL;
-	if (rnic_ctx_is_client(pub->context))
-		return rnic_client_query_qp_counters(pub, counters);
+	return rnic_ctx_ops(pub->context)->query_qp_counters(pub, counters);
+}
+
+int
+rnic_local_query_qp_counters(struct rnic_qp *pub, struct rnic_qp_counters *counters)
+{
 	/* Counter by counter: each is a whole 64-bit load of a value one lcore stores. */
-	src = (const uint64_t *)&rnic_qp_priv(pub)->counters;
-	dst = (uint64_t *)counters;
+	const uint64_t *src = (const uint64_t *)&rnic_qp_priv(pub)->counters;
+	uint64_t *dst = (uint64_t *)counters;
+
 	for (size_t i = 0; i < sizeof(*counters) / sizeof(uint64_t); i++)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
+rnic_local_query_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+
+	*attr = qp->attr;
+	attr->qp_state = pub->state;
+	attr->cur_qp_state = pub->state;
+	attr->cap = qp->cap;
 	return 0;
 }
 
@@ -869,21 +907,14 @@ int
 rnic_query_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask, struct rnic_qp_init_attr *init)
 {
 	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	int ret;
 
 	(void)attr_mask;	/* as most providers: every attribute is returned */
 	if (pub == NULL || attr == NULL || init == NULL)
 		return EINVAL;
-	if (rnic_ctx_is_client(pub->context)) {
-		int ret = rnic_client_query_qp(pub, attr);
-
-		if (ret != 0)
-			return ret;
-	} else {
-		*attr = qp->attr;
-		attr->qp_state = pub->state;
-		attr->cur_qp_state = pub->state;
-		attr->cap = qp->cap;
-	}
+	ret = rnic_ctx_ops(pub->context)->query_qp(pub, attr);
+	if (ret != 0)
+		return ret;
 	memset(init, 0, sizeof(*init));
 	init->qp_context = pub->qp_context;
 	init->send_cq = pub->send_cq;

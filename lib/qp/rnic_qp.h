@@ -89,7 +89,7 @@ struct rnic_inflight {
 					 * received is short of it: the hole's later responses are coming) */
 };
 
-/* Requester fields of the QP context (seed §5: WQE scheduler, transmit control, receive control). */
+/* Requester fields of the QP context (the seed's WQE scheduler, transmit control, receive control). */
 struct rnic_req_ctx {
 	uint32_t npsn;			/* PSN of the next request packet */
 	uint32_t sent_psn;		/* the newest PSN sent: up to it, sending is resending, and an ACK up
@@ -176,7 +176,7 @@ struct rnic_resp_res {
 	uint8_t answered;		/* every response of it went out once */
 };
 
-/* Responder fields of the QP context (seed §5: execution engine, RQ WQE manager, write address table). */
+/* Responder fields of the QP context (the seed's execution engine, RQ WQE manager, write address table). */
 struct rnic_resp_ctx {
 	uint32_t epsn;			/* expected PSN */
 	uint32_t msn;			/* messages completed */
@@ -394,5 +394,13 @@ rnic_wq_slot(const struct rnic_wq *wq, uint32_t n)
 {
 	return wq->buf + (size_t)(n & (wq->wqe_cnt - 1)) * wq->stride;
 }
+
+/*
+ * Move a QP to the error state from the data path (a completion in error says why). Each side flushes its
+ * own queue on its own lcore: the caller flushes its side, the other side when it next sees the state.
+ */
+void rnic_qp_fail(struct rnic_qp *qp);
+/* Move a QP to an error state (ERR, or SQE for a UC/UD send error) from the data path. */
+void rnic_qp_enter(struct rnic_qp *qp, enum rnic_qp_state state);
 
 #endif /* RNIC_QP_H */

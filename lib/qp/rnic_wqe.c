@@ -125,7 +125,7 @@ put_ud(uint8_t *p, const struct rnic_send_wr *wr)
 	return p + sizeof(ud);
 }
 
-/* Write the WQE for wr at p; returns its size in 16-byte units. The NextSeg's chain fields come later. */
+/* Write the WQE for wr at p; returns its size in 16-byte units. */
 static uint8_t
 write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uint8_t *wqe)
 {
@@ -188,17 +188,6 @@ write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uin
 	return size16;
 }
 
-/* Link the WQE in slot `from` to the WQE in slot `to`. */
-static void
-chain(struct rnic_wq *sq, uint32_t from, uint32_t to, uint8_t to_size16, uint8_t to_opcode, int to_fence)
-{
-	struct rnic_wqe_next *next = (struct rnic_wqe_next *)rnic_wq_slot(sq, from);
-	uint32_t offset = (uint32_t)(rnic_wq_slot(sq, to) - sq->buf);
-
-	next->nda_op = rte_cpu_to_be_32(offset | to_opcode);
-	next->ee_nds = rte_cpu_to_be_32((to_fence ? RNIC_WQE_NDS_FENCE : 0) | to_size16);
-}
-
 /*
  * Release a poster lock with a release store. rte_spinlock_unlock's XCHG is a full barrier: it waits for the
  * WQE and head stores before it to reach the cache, and those lines are the engine lcore's (it read them
@@ -223,7 +212,7 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 	struct rnic_wq *sq;
 	uint32_t first, n = 0;
 	uint64_t now;
-	uint8_t first_size = 0, size = 0;
+	uint8_t first_size = 0, size;
 	int first_fence = 0;
 	enum rnic_qp_state state;
 	int err = 0;
@@ -257,9 +246,6 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 		if (n == 0) {
 			first_size = size;
 			first_fence = !!(wr->send_flags & RNIC_SEND_FENCE);
-		} else {
-			chain(sq, first + n - 1, first + n, size, wr_to_wqe_opcode[wr->opcode],
-			      !!(wr->send_flags & RNIC_SEND_FENCE));
 		}
 	}
 	if (n > 0) {
@@ -285,27 +271,21 @@ rnic_send_wqe_parse(const uint8_t *wqe, uint32_t size16, int is_ud, struct rnic_
 {
 	const uint8_t *p = wqe + sizeof(struct rnic_wqe_next), *end;
 	struct rnic_wqe_next next;
-	uint32_t flags, nda, nds;
+	uint32_t flags;
 
 	memcpy(&next, wqe, sizeof(next));
 	flags = rte_be_to_cpu_32(next.flags);
 	if (size16 == 0)
-		size16 = (flags >> RNIC_WQE_F_SIZE_SHIFT) & RNIC_WQE_NDS_SIZE_MASK;
+		size16 = (flags >> RNIC_WQE_F_SIZE_SHIFT) & RNIC_WQE_F_SIZE_MASK;
 	if (size16 == 0 || size16 > RNIC_WQE_MAX_SIZE16)
 		return -EINVAL;
 	end = wqe + size16 * RNIC_WQE_SEG;
-	nda = rte_be_to_cpu_32(next.nda_op);
-	nds = rte_be_to_cpu_32(next.ee_nds);
 	memset(out, 0, sizeof(*out));
 	out->opcode = (uint8_t)(flags >> RNIC_WQE_F_OPCODE_SHIFT);
 	out->signaled = !!(flags & RNIC_WQE_F_SIGNALED);
 	out->solicited = !!(flags & RNIC_WQE_F_SOLICITED);
 	out->fence = !!(flags & RNIC_WQE_F_FENCE);
 	out->imm = next.imm;
-	out->next_offset = nda & ~0x3fu;
-	out->next_opcode = nda & 0x1f;
-	out->next_size16 = nds & RNIC_WQE_NDS_SIZE_MASK;
-	out->next_fence = !!(nds & RNIC_WQE_NDS_FENCE);
 	if (!wqe_op_known(out->opcode))
 		return -EINVAL;
 
@@ -359,7 +339,7 @@ rnic_send_wqe_copy(uint8_t *dst, const uint8_t *slot, uint32_t stride)
 	uint32_t size;
 
 	memcpy(&next, slot, sizeof(next));
-	size = ((rte_be_to_cpu_32(next.flags) >> RNIC_WQE_F_SIZE_SHIFT) & RNIC_WQE_NDS_SIZE_MASK) * RNIC_WQE_SEG;
+	size = ((rte_be_to_cpu_32(next.flags) >> RNIC_WQE_F_SIZE_SHIFT) & RNIC_WQE_F_SIZE_MASK) * RNIC_WQE_SEG;
 	if (size == 0 || size > stride)
 		return 0;
 	memcpy(dst, &next, sizeof(next));

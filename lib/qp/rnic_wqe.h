@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Work queue entries and doorbells: the host interface between rnic_post_send / rnic_post_recv and the
- * engine, in the mthca layout the seed's RDMA engine parses (digest seed-003 §2.1-2.3). Every field is
+ * engine, in the mthca layout the seed's RDMA engine parses (doc/qp.md, "Send WQE"). Every field is
  * big-endian; WQEs are made of 16-byte segments.
  *
  * Send WQE:  NextSeg, [RaddrSeg [AtomicSeg]] | [UDSeg], DataSeg* | InlineSeg (byte count, then the data)
  * Recv WQE:  NextSeg, DataSeg*, a 16-byte all-zero delimiter
  * Doorbell:  word 0 = offset of the first WQE (16-byte units) << 8 | F << 7 | opcode
  *            word 1 = QPN << 8 | size of the first WQE (16-byte units)
- * One rnic_post_send of N work requests writes N WQEs chained through their NextSegs and rings one
- * doorbell; the engine follows the chain until a NextSeg with size 0.
+ * One rnic_post_send of N work requests writes N WQEs in consecutive SQ slots and rings one doorbell. The
+ * engine takes WQEs from the SQ by index, up to the head the poster published (doc/qp.md): it follows no
+ * chain, so the seed's next-WQE fields of the NextSeg are reserved (zero), and of a doorbell it reads only
+ * the QPN (the first WQE's offset, size, opcode and fence are there for whoever decodes a doorbell).
  */
 #ifndef RNIC_WQE_H
 #define RNIC_WQE_H
@@ -41,13 +43,12 @@ enum rnic_wqe_opcode {
 #define RNIC_WQE_F_EVENT (1u << 2)
 #define RNIC_WQE_F_SOLICITED (1u << 1)
 #define RNIC_WQE_F_OPCODE_SHIFT 24	/* softrnic: the WQE's own opcode and size, so flush, retransmit */
-#define RNIC_WQE_F_SIZE_SHIFT 16	/* and the engine need no chain walk to find a WQE's bounds */
-#define RNIC_WQE_NDS_FENCE (1u << 6)
-#define RNIC_WQE_NDS_SIZE_MASK 0x3fu
+#define RNIC_WQE_F_SIZE_SHIFT 16	/* and the engine find a WQE's bounds in the WQE itself */
+#define RNIC_WQE_F_SIZE_MASK 0x3fu
 
 struct rnic_wqe_next {
-	uint32_t nda_op;		/* [31:6] next WQE offset in bytes (64-byte aligned), [4:0] next opcode */
-	uint32_t ee_nds;		/* [6] next fence, [5:0] next size (16-byte units, 0 = end of chain) */
+	uint32_t nda_op;		/* reserved, zero: the seed's next-WQE offset and opcode (no chain) */
+	uint32_t ee_nds;		/* reserved, zero: the seed's next fence and size */
 	uint32_t flags;			/* [31:24] this WQE's opcode, [21:16] its size, [5] inline, [4] fence,
 					 * [3] signaled, [1] solicited */
 	uint32_t imm;			/* immediate data (as on the wire) or the rkey to invalidate */
@@ -100,11 +101,6 @@ struct rnic_send_wqe {
 	uint32_t nb_sge;
 	const uint8_t *inline_data;	/* non-NULL: the payload is inline */
 	uint64_t length;		/* message length in bytes */
-	/* the chain */
-	uint32_t next_offset;		/* bytes from the SQ start */
-	uint8_t next_size16;		/* 0: last WQE of the chain */
-	uint8_t next_opcode;
-	uint8_t next_fence;
 };
 
 /* The 64-bit SQ doorbell. */

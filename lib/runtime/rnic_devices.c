@@ -12,6 +12,7 @@
 #include "rnic_dbq.h"
 #include "rnic_mr.h"
 #include "rnic_qp.h"
+#include "rnic_provider.h"
 #include "rnic_runtime.h"
 
 /* EUI-64 from the MAC, as RoCE NICs derive their node GUID. */
@@ -76,6 +77,7 @@ rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device **out
 	if (dev == NULL)
 		return -ENOMEM;
 	snprintf(dev->name, sizeof(dev->name), "%s", conf->name);
+	dev->ops = rnic_provider_find(0)->ops;	/* the local provider's (lib/device) */
 	dev->port_id = conf->port_id;
 	dev->socket_id = rte_eth_dev_socket_id(conf->port_id);
 	if (dev->socket_id < 0)

@@ -12,7 +12,8 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
-#include "rnic_client.h"
+#include "rnic_cq.h"
+#include "rnic_provider.h"
 #include "rnic_fault.h"
 #include "rnic_neigh.h"
 #include "rnic_runtime.h"
@@ -178,13 +179,17 @@ rnic_engine_init(int argc, char **argv)
 	uint16_t nb_queues;
 	int consumed, ret;
 
-	if (rnic_rt.initialized || rnic_client_mode()) {
+	if (rnic_rt.initialized || rnic_provider_remote()) {
 		RNIC_LOG(ERR, "rnic_engine_init: the engine is already initialised");
 		return -EALREADY;
 	}
 	/* Client mode: rnicd owns the ports and the engine; this process needs neither EAL nor hugepages. */
 	if (getenv("RNIC_DAEMON") != NULL && getenv("RNIC_DAEMON")[0] != '\0') {
-		ret = rnic_client_init(getenv("RNIC_DAEMON"));
+		const struct rnic_provider *remote = rnic_provider_find(1);
+
+		ret = remote != NULL ? remote->init(getenv("RNIC_DAEMON")) : -ENOTSUP;
+		if (ret == 0)
+			rnic_provider_set(remote);
 		return ret < 0 ? ret : argc;
 	}
 	consumed = rte_eal_init(argc, argv);
@@ -222,11 +227,13 @@ rnic_engine_init(int argc, char **argv)
 		rnic_rt.initialized = ret == 0;
 	}
 	if (ret < 0) {
+		rnic_cq_set_progress(NULL);
 		release_devices();
 		rte_eal_cleanup();
 		return ret;
 	}
 	rnic_rt.initialized = 1;
+	rnic_provider_set(rnic_provider_find(0));
 	rnic_telemetry_register();
 	/* Every argument after argv[0] was either EAL's or the engine's. */
 	return argc - 1;
@@ -235,8 +242,11 @@ rnic_engine_init(int argc, char **argv)
 int
 rnic_engine_fini(void)
 {
-	if (rnic_client_mode()) {
-		rnic_client_fini();
+	if (rnic_provider_remote()) {
+		const struct rnic_provider *remote = rnic_provider_get();
+
+		rnic_provider_set(NULL);
+		remote->fini();
 		return 0;
 	}
 	if (!rnic_rt.initialized)
@@ -250,9 +260,10 @@ rnic_engine_fini(void)
 	rnic_engine_stop();
 	release_devices();
 	memset(rnic_rt.lcore, 0, sizeof(rnic_rt.lcore));
-	rnic_progress_stages = 0;
+	rnic_cq_set_progress(NULL);
 	rnic_neigh_static_clear();
 	rnic_rt.initialized = 0;
+	rnic_provider_set(NULL);
 	rte_eal_cleanup();
 	return 0;
 }

@@ -9,7 +9,8 @@
 #include <rte_malloc.h>
 #include <rte_pause.h>
 
-#include "rnic_client.h"
+#include "rnic_cq.h"
+#include "rnic_provider.h"
 #include "rnic_runtime.h"
 
 int
@@ -72,11 +73,9 @@ rnic_engine_add_stage(unsigned int lcore_id, const struct rnic_stage *stage)
 		return -ENOSPC;
 	ls->stage[ls->count++] = *stage;
 	if (lcore_id == rte_get_main_lcore())
-		rnic_progress_stages = 1;
+		rnic_cq_set_progress(rnic_engine_progress);
 	return 0;
 }
-
-int rnic_progress_stages;
 
 /* One pass over an lcore's stages: the work they did; the pass's cycles count as busy or idle. */
 static unsigned int
@@ -169,7 +168,7 @@ rnic_engine_start(void)
 {
 	unsigned int lcore_id, launched = 0;
 
-	if (rnic_client_mode())
+	if (rnic_provider_remote())
 		return 0;	/* rnicd's engine runs already */
 	if (!rnic_rt.initialized || rnic_engine_state.running)
 		return -EBUSY;
@@ -201,7 +200,7 @@ rnic_engine_stop(void)
 {
 	unsigned int lcore_id;
 
-	if (rnic_client_mode())
+	if (rnic_provider_remote())
 		return 0;
 	if (!rnic_rt.initialized)
 		return -EINVAL;

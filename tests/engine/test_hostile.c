@@ -606,7 +606,7 @@ test_bad_wqes(void **state)
 
 		post_wr(qp, &wr);
 		next = (struct rnic_wqe_next *)slot;
-		flags = rte_be_to_cpu_32(next->flags) & ~(RNIC_WQE_NDS_SIZE_MASK << RNIC_WQE_F_SIZE_SHIFT);
+		flags = rte_be_to_cpu_32(next->flags) & ~(RNIC_WQE_F_SIZE_MASK << RNIC_WQE_F_SIZE_SHIFT);
 		next->flags = rte_cpu_to_be_32(flags | (stride / RNIC_WQE_SEG) << RNIC_WQE_F_SIZE_SHIFT);
 		memcpy(&hdr, slot + sizeof(*next), sizeof(hdr));
 		hdr = rte_cpu_to_be_32((rte_be_to_cpu_32(hdr) & ~0xffffu) | (stride - 20));

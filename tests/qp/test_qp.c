@@ -510,7 +510,6 @@ test_wqe_layouts(void **state)
 		assert_int_equal(w.opcode, ops[i].wqe);
 		assert_int_equal(w.signaled, 1);
 		assert_int_equal(w.solicited, i & 1);
-		assert_int_equal(w.next_size16, 0);		/* a chain of one */
 		assert_int_equal(rnic_qp_sq_wrid(qp, (uint16_t)i), 0x5000 + i);
 		if (ops[i].wqe == RNIC_WQE_OP_SEND_INVAL)
 			assert_int_equal(rte_be_to_cpu_32(w.imm), 0x7777);
@@ -586,17 +585,17 @@ test_chain_inline_and_ud(void **state)
 	assert_int_equal(w.length, sizeof(text));
 	assert_memory_equal(w.inline_data, text, sizeof(text));
 	assert_int_equal(w.signaled, 0);
-	assert_int_equal(w.next_opcode, RNIC_WQE_OP_RDMA_WRITE);
-	assert_int_equal(w.next_fence, 1);
-	parse_at(qp, w.next_offset / RNIC_WQE_SEG, w.next_size16, &w);
+	assert_int_equal(w.fence, 0);
+	/* The next WQEs in the next slots, each with its own opcode, size and fence (the engine reads the SQ by
+	 * index up to the head: no chain). */
+	parse_at(qp, db.offset16 + rnic_qp_priv(qp)->sq.stride / RNIC_WQE_SEG, 0, &w);
 	assert_int_equal(w.opcode, RNIC_WQE_OP_RDMA_WRITE);
 	assert_int_equal(w.raddr, 0x1234);
-	assert_int_equal(w.next_opcode, RNIC_WQE_OP_RDMA_READ);
-	assert_int_equal(w.next_fence, 0);
-	parse_at(qp, w.next_offset / RNIC_WQE_SEG, w.next_size16, &w);
+	assert_int_equal(w.fence, 1);
+	parse_at(qp, db.offset16 + 2 * rnic_qp_priv(qp)->sq.stride / RNIC_WQE_SEG, 0, &w);
 	assert_int_equal(w.opcode, RNIC_WQE_OP_RDMA_READ);
 	assert_int_equal(w.signaled, 1);
-	assert_int_equal(w.next_size16, 0);		/* end of the chain */
+	assert_int_equal(w.fence, 0);
 	/* A fenced first WR puts the fence in the doorbell. */
 	wr[1].next = NULL;
 	assert_int_equal(rnic_post_send(qp, &wr[1], &bad), 0);
