@@ -178,13 +178,29 @@ to_init(struct perf_end *e, uint32_t q, const struct perf_test *t)
 			      (t->conn == RNIC_QPT_UD ? RNIC_QP_QKEY : RNIC_QP_ACCESS_FLAGS));
 }
 
+/*
+ * The PSN a QP's n-th connection starts from: both ends connect once a message size, and each connection
+ * starts PSN_STEP (odd: no repeat for 2^24 connections) past the last, far outside any window. A QP reset
+ * between sizes does not recall what is still on the way (a READ asked again late, its responses answered
+ * by the peer after the run): starting again at the same PSN let such stale responses land in the next
+ * size's READs (perftest never resets its QPs; applications pick a new random PSN, IBA 9.7.1).
+ */
+#define PSN_STEP 0x3fffffu
+
+static uint32_t
+connection_psn(uint32_t psn, uint32_t connects)
+{
+	return (psn + connects * PSN_STEP) & 0xffffffu;
+}
+
 static int
 to_rtr(struct perf_end *e, uint32_t q, const struct perf_test *t, uint8_t outs)
 {
 	const struct perf_qp_info *p = &e->peer[q];
 	int rc = t->conn == RNIC_QPT_RC, ud = t->conn == RNIC_QPT_UD;
 	struct rnic_qp_attr a = {
-		.qp_state = RNIC_QPS_RTR, .path_mtu = t->mtu, .dest_qp_num = p->qpn, .rq_psn = p->psn,
+		.qp_state = RNIC_QPS_RTR, .path_mtu = t->mtu, .dest_qp_num = p->qpn,
+		.rq_psn = connection_psn(p->psn, e->connects),
 		.max_dest_rd_atomic = outs, .min_rnr_timer = 1,
 		.ah_attr = { .is_global = 1, .port_num = 1, .grh.sgid_index = e->gid_index },
 	};
@@ -199,8 +215,8 @@ static int
 to_rts(struct perf_end *e, uint32_t q, const struct perf_test *t, uint8_t outs)
 {
 	struct rnic_qp_attr a = {
-		.qp_state = RNIC_QPS_RTS, .sq_psn = e->self[q].psn, .timeout = t->qp_timeout, .retry_cnt = 7,
-		.rnr_retry = 7, .max_rd_atomic = outs,
+		.qp_state = RNIC_QPS_RTS, .sq_psn = connection_psn(e->self[q].psn, e->connects),
+		.timeout = t->qp_timeout, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = outs,
 	};
 
 	return rnic_modify_qp(e->qp[q], &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN |
@@ -226,6 +242,7 @@ perf_end_connect_all(struct perf_end *e, const struct perf_opts *o)
 		e->posted[q] = e->done[q] = e->received[q] = e->next_msg[q] = 0;
 		e->tail_signaled[q] = 1;
 	}
+	e->connects++;
 	e->outstanding = e->completed = e->received_total = e->rq_out = 0;
 	if (o->t.conn == RNIC_QPT_UD && e->ah == NULL) {
 		struct rnic_ah_attr ah = { .is_global = 1, .port_num = 1, .grh.sgid_index = e->gid_index };

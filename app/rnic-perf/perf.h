@@ -111,6 +111,7 @@ struct perf_end {
 	uint32_t post_list;		/* the test's, at most slots_per_qp */
 	uint8_t gid_index;
 	uint8_t outs;			/* READs and atomics outstanding per QP */
+	uint32_t connects;		/* how many times its QPs were connected (one a message size) */
 	/* a bandwidth run */
 	int sends, receives;		/* this end's part in it */
 	int closing;			/* the run is over: only a closing signaled send per QP still */
