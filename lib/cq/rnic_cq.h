@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Completion queues: mlx5-style rings of 64-byte CQEs (doc/cq.md, "CQE") shared between the engine,
- * which produces CQEs, and rnic_poll_cq, which consumes them; the doorbell record, arming and completion
- * events (doc/cq.md, "Doorbell record", "Arming and events").
+ * which produces CQEs, and rnic_poll_cq (lib/qp/rnic_poll.c), which consumes them; the doorbell record,
+ * arming and completion events (doc/cq.md, "Doorbell record", "Arming and events").
  */
 #ifndef RNIC_CQ_H
 #define RNIC_CQ_H
 
 #include <stdint.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_ring.h>
 
 #include "rnic_priv.h"
@@ -190,5 +191,29 @@ enum rnic_wc_status rnic_cqe_status(uint8_t syndrome);
  */
 typedef unsigned int (*rnic_progress_fn)(void);
 void rnic_cq_set_progress(rnic_progress_fn fn);
+extern rnic_progress_fn rnic_cq_progress;	/* read through rnic_cq_run_progress */
+
+/* Run the registered manual progress, if any (rnic_poll_cq, before it looks at the CQ). */
+static inline void
+rnic_cq_run_progress(void)
+{
+	rnic_progress_fn progress = __atomic_load_n(&rnic_cq_progress, __ATOMIC_RELAXED);
+
+	if (unlikely(progress != NULL))
+		progress();
+}
+
+/* The consumer's CQE at index n, or NULL while the producers have not written it yet (its opcode is
+ * INVALID or its owner bit is the previous pass's: doc/cq.md, "Ownership"). */
+static inline struct rnic_cqe64 *
+rnic_cq_sw_cqe(struct rnic_cq_priv *cq, uint32_t n)
+{
+	struct rnic_cqe64 *cqe = &cq->cqes[n & ((1u << cq->log_nent) - 1)];
+	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+	if ((op_own >> 4) == RNIC_CQE_INVALID || (op_own & RNIC_CQE_OWNER) != ((n >> cq->log_nent) & 1))
+		return NULL;
+	return cqe;
+}
 
 #endif /* RNIC_CQ_H */
