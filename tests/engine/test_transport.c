@@ -1488,8 +1488,8 @@ reconnect(struct rnic_qp *qp, uint32_t psn)
  * A reset QP connected again (rnic-perf's size sweep: one connection per size, each from
  * perf_connection_psn) gets responses of an earlier connection late (held back in the network: the
  * originals of responses A asked for again). A response is tied to its request by its PSN alone (IBA
- * 9.7.5.2), so the engine takes one whose PSN is among the outstanding ones: each connection must start
- * far from the recent ones' PSNs, or such a response lands in the new READ's memory. The 4 KB size's
+ * 9.7.5.2), so the engine takes a Middle whose PSN is among the outstanding ones: each connection must
+ * start far from the recent ones' PSNs, or such a response lands in the new READ's memory. The 4 KB size's
  * connection (the sweep's 12th) READs 4 KB; each of the 8 connections after it READs 16 KB, and the
  * earlier READ's two Middles come again after its first response: neither may be placed.
  */
@@ -1533,6 +1533,32 @@ test_stale_responses_of_earlier_connection(void **state)
 	done(qp);
 }
 
+/* A First or Only past the data a READ has (a response of another READ whose PSN falls inside this one's:
+ * an earlier connection's, test above) is dropped, not placed, and asks for nothing; the READ's own
+ * responses fill it. */
+static void
+test_read_start_response_inside(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	struct frame f[MAX_FRAMES];
+
+	(void)state;
+	post(qp, RNIC_WR_RDMA_READ, 0, 0, 8192);	/* 10-17 */
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 10, 'n', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 13, 'x', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 14, 'y', 1024);
+	expect_frames(0, NULL, NULL);
+	for (uint32_t i = 1; i < 8; i++)
+		peer_read_response(qp, i == 7 ? RNIC_OP_RDMA_READ_RESPONSE_LAST :
+				   RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 10 + i, 'n', 1024);
+	expect_ok(1, 0);
+	for (uint32_t off = 0; off < 8192; off += 512)
+		assert_int_equal(buf[off], 'n');
+	expect_frames(0, NULL, NULL);
+	done(qp);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1567,6 +1593,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_early_probe),
 		cmocka_unit_test(test_read_round_trip),
 		cmocka_unit_test(test_responder_acks_unasked),
+		cmocka_unit_test(test_read_start_response_inside),
 		cmocka_unit_test(test_stale_responses_of_earlier_connection),
 	};
 
