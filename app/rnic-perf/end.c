@@ -178,21 +178,6 @@ to_init(struct perf_end *e, uint32_t q, const struct perf_test *t)
 			      (t->conn == RNIC_QPT_UD ? RNIC_QP_QKEY : RNIC_QP_ACCESS_FLAGS));
 }
 
-/*
- * The PSN a QP's n-th connection starts from: both ends connect once a message size, and each connection
- * starts PSN_STEP (odd: no repeat for 2^24 connections) past the last, far outside any window. A QP reset
- * between sizes does not recall what is still on the way (a READ asked again late, its responses answered
- * by the peer after the run): starting again at the same PSN let such stale responses land in the next
- * size's READs (perftest never resets its QPs; applications pick a new random PSN, IBA 9.7.1).
- */
-#define PSN_STEP 0x3fffffu
-
-static uint32_t
-connection_psn(uint32_t psn, uint32_t connects)
-{
-	return (psn + connects * PSN_STEP) & 0xffffffu;
-}
-
 static int
 to_rtr(struct perf_end *e, uint32_t q, const struct perf_test *t, uint8_t outs)
 {
@@ -200,7 +185,7 @@ to_rtr(struct perf_end *e, uint32_t q, const struct perf_test *t, uint8_t outs)
 	int rc = t->conn == RNIC_QPT_RC, ud = t->conn == RNIC_QPT_UD;
 	struct rnic_qp_attr a = {
 		.qp_state = RNIC_QPS_RTR, .path_mtu = t->mtu, .dest_qp_num = p->qpn,
-		.rq_psn = connection_psn(p->psn, e->connects),
+		.rq_psn = perf_connection_psn(p->psn, e->connects),
 		.max_dest_rd_atomic = outs, .min_rnr_timer = 1,
 		.ah_attr = { .is_global = 1, .port_num = 1, .grh.sgid_index = e->gid_index },
 	};
@@ -215,7 +200,7 @@ static int
 to_rts(struct perf_end *e, uint32_t q, const struct perf_test *t, uint8_t outs)
 {
 	struct rnic_qp_attr a = {
-		.qp_state = RNIC_QPS_RTS, .sq_psn = connection_psn(e->self[q].psn, e->connects),
+		.qp_state = RNIC_QPS_RTS, .sq_psn = perf_connection_psn(e->self[q].psn, e->connects),
 		.timeout = t->qp_timeout, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = outs,
 	};
 

@@ -243,15 +243,21 @@ place_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rn
  * A READ response past a missing one (lost, or late): placed where it belongs if it is within 32 responses
  * of the missing one (e->ahead remembers it), and what is missing is asked for again at once, alone (IBA
  * 9.7.5.2.6: a READ request for that part, at the PSN of its first response; seed test 28). Further ahead,
- * it is dropped and the rest of the READ asked for.
+ * it is dropped and the rest of the READ asked for. A First or Only is dropped and asks for nothing: an
+ * answer starts where a request of the READ asked from, and every one asks from where its data stopped
+ * (the READ's start, or received then), never past received; such a response is of another READ, one of a
+ * connection the QP had before its reset whose PSN falls here (doc/engine.md).
  */
 static void
 read_response_ahead(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight *e,
 		    const struct rnic_pkt_desc *d, uint32_t off)
 {
 	uint32_t bit = (off - e->received) / rnic_mtu_bytes(rnic_qp_priv(qp)->attr.path_mtu) - 1;
+	uint8_t op = d->opcode & 0x1f;
 
 	RNIC_STATS(p, COMPLETER)->unexpected_responses++;
+	if (op == RNIC_OP_RDMA_READ_RESPONSE_FIRST || op == RNIC_OP_RDMA_READ_RESPONSE_ONLY)
+		return;
 	if (!e->asked && run_lost(e, bit))
 		rnic_requester_read_overflow(&rnic_qp_priv(qp)->req, e);
 	if (bit < 32 && !(e->ahead & (1u << bit))) {

@@ -23,6 +23,7 @@
 #include "rnic_requester.h"
 #include "rnic_priv.h"
 #include "rnic_wire.h"
+#include "psn.h"
 #include "test_env.h"
 #include "test_pipeline.h"
 
@@ -1469,6 +1470,96 @@ test_responder_coalesces_acks(void **state)
 	assert_int_equal(rnic_dereg_mr(target), 0);
 }
 
+/* QP qp to ERR (nothing is outstanding: no completion), to RESET, and connected again from psn. */
+static void
+reconnect(struct rnic_qp *qp, uint32_t psn)
+{
+	struct rnic_qp_attr a = { .qp_state = RNIC_QPS_ERR };
+	const struct test_path path = { .mtu = RNIC_MTU_1024, .psn = psn, .timeout = 20, .retry_cnt = 7,
+					.rnr_retry = 7 };
+
+	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE), 0);
+	expect_wc(0, NULL, NULL);
+	a.qp_state = RNIC_QPS_RESET;
+	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE), 0);
+	assert_int_equal(test_connect(qp, PEER_QPN, &peer_gid, &path), 0);
+}
+
+/*
+ * A reset QP connected again (rnic-perf's size sweep: one connection per size, each from
+ * perf_connection_psn) gets responses of an earlier connection late (held back in the network: the
+ * originals of responses A asked for again). A response is tied to its request by its PSN alone (IBA
+ * 9.7.5.2), so the engine takes a Middle whose PSN is among the outstanding ones: each connection must
+ * start far from the recent ones' PSNs, or such a response lands in the new READ's memory. The 4 KB size's
+ * connection (the sweep's 12th) READs 4 KB; each of the 8 connections after it READs 16 KB, and the
+ * earlier READ's two Middles come again after its first response: neither may be placed.
+ */
+static void
+test_stale_responses_of_earlier_connection(void **state)
+{
+	const uint32_t base = 0x86d233, first = 11;
+	uint32_t psn = perf_connection_psn(base, first);
+	struct rnic_qp *qp = new_qp(psn, RNIC_MTU_1024, 20, 7);
+	struct frame f[MAX_FRAMES];
+
+	(void)state;
+	post(qp, RNIC_WR_RDMA_READ, 0, 0, 4096);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, psn, 'a', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, psn + 1, 'b', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, psn + 2, 'c', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, psn + 3, 'd', 1024);
+	expect_ok(1, 0);
+	for (uint32_t k = 1; k <= 8; k++) {
+		uint32_t now = perf_connection_psn(base, first + k);
+		uint64_t unexpected = RNIC_STATS(pipe_a, COMPLETER)->unexpected_responses;
+
+		reconnect(qp, now);
+		memset(buf, 0, BUF);
+		post(qp, RNIC_WR_RDMA_READ, k, 0, 16384);
+		assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+		assert_int_equal(f[0].psn, now);
+		peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, now, 'n', 1024);
+		peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, psn + 1, 'b', 1024);	/* late */
+		peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, psn + 2, 'c', 1024);
+		for (uint32_t i = 1; i < 16; i++)
+			peer_read_response(qp, i == 15 ? RNIC_OP_RDMA_READ_RESPONSE_LAST :
+					   RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, now + i, 'n', 1024);
+		expect_ok(1, k);
+		for (uint32_t off = 0; off < 16384; off += 512)
+			assert_int_equal(buf[off], 'n');
+		assert_int_equal(RNIC_STATS(pipe_a, COMPLETER)->unexpected_responses, unexpected + 2);
+		expect_frames(0, NULL, NULL);		/* nothing asked again */
+	}
+	done(qp);
+}
+
+/* A First or Only past the data a READ has (a response of another READ whose PSN falls inside this one's:
+ * an earlier connection's, test above) is dropped, not placed, and asks for nothing; the READ's own
+ * responses fill it. */
+static void
+test_read_start_response_inside(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	struct frame f[MAX_FRAMES];
+
+	(void)state;
+	post(qp, RNIC_WR_RDMA_READ, 0, 0, 8192);	/* 10-17 */
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 10, 'n', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 13, 'x', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 14, 'y', 1024);
+	expect_frames(0, NULL, NULL);
+	for (uint32_t i = 1; i < 8; i++)
+		peer_read_response(qp, i == 7 ? RNIC_OP_RDMA_READ_RESPONSE_LAST :
+				   RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 10 + i, 'n', 1024);
+	expect_ok(1, 0);
+	for (uint32_t off = 0; off < 8192; off += 512)
+		assert_int_equal(buf[off], 'n');
+	expect_frames(0, NULL, NULL);
+	done(qp);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1503,6 +1594,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_early_probe),
 		cmocka_unit_test(test_read_round_trip),
 		cmocka_unit_test(test_responder_acks_unasked),
+		cmocka_unit_test(test_read_start_response_inside),
+		cmocka_unit_test(test_stale_responses_of_earlier_connection),
 	};
 
 	g_argc = argc;
