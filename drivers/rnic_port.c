@@ -122,6 +122,28 @@ port_is_af_packet(uint16_t port_id)
 	       strcmp(info.driver_name, "net_af_packet") == 0;
 }
 
+int
+rnic_port_tx_needs_kick(uint16_t port_id)
+{
+	return port_is_af_packet(port_id);
+}
+
+void
+rnic_port_tx_kick(uint16_t port_id, uint16_t queue, struct rte_mempool *mp)
+{
+	struct rte_eth_fp_ops *ops = &rte_eth_fp_ops[port_id];
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+
+	if (m == NULL)
+		return;		/* the next idle pass tries again */
+	/* Longer than any ring frame: the PMD drops it before its ring and then calls sendto(), which sends the
+	 * frames still waiting there. A zero-frame burst returns before the sendto(). The mbuf never reaches a
+	 * ring or a wire (only its length is read), so it carries no data. */
+	m->pkt_len = UINT32_MAX;
+	if (ops->tx_pkt_burst(ops->txq.data[queue], &m, 1) == 0)
+		rte_pktmbuf_free(m);
+}
+
 /*
  * net_af_packet's ring frames (framesz=, 2048 by default) hold a tpacket2 header and the frame: the kernel
  * puts the frame AF_PACKET_MAC_OFFSET bytes in and truncates what does not fit; the PMD copies the frame

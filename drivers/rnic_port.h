@@ -52,6 +52,21 @@ int rnic_port_max_frame(uint16_t port_id);
  * frames (17 x 4096 = 16 x 4352). */
 #define RNIC_AF_PACKET_JUMBO_ARGS "framesz=4352,blocksz=69632"
 
+/*
+ * Whether frames the port took may stay unsent until its next burst on the same queue: net_af_packet hands
+ * its TX ring to the kernel with one sendto() per burst, and the kernel stops at the first frame a qdisc or
+ * egress filter drops (the socket's send gets ENOBUFS), leaving the frames behind it in the ring. A NIC sends
+ * what it took; such a port needs rnic_port_tx_kick when its sender goes idle.
+ */
+int rnic_port_tx_needs_kick(uint16_t port_id);
+
+/*
+ * Have the port send what its TX queue still holds, adding no frame: one burst of an mbuf from mp that the
+ * driver refuses (net_af_packet frees a frame longer than its ring frames, and still kicks the ring). It
+ * bypasses the queue's TX callbacks (capture): nothing goes out for them to see. A syscall: for idle passes.
+ */
+void rnic_port_tx_kick(uint16_t port_id, uint16_t queue, struct rte_mempool *mp);
+
 /* Stop and close the port. */
 void rnic_port_close(uint16_t port_id);
 

@@ -15,6 +15,7 @@
 #include "rnic_dbq.h"
 #include "rnic_neigh.h"
 #include "rnic_pipeline.h"
+#include "rnic_port.h"
 #include "rnic_requester.h"
 
 /* The ring of edge e for this shard's pipeline, in its field. */
@@ -109,6 +110,7 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 		.release_qp = rnic_pipeline_release_qp,
 		.route_prepare = rnic_route_prepare,
 	};
+	uint8_t idle_kicks;
 	struct rnic_pipeline *p;
 
 	rnic_engine_hooks_register(&hooks);	/* the QP's control path reaches the pipelines through them */
@@ -146,11 +148,14 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	for (unsigned int t = 0; t < RTE_DIM(p->loss_timeout_cycles); t++)
 		p->loss_timeout_cycles[t] = (uint64_t)(4.096e-6 * (double)(1ull << t) * (double)rte_get_tsc_hz());
 	p->min_probe_cycles = rte_get_tsc_hz() / 1000000 * RNIC_MIN_PROBE_US;
+	idle_kicks = rnic_port_tx_needs_kick(dev->port_id) ? RNIC_TX_IDLE_KICKS : 0;
 	p->req_tx = (struct rnic_tx_buffer){
 		.stats = RNIC_STATS(p, REQUESTER), .port = dev->port_id, .queue = (uint16_t)(2 * shard),
+		.idle_kicks = idle_kicks,
 	};
 	p->resp_tx = (struct rnic_tx_buffer){
 		.stats = RNIC_STATS(p, RESPONDER), .port = dev->port_id, .queue = (uint16_t)(2 * shard + 1),
+		.idle_kicks = idle_kicks,
 	};
 	*out = p;
 	return 0;
@@ -217,9 +222,42 @@ rnic_tx_flush(struct rnic_tx_buffer *tx)
 	for (uint16_t i = 0; i < sent; i++)
 		tx->stats->tx_bytes += tx->pkts[i]->pkt_len;
 	tx->stats->tx_packets += sent;
+	if (sent != 0) {
+		tx->kicks_left = tx->idle_kicks;
+		tx->kick_gap = 0;
+	}
 	/* A busy port keeps the rest for the next flush: back-pressure, not loss. */
 	memmove(tx->pkts, tx->pkts + sent, (size_t)(tx->count - sent) * sizeof(tx->pkts[0]));
 	tx->count = (uint16_t)(tx->count - sent);
+}
+
+/*
+ * A port that stopped sending at a frame the kernel dropped keeps the frames behind it until its next burst
+ * (rnic_port_tx_needs_kick); an idle stage makes no next burst, and a peer would wait for those frames (an
+ * ACK behind hundreds of READ responses) until its retry budget is spent. So a stage idle for
+ * RNIC_TX_KICK_FIRST_US kicks the queue, then again after gaps doubling up to RNIC_TX_KICK_MAX_US (a qdisc's
+ * full queue drains at the link's rate), at most idle_kicks times after a burst: each kick sends up to the
+ * next frame dropped, and the port cannot tell when none is left. A short lull between bursts costs no
+ * syscall.
+ */
+void
+rnic_tx_kick(struct rnic_tx_buffer *tx, struct rte_mempool *pool)
+{
+	uint64_t now = rte_rdtsc(), us = rte_get_tsc_hz() / 1000000;
+
+	if (tx->count != 0)
+		return;		/* the stage's next flush is a burst */
+	if (tx->kick_gap == 0)	/* the first idle pass since a burst */
+		tx->kick_gap = (uint32_t)(RNIC_TX_KICK_FIRST_US * us);
+	else if (now < tx->next_kick)
+		return;
+	else {
+		tx->kicks_left--;
+		tx->stats->tx_kicks++;
+		rnic_port_tx_kick(tx->port, tx->queue, pool);
+		tx->kick_gap = (uint32_t)RTE_MIN(2 * (uint64_t)tx->kick_gap, RNIC_TX_KICK_MAX_US * us);
+	}
+	tx->next_kick = now + tx->kick_gap;
 }
 
 /*

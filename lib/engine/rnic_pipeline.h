@@ -37,6 +37,11 @@
 
 #define RNIC_BURST 32
 #define RNIC_TX_BUF 256		/* frames a stage may hold back while the port's TX queue is full */
+/* Idle kicks of a port that may hold frames back (rnic_tx_kick): after a burst, at most this many, the first
+ * after this long idle, then at doubling gaps up to the last (about 60 ms in all: a loss timer's length). */
+#define RNIC_TX_IDLE_KICKS 64
+#define RNIC_TX_KICK_FIRST_US 20
+#define RNIC_TX_KICK_MAX_US 1000
 #define RNIC_PIPE_RING_SIZE 4096
 #define RNIC_MIN_PROBE_US 50		/* the shortest wait before an early probe (the timer wheel's ticks: 16 us) */
 #define RNIC_RTT_GIVE_UP 14		/* a packet timed whose ACK has not come in a 67 ms loss timer's time is lost */
@@ -67,6 +72,13 @@ struct rnic_tx_buffer {
 	uint16_t count;
 	uint16_t nb_spare;
 	uint16_t ip_id;			/* the IPv4 ID of the next frame built for it */
+	/* Idle kicks (rnic_tx_idle) of a port that may hold frames back until its next burst
+	 * (rnic_port_tx_needs_kick): how many each burst the port took allows (0: a port that needs none),
+	 * how many are left, the gap to the next one (doubling) and when it is due. */
+	uint8_t idle_kicks;
+	uint8_t kicks_left;
+	uint32_t kick_gap;
+	uint64_t next_kick;
 	struct rte_mbuf *spare[RNIC_BURST];
 	struct rte_mbuf *pkts[RNIC_TX_BUF];
 };
@@ -77,6 +89,7 @@ struct rnic_tx_buffer {
 	X(tx_packets, "frames the port took") \
 	X(tx_bytes, "bytes the port took") \
 	X(tx_dropped, "frames the port refused (TX buffer full)") \
+	X(tx_kicks, "idle kicks of a TX queue the port may have left frames in (net_af_packet)") \
 	X(rx_packets, "frames received") \
 	X(rx_bytes, "bytes received") \
 	X(ring_full, "frames parsed but the next stage's ring was full") \
@@ -306,6 +319,19 @@ rnic_mtu_bytes(enum rnic_mtu mtu)
 void rnic_tx_enqueue(struct rnic_tx_buffer *tx, struct rte_mbuf *m);
 /* Hand what is buffered to the port; what it does not take stays buffered. */
 void rnic_tx_flush(struct rnic_tx_buffer *tx);
+
+void rnic_tx_kick(struct rnic_tx_buffer *tx, struct rte_mempool *pool);
+
+/*
+ * A pass of tx's stage that did no work: if the port may still hold frames of its last bursts
+ * (tx->kicks_left), have it send them. Nothing on the busy path: one load and compare per idle pass.
+ */
+static inline void
+rnic_tx_idle(struct rnic_tx_buffer *tx, struct rte_mempool *pool)
+{
+	if (unlikely(tx->kicks_left != 0))
+		rnic_tx_kick(tx, pool);
+}
 
 /* An mbuf for a frame the stage of tx builds (from its spares), or NULL when the pool is empty. */
 struct rte_mbuf *rnic_tx_alloc(struct rnic_tx_buffer *tx, struct rte_mempool *pool);

@@ -1381,5 +1381,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 			work++;	/* a visit is work too: the loop ends even when every QP is blocked */
 	}
 	rnic_tx_flush(&p->req_tx);
+	if (work == 0)
+		rnic_tx_idle(&p->req_tx, p->pool);
 	return work;
 }

@@ -941,5 +941,7 @@ rnic_stage_responder(void *arg, unsigned int budget)
 	flush_acks(p);
 	n += serve_reads(p, budget);
 	rnic_tx_flush(&p->resp_tx);
+	if (n == 0)
+		rnic_tx_idle(&p->resp_tx, p->pool);
 	return n;
 }

@@ -17,6 +17,9 @@
 # live only on its own veths in its own namespaces, which it removes.
 # Usage: fault-veth.sh PATTERN FAULT_MATRIX [fault_matrix options, e.g. --case read:65536:16]
 #   RNIC_FAULT_KERNEL=bpf|nft chooses the mechanism (default: BPF when it loads, else nftables).
+#   RNIC_FAULT_LOSS_HOOK=egress makes the losses (uniform, burst, ack-only) on the sending veth's egress
+#   instead of the receiver's ingress: a drop there also ends the sender's net_af_packet kick of its TX ring
+#   (install_faults), which the engine must recover from by itself.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../common/veth-netns.sh
@@ -24,6 +27,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 pattern=$1
 matrix=$2
 shift 2
+loss_hook=${RNIC_FAULT_LOSS_HOOK:-ingress}
+case "$loss_hook" in
+ingress|egress) ;;
+*) echo "fault-veth: RNIC_FAULT_LOSS_HOOK must be ingress or egress, not '$loss_hook'"; exit 1 ;;
+esac
 tmp=$(mktemp -d)
 pids=()
 # One lcore per process, each on a core of its own, every stage on it (manual progress: the matrix polls):
@@ -129,21 +137,21 @@ install_faults() {
 	local use=${RNIC_FAULT_KERNEL:-auto} bpf=0 nft=0
 	{ [ "$use" = nft ] || ! bpf_works; } || bpf=1
 	{ [ "$use" = bpf ] || ! nft_works; } || nft=1
-	echo "fault-veth: $pattern: tc-BPF $([ $bpf = 1 ] && echo yes || echo no)," \
+	echo "fault-veth: $pattern (losses at $loss_hook): tc-BPF $([ $bpf = 1 ] && echo yes || echo no)," \
 		"nftables $([ $nft = 1 ] && echo yes || echo no) (RNIC_FAULT_KERNEL=$use)"
 	case "$pattern:$bpf:$nft" in
 	none:*|link-down-*) return 0 ;;
 	rate:*) install_tbf ;;
-	# Frames are lost where the receiver takes them, as on a wire. On the sender's egress a drop also ends
-	# the sendto() that net_af_packet hands its TX ring over with: the frames behind it wait in the ring for
-	# the sender's next burst, and when the sender falls idle (a READ case over, hundreds of responses left
-	# in the ring) the next case's first ACKs wait behind them, a few frames per request, past the retry
-	# budget.
-	uniform:1:*) install_bpf ingress -DDROP="$(threshold 0.01)" ;;
-	uniform:0:1) install_nft ingress "udp dport 4791 numgen random mod 100 < 1 counter drop" ;;
-	burst:1:*) install_bpf ingress -DGE_P="$(threshold 0.0025)" -DGE_R="$(threshold 0.25)" ;;
-	ack-only:1:*) install_bpf ingress -DRESPONSES_ONLY=1 -DDROP="$(threshold 0.1)" ;;
-	ack-only:0:1) install_nft ingress "udp dport 4791 @th,64,8 0x0d-0x12 numgen random mod 100 < 10 counter drop" ;;
+	# Frames are lost where the receiver takes them, as on a wire (by default). On the sender's egress a
+	# drop also ends the sendto() that net_af_packet hands its TX ring over with: the frames behind it wait
+	# in the ring for the sender's next burst, or for the engine's idle kick of that queue
+	# (RNIC_FAULT_LOSS_HOOK=egress tests it).
+	uniform:1:*) install_bpf "$loss_hook" -DDROP="$(threshold 0.01)" ;;
+	uniform:0:1) install_nft "$loss_hook" "udp dport 4791 numgen random mod 100 < 1 counter drop" ;;
+	burst:1:*) install_bpf "$loss_hook" -DGE_P="$(threshold 0.0025)" -DGE_R="$(threshold 0.25)" ;;
+	ack-only:1:*) install_bpf "$loss_hook" -DRESPONSES_ONLY=1 -DDROP="$(threshold 0.1)" ;;
+	ack-only:0:1) install_nft "$loss_hook" \
+		"udp dport 4791 @th,64,8 0x0d-0x12 numgen random mod 100 < 10 counter drop" ;;
 	reorder:1:*) install_htb && install_bpf egress -DSLOW="$(threshold 0.02)" ;;
 	duplicate:1:*) install_bpf ingress -DDUPLICATE="$(threshold 0.02)" ;;
 	corrupt:1:*) install_bpf egress -DCORRUPT="$(threshold 0.001)" ;;
