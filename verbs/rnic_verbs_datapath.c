@@ -10,7 +10,8 @@
 
 #include "rnic_verbs.h"
 
-static int
+/* Out of line: the RC and UC post stays a tail call into rnic_post_send. */
+static __attribute__((noinline)) int
 rnic_verbs_post_send_ud(struct rnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	for (; wr != NULL; wr = wr->next) {

@@ -50,7 +50,8 @@ devices() {
 	timeout 60 "${run[@]}" ibv_devices >"$tmp/devices.txt" 2>&1
 	check "ibv_devices exits 0" test $? -eq 0
 	check "ibv_devices lists rnic0 and rnic1 with their GUIDs" \
-		sh -c "grep -Eq '^ +rnic0 +[0-9a-f]{16}\$' '$tmp/devices.txt' && grep -Eq '^ +rnic1 +[0-9a-f]{16}\$' '$tmp/devices.txt'"
+		sh -c "grep -Eq '^[[:space:]]+rnic0[[:space:]]+[0-9a-f]{16}\$' '$tmp/devices.txt' &&
+		       grep -Eq '^[[:space:]]+rnic1[[:space:]]+[0-9a-f]{16}\$' '$tmp/devices.txt'"
 	timeout 60 "${run[@]}" ibv_devinfo -v -d rnic0 >"$out" 2>&1
 	check "ibv_devinfo -v -d rnic0 exits 0" test $? -eq 0
 	check "hca_id rnic0" has "$out" '^hca_id:[[:space:]]+rnic0$'
@@ -116,6 +117,8 @@ pingpong() {
 		check "$tool: the $side's local address a RoCE v2 GID" has "$tmp/$side.txt" \
 			'local address: .*GID ::ffff:10\.9[89]\.0\.[12]'
 	done
+	grep -h -E ' (bytes|iters) in ' "$tmp/server.txt" | sed 's/^/      server: /'
+	grep -h -E ' (bytes|iters) in ' "$tmp/client.txt" | sed 's/^/      client: /'
 	if [ $failed -ne 0 ]; then
 		sed 's/^/    server: /' "$tmp/server.txt"
 		sed 's/^/    client: /' "$tmp/client.txt"
@@ -131,6 +134,21 @@ pingpong)
 	pingpong ibv_rc_pingpong 4096 200
 	pingpong ibv_uc_pingpong 4096 200
 	pingpong ibv_ud_pingpong 1024 200
+	;;
+perftest)
+	veth_setup || exit $?
+	port=$((18000 + RANDOM % 1000))
+	ip netns exec "$ns_a" env SOFTRNIC_ARGS="$(softrnic_args a)" timeout 60 "${run[@]}" ib_write_bw -x 0 -F \
+		--use_old_post_send -s 65536 -n 200 -p $port >"$tmp/server.txt" 2>&1 &
+	server=$!
+	sleep 2
+	ip netns exec "$ns_b" env SOFTRNIC_ARGS="$(softrnic_args b)" timeout 60 "${run[@]}" ib_write_bw -x 0 -F \
+		--use_old_post_send -s 65536 -n 200 -p $port 10.98.0.1 >"$tmp/client.txt" 2>&1
+	echo "client exit $?"
+	wait $server
+	echo "server exit $?"
+	sed 's/^/    server: /' "$tmp/server.txt"
+	sed 's/^/    client: /' "$tmp/client.txt"
 	;;
 *)
 	echo "usage: stock-tools.sh devices|pingpong SOFTRNIC_RUN" >&2

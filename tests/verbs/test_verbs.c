@@ -131,7 +131,12 @@ test_unsupported(void **state)
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	struct ibv_cq_init_attr_ex cq_attr = { .cqe = 16 };
-	struct ibv_qp_init_attr_ex qp_attr = { .qp_type = IBV_QPT_RC, .comp_mask = IBV_QP_INIT_ATTR_PD };
+	/* send_ops_flags: the ibv_wr_* post API (a plain PD-only create is ibv_create_qp's, which works) */
+	struct ibv_qp_init_attr_ex qp_attr = { .qp_type = IBV_QPT_RC,
+					       .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+					       .send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE,
+					       .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+							.max_recv_sge = 1 } };
 	struct ibv_srq_init_attr srq_attr = { .attr = { .max_wr = 16, .max_sge = 1 } };
 	struct ibv_xrcd_init_attr xrcd_attr = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
 						.fd = -1 };
@@ -234,6 +239,16 @@ connect_end(struct end *e, const struct end *peer, enum ibv_qp_type type)
 	assert_int_equal(e->qp->state, IBV_QPS_RTS);
 }
 
+/* A QP of the type on each device, connected to each other */
+static void
+make_pair(enum ibv_qp_type type)
+{
+	make_end(&ends[0], type);
+	make_end(&ends[1], type);
+	connect_end(&ends[0], &ends[1], type);
+	connect_end(&ends[1], &ends[0], type);
+}
+
 static void
 free_end(struct end *e)
 {
@@ -277,10 +292,7 @@ test_rc(void **state)
 	struct ibv_wc wc;
 
 	(void)state;
-	make_end(a, IBV_QPT_RC);
-	make_end(b, IBV_QPT_RC);
-	connect_end(a, b, IBV_QPT_RC);
-	connect_end(b, a, IBV_QPT_RC);
+	make_pair(IBV_QPT_RC);
 	for (int i = 0; i < BUF_SIZE; i++)
 		a->buf[i] = (uint8_t)(i * 7 + 1);
 	post_recv(b, 4096, 4096, 77);
@@ -323,10 +335,7 @@ test_ud(void **state)
 	struct ibv_wc wc;
 
 	(void)state;
-	make_end(a, IBV_QPT_UD);
-	make_end(b, IBV_QPT_UD);
-	connect_end(a, b, IBV_QPT_UD);
-	connect_end(b, a, IBV_QPT_UD);
+	make_pair(IBV_QPT_UD);
 	ah = ibv_create_ah(a->pd, &ah_attr);
 	assert_non_null(ah);
 	for (int i = 0; i < 512; i++)
