@@ -77,7 +77,16 @@ devices() {
 # programs-veth.sh) or b (the client: its interface's address); one lcore each, every stage on it (the
 # tools poll their CQs, which progresses the engine).
 softrnic_args() {
-	if [ "$1" = a ]; then
+	if [ "$1" = a-worker ]; then
+		# the stages on a worker lcore (cpu 1): for a passive end that does not poll (perftest's server)
+		echo "-l 0,1 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix vp-a-$$" \
+			"--vdev=net_af_packet0,iface=$veth_a,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1" \
+			"--neigh 10.98.0.2,$mac_b"
+	elif [ "$1" = b-cpu0 ]; then
+		echo "--lcores 0@0 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix vp-b-$$" \
+			"--vdev=net_af_packet0,iface=$veth_b,qpairs=2 -- --port net_af_packet0" \
+			"--neigh 10.99.0.1,$mac_a --stages devices"
+	elif [ "$1" = a ]; then
 		echo "-l 0 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix vp-a-$$" \
 			"--vdev=net_af_packet0,iface=$veth_a,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1" \
 			"--neigh 10.98.0.2,$mac_b --stages devices"
@@ -138,11 +147,11 @@ pingpong)
 perftest)
 	veth_setup || exit $?
 	port=$((18000 + RANDOM % 1000))
-	ip netns exec "$ns_a" env SOFTRNIC_ARGS="$(softrnic_args a)" timeout 60 "${run[@]}" ib_write_bw -x 0 -F \
+	ip netns exec "$ns_a" env SOFTRNIC_ARGS="$(softrnic_args a-worker)" timeout 60 "${run[@]}" ib_write_bw -x 0 -F \
 		--use_old_post_send -s 65536 -n 200 -p $port >"$tmp/server.txt" 2>&1 &
 	server=$!
 	sleep 2
-	ip netns exec "$ns_b" env SOFTRNIC_ARGS="$(softrnic_args b)" timeout 60 "${run[@]}" ib_write_bw -x 0 -F \
+	ip netns exec "$ns_b" env SOFTRNIC_ARGS="$(softrnic_args b-cpu0)" timeout 60 "${run[@]}" ib_write_bw -x 0 -F \
 		--use_old_post_send -s 65536 -n 200 -p $port 10.98.0.1 >"$tmp/client.txt" 2>&1
 	echo "client exit $?"
 	wait $server
