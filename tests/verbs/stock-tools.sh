@@ -5,8 +5,11 @@
 #   pingpong   ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong between two processes in two network
 #              namespaces joined by a veth pair (each engine on net_af_packet; the tools' own TCP exchange
 #              runs over the same veth between the namespaces' kernel addresses), exit status and reported
-#              figures checked. Needs root (skipped, exit 77, without it).
-# Usage: stock-tools.sh devices|pingpong SOFTRNIC_RUN
+#              figures checked
+#   perftest   ib_write_bw and ib_read_bw (perftest) the same way, with --use_old_post_send, and ib_write_bw
+#              with its default options
+# pingpong and perftest need root (skipped, exit 77, without it).
+# Usage: stock-tools.sh devices|pingpong|perftest SOFTRNIC_RUN
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
@@ -25,8 +28,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-for tool in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong; do
-	command -v $tool >/dev/null || { echo "$tool missing (ibverbs-utils): skipped"; exit 77; }
+for tool in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ib_write_bw ib_read_bw; do
+	command -v $tool >/dev/null || { echo "$tool missing (ibverbs-utils, perftest): skipped"; exit 77; }
 done
 
 check() {	# NAME, then a command that succeeds when the check holds
@@ -97,11 +100,12 @@ softrnic_args() {
 	fi
 }
 
-# TOOL SIZE ITERS: server in namespace a, client in b, GID index 0 (RoCE v2: the engine's IPv4 address)
-pingpong() {
-	local tool=$1 size=$2 iters=$3 port=$((18000 + RANDOM % 1000))
-	local -a opts=(-g 0 -s "$size" -n "$iters" -p "$port")
-	ip netns exec "$ns_a" env SOFTRNIC_ARGS="$(softrnic_args a)" timeout 60 "${run[@]}" "$tool" "${opts[@]}" \
+# SERVER_SIDE CLIENT_SIDE PORT TOOL OPTIONS...: the tool's server in namespace a, then its client in b
+# with the server's address; sets server_rc and client_rc, the outputs in $tmp/server.txt and client.txt.
+run_pair() {
+	local side_a=$1 side_b=$2 port=$3
+	shift 3
+	ip netns exec "$ns_a" env SOFTRNIC_ARGS="$(softrnic_args "$side_a")" timeout 60 "${run[@]}" "$@" \
 		>"$tmp/server.txt" 2>&1 &
 	local server=$!
 	pids+=("$server")
@@ -110,11 +114,17 @@ pingpong() {
 		ip netns exec "$ns_a" ss -ltn 2>/dev/null | grep -q ":$port " && break
 		sleep 0.1
 	done
-	ip netns exec "$ns_b" env SOFTRNIC_ARGS="$(softrnic_args b)" timeout 60 "${run[@]}" "$tool" "${opts[@]}" \
-		10.98.0.1 >"$tmp/client.txt" 2>&1
-	local client_rc=$?
+	ip netns exec "$ns_b" env SOFTRNIC_ARGS="$(softrnic_args "$side_b")" timeout 60 "${run[@]}" "$@" 10.98.0.1 \
+		>"$tmp/client.txt" 2>&1
+	client_rc=$?
 	wait "$server"
-	local server_rc=$?
+	server_rc=$?
+}
+
+# TOOL SIZE ITERS: server in namespace a, client in b, GID index 0 (RoCE v2: the engine's IPv4 address)
+pingpong() {
+	local tool=$1 size=$2 iters=$3 port=$((18000 + RANDOM % 1000))
+	run_pair a b "$port" "$tool" -g 0 -s "$size" -n "$iters" -p "$port"
 	check "$tool -s $size -n $iters: server exits 0" test $server_rc -eq 0
 	check "$tool -s $size -n $iters: client exits 0" test $client_rc -eq 0
 	for side in server client; do
@@ -134,6 +144,30 @@ pingpong() {
 	fi
 }
 
+# TOOL OPTIONS...: a perftest tool between the namespaces (server a, client b). The server's stages run on
+# a worker lcore: perftest's passive end waits on TCP while its peer WRITEs or READs, it does not poll. Both
+# exit 0 and report the size and iteration count with a bandwidth above 0.
+perftest() {
+	local tool=$1 port=$((19000 + RANDOM % 1000))
+	shift
+	run_pair a-worker b-cpu0 "$port" "$tool" -x 0 -F -p "$port" "$@"
+	local before=$failed
+	check "$tool $*: server exits 0" test $server_rc -eq 0
+	check "$tool $*: client exits 0" test $client_rc -eq 0
+	for side in server client; do
+		# " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then the figures
+		check "$tool: the $side reports 65536 bytes, 200 iterations, a bandwidth" awk '
+			prev && $1 == 65536 && $2 == 200 && $4 + 0 > 0 { ok = 1 }
+			{ prev = ($1 == "#bytes") }
+			END { exit ok ? 0 : 1 }' "$tmp/$side.txt"
+	done
+	grep -h -A1 '#bytes' "$tmp/client.txt" | sed 's/^/      client: /'
+	if [ $failed -ne $before ]; then
+		sed 's/^/    server: /' "$tmp/server.txt"
+		sed 's/^/    client: /' "$tmp/client.txt"
+	fi
+}
+
 case $what in
 devices)
 	devices
@@ -146,21 +180,13 @@ pingpong)
 	;;
 perftest)
 	veth_setup || exit $?
-	port=$((18000 + RANDOM % 1000))
-	ip netns exec "$ns_a" env SOFTRNIC_ARGS="$(softrnic_args a-worker)" timeout 60 "${run[@]}" ib_write_bw -x 0 -F \
-		--use_old_post_send -s 65536 -n 200 -p $port >"$tmp/server.txt" 2>&1 &
-	server=$!
-	sleep 2
-	ip netns exec "$ns_b" env SOFTRNIC_ARGS="$(softrnic_args b-cpu0)" timeout 60 "${run[@]}" ib_write_bw -x 0 -F \
-		--use_old_post_send -s 65536 -n 200 -p $port 10.98.0.1 >"$tmp/client.txt" 2>&1
-	echo "client exit $?"
-	wait $server
-	echo "server exit $?"
-	sed 's/^/    server: /' "$tmp/server.txt"
-	sed 's/^/    client: /' "$tmp/client.txt"
+	perftest ib_write_bw -s 65536 -n 200 --use_old_post_send
+	perftest ib_read_bw -s 65536 -n 200 --use_old_post_send
+	# by default too: Debian's perftest 4.5 leaves its ibv_wr_* API off on this device ("ibv_wr* API : OFF")
+	perftest ib_write_bw -s 65536 -n 200
 	;;
 *)
-	echo "usage: stock-tools.sh devices|pingpong SOFTRNIC_RUN" >&2
+	echo "usage: stock-tools.sh devices|pingpong|perftest SOFTRNIC_RUN" >&2
 	exit 2
 	;;
 esac
