@@ -7,6 +7,8 @@ set -euo pipefail
 
 packages=(
 	dpdk dpdk-dev libdpdk-dev libnuma-dev libcmocka-dev libisal-dev libibverbs-dev
+	# the stock libibverbs tools run on softrnic through libsoftrnic-verbs (tests/verbs, doc/verbs.md)
+	ibverbs-utils perftest
 	meson ninja-build pkg-config gcc python3 python3-pyelftools
 	python3-scapy python3-matplotlib python3-prometheus-client tshark iproute2 libpcap-dev
 	clang libclang-rt-14-dev

@@ -114,7 +114,7 @@ def program(cmd):
     first = w[0]
     if first in PROGRAMS:
         return first
-    if re.match(r"^(\./)?(build/(app|tests)/\S+|scripts/\S+\.(sh|py)|tests/\S+\.(sh|py))$", first):
+    if re.match(r"^(\./)?(build/(app|tests|verbs)/\S+|scripts/\S+\.(sh|py)|tests/\S+\.(sh|py))$", first):
         return os.path.basename(first)
     return None
 

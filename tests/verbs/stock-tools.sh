@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Debian's own, unmodified ibverbs-utils on softrnic through libsoftrnic-verbs (softrnic-run):
+#   devices    ibv_devices and ibv_devinfo -v on the embedded default: the devices listed, their attributes
+#              checked field by field; RNIC_DAEMON set: a clear refusal
+#   pingpong   ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong between two processes in two network
+#              namespaces joined by a veth pair (each engine on net_af_packet; the tools' own TCP exchange
+#              runs over the same veth between the namespaces' kernel addresses), exit status and reported
+#              figures checked
+#   perftest   ib_write_bw and ib_read_bw (perftest) the same way, with --use_old_post_send, and ib_write_bw
+#              with its default options
+# pingpong and perftest need root (skipped, exit 77, without it).
+# Usage: stock-tools.sh devices|pingpong|perftest SOFTRNIC_RUN
+set -u
+# shellcheck source=../common/veth-netns.sh
+. "$(dirname "$0")/../common/veth-netns.sh"
+what=$1
+run=(sh "$2")
+tmp=$(mktemp -d)
+failed=0
+pids=()
+
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[ "$what" != pingpong ] || veth_cleanup
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+for tool in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ib_write_bw ib_read_bw; do
+	command -v $tool >/dev/null || { echo "$tool missing (ibverbs-utils, perftest): skipped"; exit 77; }
+done
+
+check() {	# NAME, then a command that succeeds when the check holds
+	local name=$1
+	shift
+	if "$@"; then
+		echo "ok    $name"
+	else
+		echo "FAIL  $name"
+		failed=$((failed + 1))
+	fi
+}
+
+# A line of FILE matching the extended regex RE
+has() { grep -Eq "$2" "$1"; }
+
+devices() {
+	local out=$tmp/devinfo.txt
+	# One lcore, the stages on it: the tools make no traffic, and each run leaves the other core alone.
+	export SOFTRNIC_ARGS="-l 0 --no-huge -m 256 --no-pci --no-shconf --log-level=error --file-prefix vd-$$ -- --stages devices"
+	timeout 60 "${run[@]}" ibv_devices >"$tmp/devices.txt" 2>&1
+	check "ibv_devices exits 0" test $? -eq 0
+	check "ibv_devices lists rnic0 and rnic1 with their GUIDs" \
+		sh -c "grep -Eq '^[[:space:]]+rnic0[[:space:]]+[0-9a-f]{16}\$' '$tmp/devices.txt' &&
+		       grep -Eq '^[[:space:]]+rnic1[[:space:]]+[0-9a-f]{16}\$' '$tmp/devices.txt'"
+	timeout 60 "${run[@]}" ibv_devinfo -v -d rnic0 >"$out" 2>&1
+	check "ibv_devinfo -v -d rnic0 exits 0" test $? -eq 0
+	check "hca_id rnic0" has "$out" '^hca_id:[[:space:]]+rnic0$'
+	check "transport InfiniBand (0)" has "$out" 'transport:[[:space:]]+InfiniBand \(0\)$'
+	check "node_guid as ibv_devices lists it" has "$out" \
+		"node_guid:[[:space:]]+$(awk '$1 == "rnic0" { g = $2; printf "%s:%s:%s:%s", substr(g, 1, 4), substr(g, 5, 4), substr(g, 9, 4), substr(g, 13, 4) }' "$tmp/devices.txt")\$"
+	check "phys_port_cnt 1" has "$out" 'phys_port_cnt:[[:space:]]+1$'
+	check "max_qp, max_qp_wr, max_cqe, max_mr, max_pd above 0" sh -c \
+		"for f in max_qp max_qp_wr max_cqe max_mr max_pd; do grep -Eq \"^[[:space:]]+\$f:[[:space:]]+[1-9][0-9]*\$\" '$out' || exit 1; done"
+	check "port 1 PORT_ACTIVE (4)" has "$out" 'state:[[:space:]]+PORT_ACTIVE \(4\)$'
+	check "active_mtu a valid MTU" has "$out" 'active_mtu:[[:space:]]+(1024|2048|4096) \([345]\)$'
+	check "link_layer Ethernet" has "$out" 'link_layer:[[:space:]]+Ethernet$'
+	check "GID[0] an IPv4-mapped address, RoCE v2" has "$out" \
+		'GID\[  0\]:[[:space:]]+::ffff:[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+, RoCE v2$'
+	check "no port 2" sh -c "! grep -q 'port:[[:space:]]2$' '$out'"
+	RNIC_DAEMON=/nonexistent.sock timeout 60 "${run[@]}" ibv_devices >"$tmp/daemon.txt" 2>&1
+	check "RNIC_DAEMON set: ibv_devices fails" test $? -ne 0
+	check "RNIC_DAEMON set: says client mode is not supported" has "$tmp/daemon.txt" 'RNIC_DAEMON is set.*not supported'
+	unset SOFTRNIC_ARGS
+}
+
+# SIDE: the engine arguments of side a (the server: engine address 10.99.0.1, as in the interop suite's
+# programs-veth.sh) or b (the client: its interface's address); one lcore each, every stage on it (the
+# tools poll their CQs, which progresses the engine).
+softrnic_args() {
+	if [ "$1" = a-worker ]; then
+		# the stages on a worker lcore (cpu 1): for a passive end that does not poll (perftest's server)
+		echo "-l 0,1 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix vp-a-$$" \
+			"--vdev=net_af_packet0,iface=$veth_a,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1" \
+			"--neigh 10.98.0.2,$mac_b"
+	elif [ "$1" = b-cpu0 ]; then
+		echo "--lcores 0@0 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix vp-b-$$" \
+			"--vdev=net_af_packet0,iface=$veth_b,qpairs=2 -- --port net_af_packet0" \
+			"--neigh 10.99.0.1,$mac_a --stages devices"
+	elif [ "$1" = a ]; then
+		echo "-l 0 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix vp-a-$$" \
+			"--vdev=net_af_packet0,iface=$veth_a,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1" \
+			"--neigh 10.98.0.2,$mac_b --stages devices"
+	else
+		echo "-l 1 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix vp-b-$$" \
+			"--vdev=net_af_packet0,iface=$veth_b,qpairs=2 -- --port net_af_packet0" \
+			"--neigh 10.99.0.1,$mac_a --stages devices"
+	fi
+}
+
+# SERVER_SIDE CLIENT_SIDE PORT TOOL OPTIONS...: the tool's server in namespace a, then its client in b
+# with the server's address; sets server_rc and client_rc, the outputs in $tmp/server.txt and client.txt.
+run_pair() {
+	local side_a=$1 side_b=$2 port=$3
+	shift 3
+	ip netns exec "$ns_a" env SOFTRNIC_ARGS="$(softrnic_args "$side_a")" timeout 60 "${run[@]}" "$@" \
+		>"$tmp/server.txt" 2>&1 &
+	local server=$!
+	pids+=("$server")
+	# the server's TCP port listening before the client connects (the tools do not retry)
+	for _ in $(seq 100); do
+		ip netns exec "$ns_a" ss -ltn 2>/dev/null | grep -q ":$port " && break
+		sleep 0.1
+	done
+	ip netns exec "$ns_b" env SOFTRNIC_ARGS="$(softrnic_args "$side_b")" timeout 60 "${run[@]}" "$@" 10.98.0.1 \
+		>"$tmp/client.txt" 2>&1
+	client_rc=$?
+	wait "$server"
+	server_rc=$?
+}
+
+# TOOL SIZE ITERS: server in namespace a, client in b, GID index 0 (RoCE v2: the engine's IPv4 address)
+pingpong() {
+	local tool=$1 size=$2 iters=$3 port=$((18000 + RANDOM % 1000))
+	run_pair a b "$port" "$tool" -g 0 -s "$size" -n "$iters" -p "$port"
+	check "$tool -s $size -n $iters: server exits 0" test $server_rc -eq 0
+	check "$tool -s $size -n $iters: client exits 0" test $client_rc -eq 0
+	for side in server client; do
+		# "<bytes> bytes in <s> seconds = <rate> Mbit/sec" and "<iters> iters in <s> seconds = <t> usec/iter"
+		check "$tool: the $side reports $((2 * size * iters)) bytes and $iters iters" awk -v b=$((2 * size * iters)) -v n="$iters" '
+			$2 == "bytes" && $3 == "in" && $1 == b && $5 == "seconds" && $7 + 0 > 0 && $8 == "Mbit/sec" { ok++ }
+			$2 == "iters" && $3 == "in" && $1 == n && $5 == "seconds" && $7 + 0 > 0 && $8 == "usec/iter" { ok++ }
+			END { exit ok == 2 ? 0 : 1 }' "$tmp/$side.txt"
+		check "$tool: the $side's local address a RoCE v2 GID" has "$tmp/$side.txt" \
+			'local address: .*GID ::ffff:10\.9[89]\.0\.[12]'
+	done
+	grep -h -E ' (bytes|iters) in ' "$tmp/server.txt" | sed 's/^/      server: /'
+	grep -h -E ' (bytes|iters) in ' "$tmp/client.txt" | sed 's/^/      client: /'
+	if [ $failed -ne 0 ]; then
+		sed 's/^/    server: /' "$tmp/server.txt"
+		sed 's/^/    client: /' "$tmp/client.txt"
+	fi
+}
+
+# TOOL OPTIONS...: a perftest tool between the namespaces (server a, client b). The server's stages run on
+# a worker lcore: perftest's passive end waits on TCP while its peer WRITEs or READs, it does not poll. Both
+# exit 0 and report the size and iteration count with a bandwidth above 0.
+perftest() {
+	local tool=$1 port=$((19000 + RANDOM % 1000))
+	shift
+	run_pair a-worker b-cpu0 "$port" "$tool" -x 0 -F -p "$port" "$@"
+	local before=$failed
+	check "$tool $*: server exits 0" test $server_rc -eq 0
+	check "$tool $*: client exits 0" test $client_rc -eq 0
+	for side in server client; do
+		# " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then the figures
+		check "$tool: the $side reports 65536 bytes, 200 iterations, a bandwidth" awk '
+			prev && $1 == 65536 && $2 == 200 && $4 + 0 > 0 { ok = 1 }
+			{ prev = ($1 == "#bytes") }
+			END { exit ok ? 0 : 1 }' "$tmp/$side.txt"
+	done
+	grep -h -A1 '#bytes' "$tmp/client.txt" | sed 's/^/      client: /'
+	if [ $failed -ne $before ]; then
+		sed 's/^/    server: /' "$tmp/server.txt"
+		sed 's/^/    client: /' "$tmp/client.txt"
+	fi
+}
+
+case $what in
+devices)
+	devices
+	;;
+pingpong)
+	veth_setup || exit $?
+	pingpong ibv_rc_pingpong 4096 200
+	pingpong ibv_uc_pingpong 4096 200
+	pingpong ibv_ud_pingpong 1024 200
+	;;
+perftest)
+	veth_setup || exit $?
+	perftest ib_write_bw -s 65536 -n 200 --use_old_post_send
+	perftest ib_read_bw -s 65536 -n 200 --use_old_post_send
+	# by default too: Debian's perftest 4.5 leaves its ibv_wr_* API off on this device ("ibv_wr* API : OFF")
+	perftest ib_write_bw -s 65536 -n 200
+	;;
+*)
+	echo "usage: stock-tools.sh devices|pingpong|perftest SOFTRNIC_RUN" >&2
+	exit 2
+	;;
+esac
+[ $failed -eq 0 ]

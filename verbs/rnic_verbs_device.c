@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The interposer's devices and contexts: ibv_get_device_list lists the engine's devices, ibv_open_device
+ * hands out a verbs_context laid out as rdma-core 44's verbs.h reads it (doc/verbs.md), and the query verbs
+ * answer from the rnic_ device. Exported under libibverbs' names and symbol versions (rnic_verbs.map).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rnic_verbs.h"
+
+/* rdma-core's private enum (driver.h, not installed): what ibv_devinfo asks ibv_query_gid_type for. */
+enum rnic_verbs_gid_type_sysfs { RNIC_VERBS_GID_TYPE_SYSFS_IB_ROCE_V1, RNIC_VERBS_GID_TYPE_SYSFS_ROCE_V2 };
+
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       enum rnic_verbs_gid_type_sysfs *type);
+
+#define RNIC_VERBS_MAX_DEVICES 16
+
+/* The engine's devices, listed once (the engine's devices live as long as the process). */
+static struct rnic_verbs_device rnic_verbs_devices[RNIC_VERBS_MAX_DEVICES];
+static int rnic_verbs_nb_devices = -1;
+static pthread_mutex_t rnic_verbs_list_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+rnic_verbs_list_devices(void)
+{
+	struct rnic_device **list = rnic_get_device_list(NULL);
+	int n = 0;
+
+	for (; list != NULL && list[n] != NULL && n < RNIC_VERBS_MAX_DEVICES; n++) {
+		struct rnic_verbs_device *d = &rnic_verbs_devices[n];
+
+		d->dev = list[n];
+		d->ibv.node_type = IBV_NODE_CA;
+		d->ibv.transport_type = IBV_TRANSPORT_IB;	/* RoCE reports IB transport, as rxe and mlx5 do */
+		snprintf(d->ibv.name, sizeof(d->ibv.name), "%s", rnic_get_device_name(list[n]));
+		snprintf(d->ibv.dev_name, sizeof(d->ibv.dev_name), "softrnic-%s", d->ibv.name);
+		/* No sysfs node: libibverbs' ibv_read_sysfs_file on these paths finds nothing (no board_id). */
+		snprintf(d->ibv.dev_path, sizeof(d->ibv.dev_path), "/nonexistent/softrnic/%s", d->ibv.name);
+		snprintf(d->ibv.ibdev_path, sizeof(d->ibv.ibdev_path), "/nonexistent/softrnic/%s", d->ibv.name);
+	}
+	rnic_free_device_list(list);
+	rnic_verbs_nb_devices = n;
+}
+
+struct ibv_device **
+ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list;
+	int err = rnic_verbs_engine_up();
+
+	if (err != 0) {
+		errno = err;
+		return NULL;
+	}
+	pthread_mutex_lock(&rnic_verbs_list_lock);
+	if (rnic_verbs_nb_devices < 0)
+		rnic_verbs_list_devices();
+	pthread_mutex_unlock(&rnic_verbs_list_lock);
+	list = calloc((size_t)rnic_verbs_nb_devices + 1, sizeof(*list));
+	if (list == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (int i = 0; i < rnic_verbs_nb_devices; i++)
+		list[i] = &rnic_verbs_devices[i].ibv;
+	if (num_devices != NULL)
+		*num_devices = rnic_verbs_nb_devices;
+	return list;
+}
+
+void
+ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *
+ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+__be64
+ibv_get_device_guid(struct ibv_device *device)
+{
+	return rnic_get_device_guid(RNIC_VERBS_CONTAINER(device, struct rnic_verbs_device, ibv)->dev);
+}
+
+struct ibv_context *
+ibv_open_device(struct ibv_device *device)
+{
+	struct rnic_verbs_device *d = RNIC_VERBS_CONTAINER(device, struct rnic_verbs_device, ibv);
+	struct rnic_verbs_context *c = calloc(1, sizeof(*c));
+	struct ibv_context *context;
+
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->ctx = rnic_open_device(d->dev);
+	if (c->ctx == NULL) {
+		free(c);
+		return NULL;
+	}
+	context = &c->vctx.context;
+	context->device = device;
+	context->cmd_fd = -1;
+	context->async_fd = c->ctx->async_fd;
+	context->num_comp_vectors = c->ctx->num_comp_vectors;
+	pthread_mutex_init(&context->mutex, NULL);
+	context->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	c->vctx.sz = sizeof(c->vctx);
+	rnic_verbs_set_datapath_ops(&context->ops);
+	rnic_verbs_set_unsupported_ops(&c->vctx);
+	c->vctx.query_port = rnic_verbs_query_port_ex;
+	c->vctx.query_device_ex = rnic_verbs_query_device_ex;
+	return context;
+}
+
+int
+ibv_close_device(struct ibv_context *context)
+{
+	struct rnic_verbs_context *c = rnic_verbs_ctx(context);
+	int ret = rnic_close_device(c->ctx);
+
+	if (ret != 0)
+		return ret;
+	pthread_mutex_destroy(&context->mutex);
+	free(c);
+	return 0;
+}
+
+int
+ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
+{
+	struct rnic_device_attr a;
+	int ret = rnic_query_device(rnic_verbs_ctx(context)->ctx, &a);
+
+	if (ret != 0)
+		return ret;
+	/* rnic_device_attr is ibv_device_attr and a softrnic field after it (rnic_verbs_abi.c checks). */
+	memcpy(attr, &a, sizeof(*attr));
+	return 0;
+}
+
+int
+rnic_verbs_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+			   struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex ex = { 0 };
+	int ret;
+
+	if ((input != NULL && input->comp_mask != 0) || attr_size < sizeof(ex.orig_attr))
+		return EINVAL;
+	ret = ibv_query_device(context, &ex.orig_attr);
+	if (ret != 0)
+		return ret;
+	/* None of the extended capabilities (ODP, TSO, RSS, timestamps, device memory): zero, as verbs.h's
+	 * legacy fallback reports them; a caller with a longer struct gets the rest zeroed too. */
+	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
+	memset(attr, 0, attr_size);
+	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
+	return 0;
+}
+
+int
+rnic_verbs_query_port_ex(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
+			 size_t attr_len)
+{
+	struct ibv_port_attr p = { 0 };
+	struct rnic_port_attr a;
+	int ret = rnic_query_port(rnic_verbs_ctx(context)->ctx, port_num, &a);
+
+	if (ret != 0)
+		return ret;
+	/* rnic_port_attr is ibv_port_attr field for field (rnic_verbs_abi.c checks). */
+	memcpy(&p, &a, sizeof(a) < sizeof(p) ? sizeof(a) : sizeof(p));
+	memset(attr, 0, attr_len);
+	memcpy(attr, &p, attr_len < sizeof(p) ? attr_len : sizeof(p));
+	return 0;
+}
+
+/* libibverbs' exported ibv_query_port takes its compat struct, the same layout as ibv_port_attr; verbs.h
+ * calls it only when the context has no query_port entry. */
+#undef ibv_query_port
+int
+ibv_query_port(struct ibv_context *context, uint8_t port_num, struct _compat_ibv_port_attr *port_attr)
+{
+	return rnic_verbs_query_port_ex(context, port_num, (struct ibv_port_attr *)port_attr,
+					sizeof(struct ibv_port_attr));
+}
+
+int
+ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
+{
+	int ret = rnic_query_gid(rnic_verbs_ctx(context)->ctx, port_num, index, (union rnic_gid *)gid);
+
+	/* libibverbs: -1 on failure (it reads sysfs) */
+	return ret == 0 ? 0 : -1;
+}
+
+/* Every GID of a softrnic port is a RoCE v2 one: its IPv4 address, IPv4-mapped (doc/wire.md). */
+int
+ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		   enum rnic_verbs_gid_type_sysfs *type)
+{
+	union ibv_gid gid;
+
+	if (index > INT32_MAX || ibv_query_gid(context, port_num, (int)index, &gid) != 0)
+		return -1;
+	*type = RNIC_VERBS_GID_TYPE_SYSFS_ROCE_V2;
+	return 0;
+}
+
+static int
+rnic_verbs_gid_entry(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+		     struct ibv_gid_entry *entry)
+{
+	static const uint8_t zero[16];
+
+	if (port_num > UINT8_MAX || gid_index > INT32_MAX ||
+	    ibv_query_gid(context, (uint8_t)port_num, (int)gid_index, &entry->gid) != 0)
+		return EINVAL;
+	if (memcmp(entry->gid.raw, zero, sizeof(zero)) == 0)
+		return ENODATA;		/* an empty entry, as libibverbs reports one */
+	entry->gid_index = gid_index;
+	entry->port_num = port_num;
+	entry->gid_type = IBV_GID_TYPE_ROCE_V2;
+	entry->ndev_ifindex = 0;	/* the port is DPDK's, not a kernel netdev */
+	return 0;
+}
+
+int
+_ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+		  struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+{
+	if (flags != 0 || entry_size < sizeof(*entry))
+		return EINVAL;
+	return rnic_verbs_gid_entry(context, port_num, gid_index, entry);
+}
+
+ssize_t
+_ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t max_entries,
+		     uint32_t flags, size_t entry_size)
+{
+	struct rnic_port_attr port;
+	ssize_t n = 0;
+
+	if (flags != 0 || entry_size < sizeof(*entries) || rnic_query_port(rnic_verbs_ctx(context)->ctx, 1, &port))
+		return -EINVAL;
+	for (int i = 0; i < port.gid_tbl_len; i++) {
+		if ((size_t)n == max_entries)
+			return -EINVAL;
+		if (rnic_verbs_gid_entry(context, 1, (uint32_t)i, (struct ibv_gid_entry *)
+					 ((char *)entries + (size_t)n * entry_size)) == 0)
+			n++;
+	}
+	return n;
+}
+
+int
+ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	struct rnic_async_event e;
+
+	if (rnic_get_async_event(rnic_verbs_ctx(context)->ctx, &e) != 0)
+		return -1;
+	event->event_type = (enum ibv_event_type)e.event_type;
+	switch (e.event_type) {
+	case RNIC_EVENT_CQ_ERR:
+		event->element.cq = &((struct rnic_verbs_cq *)e.element.cq->cq_context)->ibv;
+		break;
+	case RNIC_EVENT_QP_FATAL:
+	case RNIC_EVENT_QP_REQ_ERR:
+	case RNIC_EVENT_QP_ACCESS_ERR:
+	case RNIC_EVENT_COMM_EST:
+	case RNIC_EVENT_SQ_DRAINED:
+	case RNIC_EVENT_PATH_MIG:
+	case RNIC_EVENT_PATH_MIG_ERR:
+	case RNIC_EVENT_QP_LAST_WQE_REACHED:
+		event->element.qp = &((struct rnic_verbs_qp *)e.element.qp->qp_context)->ibv;
+		break;
+	default:
+		event->element.port_num = e.element.port_num;
+		break;
+	}
+	/* Acknowledged here: the rnic_ event holds nothing the program's acknowledgement would release. */
+	rnic_ack_async_event(&e);
+	return 0;
+}
+
+void
+ibv_ack_async_event(struct ibv_async_event *event)
+{
+	(void)event;
+}

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The interposer's control verbs on PDs, MRs, completion channels, CQs, QPs and AHs: each makes the rnic_
+ * object and the ibv_ view the program holds (rnic_verbs.h). Exported under libibverbs' names and symbol
+ * versions (rnic_verbs.map).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rnic_verbs.h"
+
+struct ibv_pd *
+ibv_alloc_pd(struct ibv_context *context)
+{
+	struct rnic_verbs_pd *p = calloc(1, sizeof(*p));
+
+	if (p == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->pd = rnic_alloc_pd(rnic_verbs_ctx(context)->ctx);
+	if (p->pd == NULL) {
+		free(p);
+		return NULL;
+	}
+	p->ibv.context = context;
+	p->ibv.handle = p->pd->handle;
+	return &p->ibv;
+}
+
+int
+ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct rnic_verbs_pd *p = rnic_verbs_pd(pd);
+	int ret = rnic_dealloc_pd(p->pd);
+
+	if (ret == 0)
+		free(p);
+	return ret;
+}
+
+/* ibv_reg_mr_iova2 with iova == addr: softrnic's MRs are addressed by virtual address (doc/mr.md). */
+static struct ibv_mr *
+rnic_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	struct rnic_verbs_mr *m;
+
+	if (iova != (uintptr_t)addr || (access & IBV_ACCESS_OPTIONAL_RANGE & ~IBV_ACCESS_RELAXED_ORDERING)) {
+		errno = EOPNOTSUPP;	/* zero-based or shifted IOVAs, and ODP-like optional flags */
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Relaxed ordering is a hint a device may ignore (verbs.h): softrnic's writes are in order anyway. */
+	m->mr = rnic_reg_mr(rnic_verbs_pd(pd)->pd, addr, length, (int)(access & ~IBV_ACCESS_RELAXED_ORDERING));
+	if (m->mr == NULL) {
+		free(m);
+		return NULL;
+	}
+	m->ibv.context = pd->context;
+	m->ibv.pd = pd;
+	m->ibv.addr = addr;
+	m->ibv.length = length;
+	m->ibv.handle = m->mr->handle;
+	m->ibv.lkey = m->mr->lkey;
+	m->ibv.rkey = m->mr->rkey;
+	return &m->ibv;
+}
+
+#undef ibv_reg_mr
+struct ibv_mr *
+ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return rnic_verbs_reg_mr(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+
+#undef ibv_reg_mr_iova
+struct ibv_mr *
+ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+{
+	return rnic_verbs_reg_mr(pd, addr, length, iova, (unsigned int)access);
+}
+
+struct ibv_mr *
+ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	return rnic_verbs_reg_mr(pd, addr, length, iova, access);
+}
+
+int
+ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct rnic_verbs_mr *m = RNIC_VERBS_CONTAINER(mr, struct rnic_verbs_mr, ibv);
+	int ret = rnic_dereg_mr(m->mr);
+
+	if (ret == 0)
+		free(m);
+	return ret;
+}
+
+struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct rnic_verbs_channel *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->ch = rnic_create_comp_channel(rnic_verbs_ctx(context)->ctx);
+	if (c->ch == NULL) {
+		free(c);
+		return NULL;
+	}
+	c->ibv.context = context;
+	c->ibv.fd = c->ch->fd;
+	return &c->ibv;
+}
+
+int
+ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct rnic_verbs_channel *c = RNIC_VERBS_CONTAINER(channel, struct rnic_verbs_channel, ibv);
+	int ret = rnic_destroy_comp_channel(c->ch);
+
+	if (ret == 0)
+		free(c);
+	return ret;
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv_comp_channel *channel,
+	      int comp_vector)
+{
+	struct rnic_verbs_cq *q = calloc(1, sizeof(*q));
+	struct rnic_comp_channel *ch = NULL;
+
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (channel != NULL)
+		ch = RNIC_VERBS_CONTAINER(channel, struct rnic_verbs_channel, ibv)->ch;
+	q->cq = rnic_create_cq(rnic_verbs_ctx(context)->ctx, cqe, q, ch, comp_vector);
+	if (q->cq == NULL) {
+		free(q);
+		return NULL;
+	}
+	q->ibv.context = context;
+	q->ibv.channel = channel;
+	q->ibv.cq_context = cq_context;
+	q->ibv.handle = q->cq->handle;
+	q->ibv.cqe = q->cq->cqe;
+	pthread_mutex_init(&q->ibv.mutex, NULL);
+	pthread_cond_init(&q->ibv.cond, NULL);
+	return &q->ibv;
+}
+
+int
+ibv_destroy_cq(struct ibv_cq *cq)
+{
+	struct rnic_verbs_cq *q = rnic_verbs_cq(cq);
+	int ret = rnic_destroy_cq(q->cq);
+
+	if (ret != 0)
+		return ret;
+	pthread_mutex_destroy(&cq->mutex);
+	pthread_cond_destroy(&cq->cond);
+	free(q);
+	return 0;
+}
+
+int
+ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	struct rnic_cq *rcq;
+	void *ctx;
+	struct rnic_verbs_cq *q;
+
+	if (rnic_get_cq_event(RNIC_VERBS_CONTAINER(channel, struct rnic_verbs_channel, ibv)->ch, &rcq, &ctx) != 0)
+		return -1;
+	q = ctx;	/* the rnic_ CQ's context is its ibv_ view */
+	*cq = &q->ibv;
+	*cq_context = q->ibv.cq_context;
+	return 0;
+}
+
+void
+ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	rnic_ack_cq_events(rnic_verbs_cq(cq)->cq, nevents);
+}
+
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct rnic_verbs_qp *q;
+	struct rnic_qp_init_attr ia;
+
+	if (attr->srq != NULL || (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+				  attr->qp_type != IBV_QPT_UD)) {
+		errno = EOPNOTSUPP;	/* SRQ and XRC, raw packet, driver QPs */
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ia = (struct rnic_qp_init_attr){
+		.qp_context = q,
+		.send_cq = rnic_verbs_cq(attr->send_cq)->cq,
+		.recv_cq = rnic_verbs_cq(attr->recv_cq)->cq,
+		.qp_type = (enum rnic_qp_type)attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+	};
+	memcpy(&ia.cap, &attr->cap, sizeof(ia.cap));	/* the same struct (rnic_verbs_abi.c) */
+	q->qp = rnic_create_qp(rnic_verbs_pd(pd)->pd, &ia);
+	if (q->qp == NULL) {
+		free(q);
+		return NULL;
+	}
+	memcpy(&attr->cap, &ia.cap, sizeof(attr->cap));	/* what the QP got, as libibverbs reports it */
+	q->ibv = (struct ibv_qp){
+		.context = pd->context, .qp_context = attr->qp_context, .pd = pd,
+		.send_cq = attr->send_cq, .recv_cq = attr->recv_cq, .handle = q->qp->handle,
+		.qp_num = q->qp->qp_num, .state = IBV_QPS_RESET, .qp_type = attr->qp_type,
+	};
+	pthread_mutex_init(&q->ibv.mutex, NULL);
+	pthread_cond_init(&q->ibv.cond, NULL);
+	return &q->ibv;
+}
+
+/* ibv_qp_attr is rnic_qp_attr field for field, its AH attributes included (rnic_verbs_abi.c checks). */
+int
+ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	struct rnic_verbs_qp *q = rnic_verbs_qp(qp);
+	int ret = rnic_modify_qp(q->qp, (struct rnic_qp_attr *)attr, attr_mask);
+
+	if (ret == 0)
+		qp->state = (enum ibv_qp_state)q->qp->state;
+	return ret;
+}
+
+int
+ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct rnic_qp_init_attr ia;
+	int ret = rnic_query_qp(rnic_verbs_qp(qp)->qp, (struct rnic_qp_attr *)attr, attr_mask, &ia);
+
+	if (ret != 0)
+		return ret;
+	qp->state = attr->qp_state;
+	*init_attr = (struct ibv_qp_init_attr){
+		.qp_context = qp->qp_context, .send_cq = qp->send_cq, .recv_cq = qp->recv_cq,
+		.qp_type = qp->qp_type, .sq_sig_all = ia.sq_sig_all,
+	};
+	memcpy(&init_attr->cap, &ia.cap, sizeof(init_attr->cap));
+	return 0;
+}
+
+int
+ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct rnic_verbs_qp *q = rnic_verbs_qp(qp);
+	int ret = rnic_destroy_qp(q->qp);
+
+	if (ret != 0)
+		return ret;
+	pthread_mutex_destroy(&qp->mutex);
+	pthread_cond_destroy(&qp->cond);
+	free(q);
+	return 0;
+}
+
+struct ibv_ah *
+ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct rnic_verbs_ah *a = calloc(1, sizeof(*a));
+
+	if (a == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	a->ah = rnic_create_ah(rnic_verbs_pd(pd)->pd, (struct rnic_ah_attr *)attr);
+	if (a->ah == NULL) {
+		free(a);
+		return NULL;
+	}
+	a->ibv.context = pd->context;
+	a->ibv.pd = pd;
+	a->ibv.handle = a->ah->handle;
+	return &a->ibv;
+}
+
+int
+ibv_destroy_ah(struct ibv_ah *ah)
+{
+	struct rnic_verbs_ah *a = RNIC_VERBS_CONTAINER(ah, struct rnic_verbs_ah, ibv);
+	int ret = rnic_destroy_ah(a->ah);
+
+	if (ret == 0)
+		free(a);
+	return ret;
+}
+
+/* A QP made by ibv_create_qp has no extended post API (ibv_wr_*): libibverbs returns NULL for it too. */
+struct ibv_qp_ex *
+ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	(void)qp;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
