@@ -89,6 +89,10 @@ struct rnic_device {
 	char name[RNIC_DEV_NAME_MAX];
 	const struct rnic_provider_ops *ops;	/* who carries out its verbs (rnic_provider.h) */
 	uint16_t port_id;
+	/* Has the port send the frames its TX queue still holds, for a port that may keep some until its next
+	 * burst (rnic_port_tx_needs_kick); NULL for a port that sends all it takes. Set by the runtime, which
+	 * owns the ports; called by the engine's stages on idle passes only (rnic_tx_kick). */
+	void (*tx_kick)(uint16_t port_id, uint16_t queue, struct rte_mempool *mp);
 	int socket_id;
 	uint64_t guid;			/* network byte order, derived from the MAC */
 	struct rte_ether_addr mac;

@@ -15,7 +15,6 @@
 #include "rnic_dbq.h"
 #include "rnic_neigh.h"
 #include "rnic_pipeline.h"
-#include "rnic_port.h"
 #include "rnic_requester.h"
 
 /* The ring of edge e for this shard's pipeline, in its field. */
@@ -148,14 +147,14 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	for (unsigned int t = 0; t < RTE_DIM(p->loss_timeout_cycles); t++)
 		p->loss_timeout_cycles[t] = (uint64_t)(4.096e-6 * (double)(1ull << t) * (double)rte_get_tsc_hz());
 	p->min_probe_cycles = rte_get_tsc_hz() / 1000000 * RNIC_MIN_PROBE_US;
-	idle_kicks = rnic_port_tx_needs_kick(dev->port_id) ? RNIC_TX_IDLE_KICKS : 0;
+	idle_kicks = dev->tx_kick != NULL ? RNIC_TX_IDLE_KICKS : 0;
 	p->req_tx = (struct rnic_tx_buffer){
 		.stats = RNIC_STATS(p, REQUESTER), .port = dev->port_id, .queue = (uint16_t)(2 * shard),
-		.idle_kicks = idle_kicks,
+		.idle_kicks = idle_kicks, .kick = dev->tx_kick,
 	};
 	p->resp_tx = (struct rnic_tx_buffer){
 		.stats = RNIC_STATS(p, RESPONDER), .port = dev->port_id, .queue = (uint16_t)(2 * shard + 1),
-		.idle_kicks = idle_kicks,
+		.idle_kicks = idle_kicks, .kick = dev->tx_kick,
 	};
 	*out = p;
 	return 0;
@@ -254,7 +253,7 @@ rnic_tx_kick(struct rnic_tx_buffer *tx, struct rte_mempool *pool)
 	else {
 		tx->kicks_left--;
 		tx->stats->tx_kicks++;
-		rnic_port_tx_kick(tx->port, tx->queue, pool);
+		tx->kick(tx->port, tx->queue, pool);
 		tx->kick_gap = (uint32_t)RTE_MIN(2 * (uint64_t)tx->kick_gap, RNIC_TX_KICK_MAX_US * us);
 	}
 	tx->next_kick = now + tx->kick_gap;

@@ -77,6 +77,7 @@ struct rnic_tx_buffer {
 	 * how many are left, the gap to the next one (doubling) and when it is due. */
 	uint8_t idle_kicks;
 	uint8_t kicks_left;
+	void (*kick)(uint16_t port_id, uint16_t queue, struct rte_mempool *mp);	/* the device's tx_kick */
 	uint32_t kick_gap;
 	uint64_t next_kick;
 	struct rte_mbuf *spare[RNIC_BURST];

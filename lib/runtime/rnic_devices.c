@@ -11,6 +11,7 @@
 #include "rnic_cq.h"
 #include "rnic_dbq.h"
 #include "rnic_mr.h"
+#include "rnic_port.h"
 #include "rnic_qp.h"
 #include "rnic_provider.h"
 #include "rnic_runtime.h"
@@ -79,6 +80,7 @@ rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device **out
 	snprintf(dev->name, sizeof(dev->name), "%s", conf->name);
 	dev->ops = rnic_provider_find(0)->ops;	/* the local provider's (lib/device) */
 	dev->port_id = conf->port_id;
+	dev->tx_kick = rnic_port_tx_needs_kick(conf->port_id) ? rnic_port_tx_kick : NULL;
 	dev->socket_id = rte_eth_dev_socket_id(conf->port_id);
 	if (dev->socket_id < 0)
 		dev->socket_id = (int)rte_socket_id();
