@@ -829,7 +829,8 @@ build_data_frame(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	}
 	frame_len = rnic_pkt_frame_len(d);
 	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame_len);
-	d->payload = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
+	if (frame != NULL)
+		d->payload = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
 	if (frame == NULL || gather(p, w, rnic_pd_priv(qp->pd)->pdn, rnic_qp_priv(qp)->req.cur_off, chunk,
 				    (uint8_t *)(uintptr_t)d->payload) != RNIC_MR_OK ||
 	    rnic_pkt_build(d, frame, frame_len) < 0) {

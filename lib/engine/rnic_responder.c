@@ -549,6 +549,14 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_resp
 	d.payload_len = chunk;
 	frame_len = rnic_pkt_frame_len(&d);
 	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame_len);
+	if (unlikely(frame == NULL)) {
+		/* A frame longer than the pool's mbufs (only a pool smaller than the port's frames): what cannot
+		 * be answered ends the READ with a remote operational error, as a NIC's internal fault would. */
+		rte_pktmbuf_free(m);
+		RNIC_STATS(p, RESPONDER)->tx_dropped++;
+		responder_error(p, qp, rnic_psn_add(res->psn, i), V_NAK_OP);
+		return 1;
+	}
 	/* Gather straight from the registered memory into the frame, then the headers around it. */
 	dst = frame + frame_len - RNIC_ICRC_LEN - ((4 - (chunk & 3)) & 3) - chunk;
 	d.payload = dst;
