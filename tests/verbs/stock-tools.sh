@@ -173,12 +173,13 @@ perftest() {
 	fi
 }
 
-# TOOL OPTIONS...: a perftest latency tool between the namespaces, both ends polling (manual progress):
-# both exit 0, the client reports 2-byte messages, 200 iterations and latencies above 0.
+# TOOL OPTIONS...: a perftest latency tool between the namespaces, placed as perftest's (the server's stages
+# on a worker lcore, so they run while it waits on TCP): both exit 0, the client reports 2-byte messages,
+# 200 iterations and latencies above 0.
 perftest_lat() {
 	local tool=$1 port=$((19000 + RANDOM % 1000))
 	shift
-	run_pair a b "$port" "$tool" -x 0 -F -p "$port" "$@"
+	run_pair a-worker b-cpu0 "$port" "$tool" -x 0 -F -p "$port" "$@"
 	local before=$failed
 	check "$tool $*: server exits 0" test $server_rc -eq 0
 	check "$tool $*: client exits 0" test $client_rc -eq 0
