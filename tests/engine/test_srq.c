@@ -3,7 +3,7 @@
  * responder stage on two lcores, so the QPs of one SRQ take its WQEs from two lcores at once): one SRQ shared
  * by RC QPs and a UD QP, every message's bytes and wr_id checked; the limit event, one shot and re-armed;
  * RNR while the SRQ is empty, then recovery; destroy refused while a QP uses it; a QP in error leaves the
- * SRQ's WQEs to the others and raises Last WQE Reached; the verbs' argument checks.
+ * SRQ's WQEs to the others and raises Last WQE Reached; UC on an SRQ; the verbs' argument checks.
  * Run as: test_srq <EAL args with worker lcores> [-- engine args]
  */
 #include <errno.h>
@@ -406,6 +406,35 @@ test_srq_error_leaves_wqes(void **state)
 	assert_int_equal(rnic_destroy_srq(srq), 0);
 }
 
+/* UC on an SRQ: multi-packet SENDs land in its WQEs in order, as on RC. */
+static void
+test_srq_uc(void **state)
+{
+	struct rnic_srq *srq = make_srq(B.pd, 8);
+	struct rnic_qp *a = make_qp(&A, RNIC_QPT_UC, NULL), *b = make_qp(&B, RNIC_QPT_UC, srq);
+	struct rnic_wc wc[4];
+
+	(void)state;
+	connect_pair(a, b, 0);
+	post_srq(srq, 300, 4);
+	for (uint32_t i = 0; i < 4; i++)
+		send_msg(a, i, 2500 + i, 40 + i, NULL, 0);
+	wait_wc(A.cq, 4, wc);
+	wait_wc(B.cq, 4, wc);
+	for (uint32_t i = 0; i < 4; i++) {
+		uint8_t expect[2504];
+
+		assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, 300 + i);
+		assert_int_equal(wc[i].byte_len, 2500 + i);
+		fill(expect, 2500 + i, 40 + i);
+		assert_memory_equal(B.buf + ((300 + i) % (BUF_SIZE / SLOT)) * SLOT, expect, 2500 + i);
+	}
+	assert_int_equal(rnic_destroy_qp(a), 0);
+	assert_int_equal(rnic_destroy_qp(b), 0);
+	assert_int_equal(rnic_destroy_srq(srq), 0);
+}
+
 /* The verbs' argument checks: sizes, another PD's SRQ, posting past max_wr or max_sge. */
 static void
 test_srq_checks(void **state)
@@ -456,6 +485,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_srq_limit),
 		cmocka_unit_test(test_srq_rnr),
 		cmocka_unit_test(test_srq_error_leaves_wqes),
+		cmocka_unit_test(test_srq_uc),
 		cmocka_unit_test(test_srq_checks),
 	};
 
