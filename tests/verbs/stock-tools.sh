@@ -176,7 +176,7 @@ perftest() {
 # TOOL OPTIONS...: a perftest latency tool between the namespaces, placed as perftest's (the server's stages
 # on a worker lcore, so they run while it waits on TCP): both exit 0, the client reports 2-byte messages,
 # 200 iterations and latencies above 0.
-perftest_lat() {
+srq_lat() {
 	local tool=$1 port=$((19000 + RANDOM % 1000))
 	shift
 	run_pair a-worker b-cpu0 "$port" "$tool" -x 0 -F -p "$port" "$@"
@@ -219,7 +219,7 @@ srq)
 	# both ways (-b): each end receives into its SRQ; one way, the client leaves its receive CQ at exit
 	# (perftest 4.5), which softrnic's ibv_close_device refuses (doc/verbs.md)
 	perftest ib_send_bw -s 65536 -n 200 --use-srq -b
-	perftest_lat ib_send_lat -s 2 -n 200 --use-srq
+	srq_lat ib_send_lat -s 2 -n 200 --use-srq
 	;;
 *)
 	echo "usage: stock-tools.sh devices|pingpong|perftest|srq SOFTRNIC_RUN" >&2
