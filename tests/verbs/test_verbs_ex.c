@@ -174,13 +174,21 @@ next_done(struct side *s)
 	return d;
 }
 
+/* n receives of length bytes each from offset on, wr_ids first..first + n - 1, in one list */
 static void
-post_recv(struct side *s, uint32_t offset, uint32_t length, uint64_t wr_id)
+post_recvs(struct side *s, uint64_t first, uint32_t offset, uint32_t length, int n)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)s->buf + offset, .length = length, .lkey = s->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_sge sge[4];
+	struct ibv_recv_wr wr[4], *bad;
 
-	assert_int_equal(ibv_post_recv(s->qp, &wr, &bad), 0);
+	assert_true(n > 0 && n <= 4);
+	for (int i = 0; i < n; i++) {
+		sge[i] = (struct ibv_sge){ .addr = (uintptr_t)s->buf + offset + (uint32_t)i * length, .length = length,
+					   .lkey = s->mr->lkey };
+		wr[i] = (struct ibv_recv_wr){ .wr_id = first + (uint64_t)i, .next = i + 1 < n ? &wr[i + 1] : NULL,
+					      .sg_list = &sge[i], .num_sge = 1 };
+	}
+	assert_int_equal(ibv_post_recv(s->qp, wr, &bad), 0);
 }
 
 /* RC: one batch of every opcode the API posts, each payload setter, every byte and result checked */
@@ -209,9 +217,7 @@ test_wr_rc(void **state)
 	memcpy(b->buf + 8200, &swapped, 8);
 	for (int i = 0; i < 512; i++)
 		b->buf[12288 + i] = (uint8_t)(i ^ 0xa5);
-	post_recv(b, 4096, 512, 101);
-	post_recv(b, 4608, 512, 102);
-	post_recv(b, 5120, 512, 103);
+	post_recvs(b, 101, 4096, 512, 3);
 
 	ibv_wr_start(a->qpx);
 	a->qpx->wr_id = 1;
@@ -445,7 +451,7 @@ test_wr_ud(void **state)
 	assert_non_null(ah);
 	for (int i = 0; i < 256; i++)
 		a->buf[i] = (uint8_t)(255 - i);
-	post_recv(b, 0, 40 + 256, 7);
+	post_recvs(b, 7, 0, 40 + 256, 1);
 	ibv_wr_start(a->qpx);
 	a->qpx->wr_id = 70;
 	a->qpx->wr_flags = IBV_SEND_SIGNALED;
