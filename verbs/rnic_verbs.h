@@ -12,11 +12,13 @@
 #ifndef RNIC_VERBS_H
 #define RNIC_VERBS_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include <infiniband/verbs.h>
 
 #include "rnic.h"
+#include "rnic_send_batch.h"
 
 #define RNIC_VERBS_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -25,48 +27,93 @@ struct rnic_verbs_device {
 	struct rnic_device *dev;
 };
 
+/*
+ * The objects of a context, one list per kind (rnic_verbs_release.c), so that closing the context releases
+ * what the program left on it, as the kernel does when a process closes its verbs device. The kinds in the
+ * order they are released: an object is released before those it holds (a QP holds its CQs, SRQ and PD, a
+ * CQ its channel, an SRQ, MR or AH its PD).
+ */
+enum rnic_verbs_kind {
+	RNIC_VERBS_QP,
+	RNIC_VERBS_SRQ,
+	RNIC_VERBS_AH,
+	RNIC_VERBS_MR,
+	RNIC_VERBS_CQ,
+	RNIC_VERBS_CHANNEL,
+	RNIC_VERBS_PD,
+	RNIC_VERBS_KINDS
+};
+
+struct rnic_verbs_obj {
+	struct rnic_verbs_obj *prev, *next;
+};
+
 /* libibverbs finds struct verbs_context just before struct ibv_context (verbs_get_ctx): the ibv_context
  * must be the verbs_context's last field, and the verbs_context this object's last. */
 struct rnic_verbs_context {
 	struct rnic_context *ctx;
+	pthread_mutex_t objs_lock;
+	struct rnic_verbs_obj objs[RNIC_VERBS_KINDS];	/* each kind's list head */
 	struct verbs_context vctx;
 };
 
 struct rnic_verbs_pd {
 	struct ibv_pd ibv;
 	struct rnic_pd *pd;
+	struct rnic_verbs_obj link;
 };
 
 struct rnic_verbs_mr {
 	struct ibv_mr ibv;
 	struct rnic_mr *mr;
+	struct rnic_verbs_obj link;
 };
 
 struct rnic_verbs_channel {
 	struct ibv_comp_channel ibv;
 	struct rnic_comp_channel *ch;
+	struct rnic_verbs_obj link;
 };
 
-/* The rnic_ CQ's cq_context is this object: a completion event names the ibv_cq and the program's context. */
+/* The rnic_ CQ's cq_context is this object: a completion event names the ibv_cq and the program's context.
+ * An ibv_cq_ex begins with an ibv_cq (rnic_verbs_abi.c checks): every CQ has both views, the extended poll
+ * entries are set on those made by ibv_create_cq_ex. */
 struct rnic_verbs_cq {
-	struct ibv_cq ibv;
+	union {
+		struct ibv_cq ibv;
+		struct ibv_cq_ex ex;
+	};
 	struct rnic_cq *cq;
+	struct rnic_verbs_obj link;
+	unsigned int events_taken;	/* completion events ibv_get_cq_event returned (the close acknowledges
+					 * those the program did not) */
+	struct ibv_wc wc;		/* the extended poll's current completion (ibv_start_poll / ibv_next_poll) */
 };
 
+/* An ibv_qp_ex begins with its ibv_qp: a QP made by ibv_create_qp_ex with send_ops_flags hands out the
+ * extended view (ibv_qp_to_qp_ex), whose ibv_wr_* entries build a batch of send work requests. */
 struct rnic_verbs_qp {
-	struct ibv_qp ibv;
+	union {
+		struct ibv_qp ibv;
+		struct ibv_qp_ex ex;
+	};
 	struct rnic_qp *qp;
+	struct rnic_verbs_obj link;
+	int has_ex;
+	struct rnic_send_batch batch;	/* between ibv_wr_start and ibv_wr_complete / ibv_wr_abort */
 };
 
 /* The rnic_ SRQ's srq_context is this object: an SRQ event names the ibv_srq. */
 struct rnic_verbs_srq {
 	struct ibv_srq ibv;
 	struct rnic_srq *srq;
+	struct rnic_verbs_obj link;
 };
 
 struct rnic_verbs_ah {
 	struct ibv_ah ibv;
 	struct rnic_ah *ah;
+	struct rnic_verbs_obj link;
 };
 
 static inline struct rnic_verbs_context *
@@ -98,6 +145,19 @@ rnic_verbs_srq(struct ibv_srq *srq)
 {
 	return RNIC_VERBS_CONTAINER(srq, struct rnic_verbs_srq, ibv);
 }
+
+/* Keep / forget an object of the context in its kind's list. */
+void rnic_verbs_track(struct ibv_context *context, enum rnic_verbs_kind kind, struct rnic_verbs_obj *obj);
+void rnic_verbs_untrack(struct ibv_context *context, struct rnic_verbs_obj *obj);
+/* Release every object left on the context, in rnic_verbs_kind's order: 0, or the first error. */
+int rnic_verbs_release_all(struct rnic_verbs_context *c);
+
+/* A QP's or CQ's extended entries (rnic_verbs_qp_ex.c, rnic_verbs_cq_ex.c). */
+struct ibv_qp *rnic_verbs_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *rnic_verbs_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+struct ibv_cq_ex *rnic_verbs_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
+struct rnic_verbs_cq *rnic_verbs_new_cq(struct ibv_context *context, int cqe, void *cq_context,
+					struct ibv_comp_channel *channel, int comp_vector);
 
 /* The engine of the process, brought up on first use from SOFTRNIC_ARGS (rnic_verbs_engine.c): 0 or an errno. */
 int rnic_verbs_engine_up(void);

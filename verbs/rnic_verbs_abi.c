@@ -14,6 +14,9 @@
 			       sizeof(((struct ibv *)0)->field) == sizeof(((struct rnic *)0)->field),          \
 		       #ibv "." #field " is not " #rnic "." #field)
 
+/* The enums whose values pass through unchanged (compared as int: they are different enum types) */
+#define RNIC_VERBS_SAME_VALUE(ibv, rnic) _Static_assert((int)(ibv) == (int)(rnic), #ibv " is not " #rnic)
+
 /* ibv_post_send / ibv_post_recv: the work request lists (a UD send's ah is replaced, see the data path) */
 RNIC_VERBS_SAME(ibv_sge, rnic_sge, addr);
 RNIC_VERBS_SAME(ibv_sge, rnic_sge, length);
@@ -50,6 +53,35 @@ RNIC_VERBS_SAME(ibv_srq_attr, rnic_srq_attr, srq_limit);
 _Static_assert(sizeof(struct ibv_srq_attr) == sizeof(struct rnic_srq_attr), "ibv_srq_attr is rnic_srq_attr");
 _Static_assert((int)IBV_SRQ_MAX_WR == (int)RNIC_SRQ_MAX_WR && (int)IBV_SRQ_LIMIT == (int)RNIC_SRQ_LIMIT,
 	       "ibv_srq_attr_mask is rnic_srq_attr_mask");
+
+/* The ibv_wr_* post API: its SGE lists, inline buffer lists, opcodes and flags */
+RNIC_VERBS_SAME(ibv_data_buf, rnic_data_buf, addr);
+RNIC_VERBS_SAME(ibv_data_buf, rnic_data_buf, length);
+_Static_assert(sizeof(struct ibv_data_buf) == sizeof(struct rnic_data_buf), "ibv_data_buf arrays are rnic_data_buf arrays");
+RNIC_VERBS_SAME_VALUE(IBV_WR_RDMA_WRITE, RNIC_WR_RDMA_WRITE);
+RNIC_VERBS_SAME_VALUE(IBV_WR_RDMA_WRITE_WITH_IMM, RNIC_WR_RDMA_WRITE_WITH_IMM);
+RNIC_VERBS_SAME_VALUE(IBV_WR_SEND, RNIC_WR_SEND);
+RNIC_VERBS_SAME_VALUE(IBV_WR_SEND_WITH_IMM, RNIC_WR_SEND_WITH_IMM);
+RNIC_VERBS_SAME_VALUE(IBV_WR_RDMA_READ, RNIC_WR_RDMA_READ);
+RNIC_VERBS_SAME_VALUE(IBV_WR_ATOMIC_CMP_AND_SWP, RNIC_WR_ATOMIC_CMP_AND_SWP);
+RNIC_VERBS_SAME_VALUE(IBV_WR_ATOMIC_FETCH_AND_ADD, RNIC_WR_ATOMIC_FETCH_AND_ADD);
+RNIC_VERBS_SAME_VALUE(IBV_SEND_FENCE, RNIC_SEND_FENCE);
+RNIC_VERBS_SAME_VALUE(IBV_SEND_SIGNALED, RNIC_SEND_SIGNALED);
+RNIC_VERBS_SAME_VALUE(IBV_SEND_SOLICITED, RNIC_SEND_SOLICITED);
+
+/* ibv_cq_ex begins with ibv_cq: a CQ's two views are one object (rnic_verbs.h) */
+#define RNIC_VERBS_PREFIX(field)                                                                           \
+	_Static_assert(offsetof(struct ibv_cq, field) == offsetof(struct ibv_cq_ex, field),                   \
+		       "ibv_cq." #field " is not ibv_cq_ex." #field)
+RNIC_VERBS_PREFIX(context);
+RNIC_VERBS_PREFIX(channel);
+RNIC_VERBS_PREFIX(cq_context);
+RNIC_VERBS_PREFIX(handle);
+RNIC_VERBS_PREFIX(cqe);
+RNIC_VERBS_PREFIX(mutex);
+RNIC_VERBS_PREFIX(cond);
+RNIC_VERBS_PREFIX(comp_events_completed);
+RNIC_VERBS_PREFIX(async_events_completed);
 
 /* ibv_poll_cq: the completion array */
 RNIC_VERBS_SAME(ibv_wc, rnic_wc, wr_id);
@@ -183,8 +215,7 @@ RNIC_VERBS_SAME(ibv_port_attr, rnic_port_attr, flags);
 RNIC_VERBS_SAME(ibv_port_attr, rnic_port_attr, port_cap_flags2);
 _Static_assert(sizeof(struct ibv_port_attr) == sizeof(struct rnic_port_attr), "ibv_port_attr is rnic_port_attr");
 
-/* The enums whose values pass through unchanged (compared as int: they are different enum types) */
-#define RNIC_VERBS_SAME_VALUE(ibv, rnic) _Static_assert((int)(ibv) == (int)(rnic), #ibv " is not " #rnic)
+/* The enums whose values pass through unchanged */
 RNIC_VERBS_SAME_VALUE(IBV_QPT_RC, RNIC_QPT_RC);
 RNIC_VERBS_SAME_VALUE(IBV_QPT_UC, RNIC_QPT_UC);
 RNIC_VERBS_SAME_VALUE(IBV_QPT_UD, RNIC_QPT_UD);

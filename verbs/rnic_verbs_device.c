@@ -24,11 +24,48 @@ static struct rnic_verbs_device rnic_verbs_devices[RNIC_VERBS_MAX_DEVICES];
 static int rnic_verbs_nb_devices = -1;
 static pthread_mutex_t rnic_verbs_list_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void
+/*
+ * The vendor and part IDs the devices report (ibv_query_device): softrnic's own (0, 0: no vendor), or
+ * SOFTRNIC_VERBS_VENDOR=VENDOR_ID:PART_ID (C integers, "0x02c9:4119"). Some tools choose a code path by the
+ * device's identity rather than by a capability: perftest 4.5 uses its ibv_wr_* post API only on the parts
+ * it knows (mlx5's, EFA's), and inline data only on a known vendor's (doc/verbs.md).
+ */
+static uint32_t rnic_verbs_vendor_id, rnic_verbs_vendor_part_id;
+
+/* 0, or EINVAL (said on stderr) for a SOFTRNIC_VERBS_VENDOR that is not two numbers. */
+static int
+rnic_verbs_read_vendor(void)
+{
+	const char *env = getenv("SOFTRNIC_VERBS_VENDOR");
+	unsigned long vendor, part;
+	char *end;
+
+	if (env == NULL || env[0] == '\0')
+		return 0;
+	errno = 0;
+	vendor = strtoul(env, &end, 0);
+	if (errno == 0 && *end == ':' && end[1] != '\0') {
+		part = strtoul(end + 1, &end, 0);
+		if (errno == 0 && *end == '\0' && vendor <= UINT32_MAX && part <= UINT32_MAX) {
+			rnic_verbs_vendor_id = (uint32_t)vendor;
+			rnic_verbs_vendor_part_id = (uint32_t)part;
+			return 0;
+		}
+	}
+	fprintf(stderr, "softrnic-verbs: SOFTRNIC_VERBS_VENDOR \"%s\" is not VENDOR_ID:PART_ID (\"0x02c9:4119\")\n",
+		env);
+	return EINVAL;
+}
+
+static int
 rnic_verbs_list_devices(void)
 {
-	struct rnic_device **list = rnic_get_device_list(NULL);
+	struct rnic_device **list;
 	int n = 0;
+
+	if (rnic_verbs_read_vendor() != 0)
+		return EINVAL;
+	list = rnic_get_device_list(NULL);
 
 	for (; list != NULL && list[n] != NULL && n < RNIC_VERBS_MAX_DEVICES; n++) {
 		struct rnic_verbs_device *d = &rnic_verbs_devices[n];
@@ -44,6 +81,7 @@ rnic_verbs_list_devices(void)
 	}
 	rnic_free_device_list(list);
 	rnic_verbs_nb_devices = n;
+	return 0;
 }
 
 struct ibv_device **
@@ -58,8 +96,12 @@ ibv_get_device_list(int *num_devices)
 	}
 	pthread_mutex_lock(&rnic_verbs_list_lock);
 	if (rnic_verbs_nb_devices < 0)
-		rnic_verbs_list_devices();
+		err = rnic_verbs_list_devices();
 	pthread_mutex_unlock(&rnic_verbs_list_lock);
+	if (err != 0) {
+		errno = err;
+		return NULL;
+	}
 	list = calloc((size_t)rnic_verbs_nb_devices + 1, sizeof(*list));
 	if (list == NULL) {
 		errno = ENOMEM;
@@ -112,6 +154,9 @@ ibv_open_device(struct ibv_device *device)
 	context->async_fd = c->ctx->async_fd;
 	context->num_comp_vectors = c->ctx->num_comp_vectors;
 	pthread_mutex_init(&context->mutex, NULL);
+	pthread_mutex_init(&c->objs_lock, NULL);
+	for (int k = 0; k < RNIC_VERBS_KINDS; k++)
+		c->objs[k].next = c->objs[k].prev = &c->objs[k];
 	context->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	c->vctx.sz = sizeof(c->vctx);
 	rnic_verbs_set_datapath_ops(&context->ops);
@@ -119,17 +164,24 @@ ibv_open_device(struct ibv_device *device)
 	c->vctx.query_port = rnic_verbs_query_port_ex;
 	c->vctx.query_device_ex = rnic_verbs_query_device_ex;
 	c->vctx.create_srq_ex = rnic_verbs_create_srq_ex;
+	c->vctx.create_qp_ex = rnic_verbs_create_qp_ex;
+	c->vctx.create_cq_ex = rnic_verbs_create_cq_ex;
 	return context;
 }
 
+/* As the kernel when a process closes its verbs device: what the program left on the context is released
+ * first (rnic_verbs_release.c), then the context; rnic_close_device itself refuses a context with objects. */
 int
 ibv_close_device(struct ibv_context *context)
 {
 	struct rnic_verbs_context *c = rnic_verbs_ctx(context);
-	int ret = rnic_close_device(c->ctx);
+	int ret = rnic_verbs_release_all(c);
 
+	if (ret == 0)
+		ret = rnic_close_device(c->ctx);
 	if (ret != 0)
 		return ret;
+	pthread_mutex_destroy(&c->objs_lock);
 	pthread_mutex_destroy(&context->mutex);
 	free(c);
 	return 0;
@@ -145,6 +197,8 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
 		return ret;
 	/* rnic_device_attr is ibv_device_attr and a softrnic field after it (rnic_verbs_abi.c checks). */
 	memcpy(attr, &a, sizeof(*attr));
+	attr->vendor_id = rnic_verbs_vendor_id;
+	attr->vendor_part_id = rnic_verbs_vendor_part_id;
 	return 0;
 }
 

@@ -27,6 +27,7 @@ ibv_alloc_pd(struct ibv_context *context)
 	}
 	p->ibv.context = context;
 	p->ibv.handle = p->pd->handle;
+	rnic_verbs_track(context, RNIC_VERBS_PD, &p->link);
 	return &p->ibv;
 }
 
@@ -36,9 +37,11 @@ ibv_dealloc_pd(struct ibv_pd *pd)
 	struct rnic_verbs_pd *p = rnic_verbs_pd(pd);
 	int ret = rnic_dealloc_pd(p->pd);
 
-	if (ret == 0)
-		free(p);
-	return ret;
+	if (ret != 0)
+		return ret;
+	rnic_verbs_untrack(pd->context, &p->link);
+	free(p);
+	return 0;
 }
 
 /* ibv_reg_mr_iova2 with iova == addr: softrnic's MRs are addressed by virtual address (doc/mr.md). */
@@ -69,6 +72,7 @@ rnic_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, u
 	m->ibv.handle = m->mr->handle;
 	m->ibv.lkey = m->mr->lkey;
 	m->ibv.rkey = m->mr->rkey;
+	rnic_verbs_track(pd->context, RNIC_VERBS_MR, &m->link);
 	return &m->ibv;
 }
 
@@ -98,9 +102,11 @@ ibv_dereg_mr(struct ibv_mr *mr)
 	struct rnic_verbs_mr *m = RNIC_VERBS_CONTAINER(mr, struct rnic_verbs_mr, ibv);
 	int ret = rnic_dereg_mr(m->mr);
 
-	if (ret == 0)
-		free(m);
-	return ret;
+	if (ret != 0)
+		return ret;
+	rnic_verbs_untrack(mr->context, &m->link);
+	free(m);
+	return 0;
 }
 
 struct ibv_comp_channel *
@@ -119,6 +125,7 @@ ibv_create_comp_channel(struct ibv_context *context)
 	}
 	c->ibv.context = context;
 	c->ibv.fd = c->ch->fd;
+	rnic_verbs_track(context, RNIC_VERBS_CHANNEL, &c->link);
 	return &c->ibv;
 }
 
@@ -128,14 +135,17 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct rnic_verbs_channel *c = RNIC_VERBS_CONTAINER(channel, struct rnic_verbs_channel, ibv);
 	int ret = rnic_destroy_comp_channel(c->ch);
 
-	if (ret == 0)
-		free(c);
-	return ret;
+	if (ret != 0)
+		return ret;
+	rnic_verbs_untrack(channel->context, &c->link);
+	free(c);
+	return 0;
 }
 
-struct ibv_cq *
-ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv_comp_channel *channel,
-	      int comp_vector)
+/* A CQ and both its views (ibv_create_cq, ibv_create_cq_ex: the caller sets the extended entries). */
+struct rnic_verbs_cq *
+rnic_verbs_new_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv_comp_channel *channel,
+		  int comp_vector)
 {
 	struct rnic_verbs_cq *q = calloc(1, sizeof(*q));
 	struct rnic_comp_channel *ch = NULL;
@@ -158,7 +168,17 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv
 	q->ibv.cqe = q->cq->cqe;
 	pthread_mutex_init(&q->ibv.mutex, NULL);
 	pthread_cond_init(&q->ibv.cond, NULL);
-	return &q->ibv;
+	rnic_verbs_track(context, RNIC_VERBS_CQ, &q->link);
+	return q;
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context, struct ibv_comp_channel *channel,
+	      int comp_vector)
+{
+	struct rnic_verbs_cq *q = rnic_verbs_new_cq(context, cqe, cq_context, channel, comp_vector);
+
+	return q != NULL ? &q->ibv : NULL;
 }
 
 int
@@ -169,6 +189,7 @@ ibv_destroy_cq(struct ibv_cq *cq)
 
 	if (ret != 0)
 		return ret;
+	rnic_verbs_untrack(cq->context, &q->link);
 	pthread_mutex_destroy(&cq->mutex);
 	pthread_cond_destroy(&cq->cond);
 	free(q);
@@ -185,6 +206,7 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 	if (rnic_get_cq_event(RNIC_VERBS_CONTAINER(channel, struct rnic_verbs_channel, ibv)->ch, &rcq, &ctx) != 0)
 		return -1;
 	q = ctx;	/* the rnic_ CQ's context is its ibv_ view */
+	q->events_taken++;
 	*cq = &q->ibv;
 	*cq_context = q->ibv.cq_context;
 	return 0;
@@ -196,14 +218,19 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	rnic_ack_cq_events(rnic_verbs_cq(cq)->cq, nevents);
 }
 
+/* ibv_create_qp, and ibv_create_qp_ex (which checked attr's comp_mask): a PD's RC, UC or UD QP. */
 struct ibv_qp *
-ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+rnic_verbs_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
 	struct rnic_verbs_qp *q;
 	struct rnic_qp_init_attr ia;
 
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC && attr->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;	/* XRC, raw packet, driver QPs */
+		return NULL;
+	}
+	if (attr->send_cq == NULL || attr->recv_cq == NULL) {
+		errno = EINVAL;
 		return NULL;
 	}
 	q = calloc(1, sizeof(*q));
@@ -220,20 +247,36 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		.sq_sig_all = attr->sq_sig_all,
 	};
 	memcpy(&ia.cap, &attr->cap, sizeof(ia.cap));	/* the same struct (rnic_verbs_abi.c) */
-	q->qp = rnic_create_qp(rnic_verbs_pd(pd)->pd, &ia);
+	q->qp = rnic_create_qp(rnic_verbs_pd(attr->pd)->pd, &ia);
 	if (q->qp == NULL) {
 		free(q);
 		return NULL;
 	}
 	memcpy(&attr->cap, &ia.cap, sizeof(attr->cap));	/* what the QP got, as libibverbs reports it */
 	q->ibv = (struct ibv_qp){
-		.context = pd->context, .qp_context = attr->qp_context, .pd = pd,
+		.context = context, .qp_context = attr->qp_context, .pd = attr->pd,
 		.send_cq = attr->send_cq, .recv_cq = attr->recv_cq, .srq = attr->srq, .handle = q->qp->handle,
 		.qp_num = q->qp->qp_num, .state = IBV_QPS_RESET, .qp_type = attr->qp_type,
 	};
 	pthread_mutex_init(&q->ibv.mutex, NULL);
 	pthread_cond_init(&q->ibv.cond, NULL);
+	rnic_verbs_track(context, RNIC_VERBS_QP, &q->link);
 	return &q->ibv;
+}
+
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex = {
+		.qp_context = attr->qp_context, .send_cq = attr->send_cq, .recv_cq = attr->recv_cq,
+		.srq = attr->srq, .cap = attr->cap, .qp_type = attr->qp_type, .sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+	};
+	struct ibv_qp *qp = rnic_verbs_create_qp(pd->context, &ex);
+
+	if (qp != NULL)
+		attr->cap = ex.cap;
+	return qp;
 }
 
 /* ibv_qp_attr is rnic_qp_attr field for field, its AH attributes included (rnic_verbs_abi.c checks). */
@@ -273,6 +316,7 @@ ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (ret != 0)
 		return ret;
+	rnic_verbs_untrack(qp->context, &q->link);
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
 	free(q);
@@ -296,6 +340,7 @@ ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	a->ibv.context = pd->context;
 	a->ibv.pd = pd;
 	a->ibv.handle = a->ah->handle;
+	rnic_verbs_track(pd->context, RNIC_VERBS_AH, &a->link);
 	return &a->ibv;
 }
 
@@ -305,16 +350,9 @@ ibv_destroy_ah(struct ibv_ah *ah)
 	struct rnic_verbs_ah *a = RNIC_VERBS_CONTAINER(ah, struct rnic_verbs_ah, ibv);
 	int ret = rnic_destroy_ah(a->ah);
 
-	if (ret == 0)
-		free(a);
-	return ret;
-}
-
-/* A QP made by ibv_create_qp has no extended post API (ibv_wr_*): libibverbs returns NULL for it too. */
-struct ibv_qp_ex *
-ibv_qp_to_qp_ex(struct ibv_qp *qp)
-{
-	(void)qp;
-	errno = EOPNOTSUPP;
-	return NULL;
+	if (ret != 0)
+		return ret;
+	rnic_verbs_untrack(ah->context, &a->link);
+	free(a);
+	return 0;
 }

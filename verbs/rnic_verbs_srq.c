@@ -40,6 +40,7 @@ ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 	q->ibv.handle = q->srq->handle;
 	pthread_mutex_init(&q->ibv.mutex, NULL);
 	pthread_cond_init(&q->ibv.cond, NULL);
+	rnic_verbs_track(pd->context, RNIC_VERBS_SRQ, &q->link);
 	return &q->ibv;
 }
 
@@ -76,6 +77,7 @@ ibv_destroy_srq(struct ibv_srq *srq)
 
 	if (ret != 0)
 		return ret;
+	rnic_verbs_untrack(srq->context, &q->link);
 	pthread_mutex_destroy(&srq->mutex);
 	pthread_cond_destroy(&srq->cond);
 	free(q);

@@ -65,11 +65,9 @@ RNIC_VERBS_NO_INT(no_destroy_wq, struct ibv_wq *wq)
 RNIC_VERBS_NO_INT(no_modify_wq, struct ibv_wq *wq, struct ibv_wq_attr *a)
 RNIC_VERBS_NO_PTR(struct ibv_wq, no_create_wq, struct ibv_context *c, struct ibv_wq_init_attr *a)
 RNIC_VERBS_NO_INT(no_query_rt_values, struct ibv_context *c, struct ibv_values_ex *v)
-RNIC_VERBS_NO_PTR(struct ibv_cq_ex, no_create_cq_ex, struct ibv_context *c, struct ibv_cq_init_attr_ex *a)
 RNIC_VERBS_NO_INT(no_destroy_flow, struct ibv_flow *f)
 RNIC_VERBS_NO_PTR(struct ibv_flow, no_create_flow, struct ibv_qp *qp, struct ibv_flow_attr *a)
 RNIC_VERBS_NO_PTR(struct ibv_qp, no_open_qp, struct ibv_context *c, struct ibv_qp_open_attr *a)
-RNIC_VERBS_NO_PTR(struct ibv_qp, no_create_qp_ex, struct ibv_context *c, struct ibv_qp_init_attr_ex *a)
 RNIC_VERBS_NO_INT(no_get_srq_num, struct ibv_srq *srq, uint32_t *n)
 RNIC_VERBS_NO_PTR(struct ibv_xrcd, no_open_xrcd, struct ibv_context *c, struct ibv_xrcd_init_attr *a)
 RNIC_VERBS_NO_INT(no_close_xrcd, struct ibv_xrcd *x)
@@ -139,13 +137,11 @@ rnic_verbs_set_unsupported_ops(struct verbs_context *vctx)
 	vctx->modify_wq = no_modify_wq;
 	vctx->create_wq = no_create_wq;
 	vctx->query_rt_values = no_query_rt_values;
-	vctx->create_cq_ex = no_create_cq_ex;
 	vctx->ibv_destroy_flow = no_destroy_flow;
 	vctx->ABI_placeholder2 = no_placeholder;
 	vctx->ibv_create_flow = no_create_flow;
 	vctx->ABI_placeholder1 = no_placeholder;
 	vctx->open_qp = no_open_qp;
-	vctx->create_qp_ex = no_create_qp_ex;
 	vctx->get_srq_num = no_get_srq_num;
 	vctx->open_xrcd = no_open_xrcd;
 	vctx->close_xrcd = no_close_xrcd;

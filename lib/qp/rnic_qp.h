@@ -400,6 +400,25 @@ rnic_wq_slot(const struct rnic_wq *wq, uint32_t n)
 }
 
 /*
+ * Release a poster lock with a release store. rte_spinlock_unlock's XCHG is a full barrier: it waits for the
+ * WQE and head stores before it to reach the cache, and those lines are the engine lcore's (it read them
+ * last), so every post would wait for two cross-lcore transfers. A release store is a whole unlock.
+ */
+static inline void
+rnic_post_unlock(rte_spinlock_t *lock)
+{
+	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
+}
+
+/* The QP's state as a send post sees it: RTS or SQD (WQEs queued), SQE or ERR (they complete as flushed),
+ * or RNIC_QPS_UNKNOWN for a state that takes no send post (RESET, INIT, RTR: EINVAL). */
+enum rnic_qp_state rnic_sq_post_state(const struct rnic_qp *qp);
+
+/* Post the n send WQEs written from SQ index first on (the poster's lock held): publish the SQ head, then
+ * ring one doorbell for them, or flush them if state (rnic_sq_post_state) is an error state. */
+void rnic_sq_publish(struct rnic_qp *qp, uint32_t first, uint32_t n, enum rnic_qp_state state);
+
+/*
  * Move a QP to the error state from the data path (a completion in error says why). Each side flushes its
  * own queue on its own lcore: the caller flushes its side, the other side when it next sees the state.
  */

@@ -93,25 +93,23 @@ check_send_wr(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr)
 	return 0;
 }
 
+/* The InlineSeg of the SGEs' bytes at p (the caller checked they fit); returns where it ends. */
 static uint8_t *
-put_inline(uint8_t *p, const struct rnic_send_wr *wr)
+put_inline(uint8_t *p, const struct rnic_sge *sge, int nb_sge)
 {
-	uint32_t len = (uint32_t)wr_length(wr);
-	uint32_t hdr = rte_cpu_to_be_32(len);
-	uint8_t *data = p + sizeof(hdr);
+	uint8_t *data = p + sizeof(uint32_t);
 
-	memcpy(p, &hdr, sizeof(hdr));
-	for (int i = 0; i < wr->num_sge; i++) {
-		memcpy(data, (const void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
-		data += wr->sg_list[i].length;
+	for (int i = 0; i < nb_sge; i++) {
+		memcpy(data, (const void *)(uintptr_t)sge[i].addr, sge[i].length);
+		data += sge[i].length;
 	}
-	return p + ((sizeof(hdr) + len + RNIC_WQE_SEG - 1) & ~(RNIC_WQE_SEG - 1));
+	return rnic_wqe_put_inline_len(p, (uint32_t)(data - p - sizeof(uint32_t)));
 }
 
-static uint8_t *
-put_ud(uint8_t *p, const struct rnic_send_wr *wr)
+uint8_t *
+rnic_wqe_put_ud(uint8_t *p, const struct rnic_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	const struct rnic_ah_attr *av = &((const struct rnic_ah_priv *)wr->wr.ud.ah)->attr;
+	const struct rnic_ah_attr *av = &((const struct rnic_ah_priv *)ah)->attr;
 	struct rnic_wqe_ud ud;
 
 	memset(&ud, 0, sizeof(ud));
@@ -120,21 +118,36 @@ put_ud(uint8_t *p, const struct rnic_send_wr *wr)
 	ud.hop_limit = av->grh.hop_limit;
 	ud.traffic_class = av->grh.traffic_class;
 	ud.flow_label = rte_cpu_to_be_32(av->grh.flow_label);
-	ud.dqpn = rte_cpu_to_be_32(wr->wr.ud.remote_qpn);
-	ud.qkey = rte_cpu_to_be_32(wr->wr.ud.remote_qkey);
+	ud.dqpn = rte_cpu_to_be_32(remote_qpn);
+	ud.qkey = rte_cpu_to_be_32(remote_qkey);
 	memcpy(p, &ud, sizeof(ud));
 	return p + sizeof(ud);
 }
 
-/* Write the WQE for wr at p; returns its size in 16-byte units. */
-static uint8_t
-write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uint8_t *wqe)
+uint8_t *
+rnic_wqe_put_sges(uint8_t *p, const struct rnic_sge *sge, int nb_sge)
 {
+	for (int i = 0; i < nb_sge; i++) {
+		struct rnic_wqe_data d = {
+			.byte_count = rte_cpu_to_be_32(sge[i].length),
+			.lkey = rte_cpu_to_be_32(sge[i].lkey),
+			.addr = rte_cpu_to_be_64(sge[i].addr),
+		};
+
+		memcpy(p, &d, sizeof(d));
+		p += sizeof(d);
+	}
+	return p;
+}
+
+uint8_t *
+rnic_wqe_start(const struct rnic_qp *pub, const struct rnic_send_wr *wr, uint8_t *wqe)
+{
+	const struct rnic_qp_priv *qp = (const struct rnic_qp_priv *)pub;
 	uint8_t op = wr_to_wqe_opcode[wr->opcode];
 	struct rnic_wqe_next next = { 0 };
 	uint8_t *p = wqe + sizeof(next);
 	uint32_t flags = (uint32_t)op << RNIC_WQE_F_OPCODE_SHIFT;
-	uint8_t size16;
 
 	if ((wr->send_flags & RNIC_SEND_SIGNALED) || qp->sq_sig_all)
 		flags |= RNIC_WQE_F_SIGNALED;
@@ -144,11 +157,13 @@ write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uin
 		flags |= RNIC_WQE_F_FENCE;
 	if (wr->send_flags & RNIC_SEND_INLINE)
 		flags |= RNIC_WQE_F_INLINE;
+	next.flags = rte_cpu_to_be_32(flags);
 	next.imm = op == RNIC_WQE_OP_SEND_INVAL ? rte_cpu_to_be_32(wr->invalidate_rkey) : wr->imm_data;
+	memcpy(wqe, &next, sizeof(next));
 
-	if (qp->pub.qp_type == RNIC_QPT_UD) {
-		p = put_ud(p, wr);
-	} else if (rnic_wqe_op_has_raddr(op)) {
+	if (pub->qp_type == RNIC_QPT_UD)
+		return p + sizeof(struct rnic_wqe_ud);	/* the caller puts the address vector there */
+	if (rnic_wqe_op_has_raddr(op)) {
 		struct rnic_wqe_raddr r = {
 			.raddr = rte_cpu_to_be_64(rnic_wqe_op_is_atomic(op) ? wr->wr.atomic.remote_addr :
 						  wr->wr.rdma.remote_addr),
@@ -169,41 +184,61 @@ write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uin
 			p += sizeof(a);
 		}
 	}
-	if (wr->send_flags & RNIC_SEND_INLINE) {
-		p = put_inline(p, wr);
-	} else {
-		for (int i = 0; i < wr->num_sge; i++) {
-			struct rnic_wqe_data d = {
-				.byte_count = rte_cpu_to_be_32(wr->sg_list[i].length),
-				.lkey = rte_cpu_to_be_32(wr->sg_list[i].lkey),
-				.addr = rte_cpu_to_be_64(wr->sg_list[i].addr),
-			};
-
-			memcpy(p, &d, sizeof(d));
-			p += sizeof(d);
-		}
-	}
-	size16 = (uint8_t)((p - wqe) / RNIC_WQE_SEG);
-	next.flags = rte_cpu_to_be_32(flags | (uint32_t)size16 << RNIC_WQE_F_SIZE_SHIFT);
-	memcpy(wqe, &next, sizeof(next));
-	return size16;
+	return p;
 }
 
-/*
- * Release a poster lock with a release store. rte_spinlock_unlock's XCHG is a full barrier: it waits for the
- * WQE and head stores before it to reach the cache, and those lines are the engine lcore's (it read them
- * last), so every post would wait for two cross-lcore transfers. A release store is a whole unlock.
- */
-static inline void
-post_unlock(rte_spinlock_t *lock)
+/* Write the WQE for wr at wqe. */
+static void
+write_send_wqe(const struct rnic_qp_priv *qp, const struct rnic_send_wr *wr, uint8_t *wqe)
 {
-	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
+	uint8_t *p = rnic_wqe_start(&qp->pub, wr, wqe);
+
+	if (qp->pub.qp_type == RNIC_QPT_UD)
+		rnic_wqe_put_ud(wqe + sizeof(struct rnic_wqe_next), wr->wr.ud.ah, wr->wr.ud.remote_qpn,
+				wr->wr.ud.remote_qkey);
+	if (wr->send_flags & RNIC_SEND_INLINE)
+		p = put_inline(p, wr->sg_list, wr->num_sge);
+	else
+		p = rnic_wqe_put_sges(p, wr->sg_list, wr->num_sge);
+	rnic_wqe_finish(wqe, p, 0);
 }
 
 static int
 post_send_state_ok(enum rnic_qp_state state)
 {
 	return state == RNIC_QPS_RTS || state == RNIC_QPS_SQD || state == RNIC_QPS_SQE || state == RNIC_QPS_ERR;
+}
+
+enum rnic_qp_state
+rnic_sq_post_state(const struct rnic_qp *pub)
+{
+	enum rnic_qp_state state = __atomic_load_n(((const struct rnic_qp_priv *)pub)->post_state, __ATOMIC_ACQUIRE);
+
+	return post_send_state_ok(state) ? state : RNIC_QPS_UNKNOWN;
+}
+
+void
+rnic_sq_publish(struct rnic_qp *pub, uint32_t first, uint32_t n, enum rnic_qp_state state)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	struct rnic_wq *sq = &qp->sq;
+	uint8_t *wqe = rnic_wq_slot(sq, first);
+	uint32_t flags;
+
+	if (n == 0)
+		return;
+	flags = rte_be_to_cpu_32(((const struct rnic_wqe_next *)(const void *)wqe)->flags);
+	/* The WQEs must be in memory before the engine can see the head that covers them; the head before the
+	 * doorbell flag (rnic_qp_doorbell_taken): sequentially consistent. */
+	__atomic_store_n(&sq->idx->head, first + n, __ATOMIC_SEQ_CST);
+	if (state == RNIC_QPS_ERR || state == RNIC_QPS_SQE)
+		rnic_qp_error_flush(pub);	/* IBA: WRs posted to a QP in error complete as flushed */
+	else
+		rnic_qp_ring_doorbell(pub, rnic_doorbell_make((uint32_t)(wqe - sq->buf) / RNIC_WQE_SEG,
+							      !!(flags & RNIC_WQE_F_FENCE),
+							      (uint8_t)(flags >> RNIC_WQE_F_OPCODE_SHIFT), pub->qp_num,
+							      (uint8_t)((flags >> RNIC_WQE_F_SIZE_SHIFT) &
+									RNIC_WQE_F_SIZE_MASK)));
 }
 
 int
@@ -213,8 +248,6 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 	struct rnic_wq *sq;
 	uint32_t first, n = 0;
 	uint64_t now;
-	uint8_t first_size = 0, size;
-	int first_fence = 0;
 	enum rnic_qp_state state;
 	int err = 0;
 
@@ -222,8 +255,8 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 		return EINVAL;
 	*bad_wr = NULL;
 	sq = &qp->sq;
-	state = __atomic_load_n(qp->post_state, __ATOMIC_ACQUIRE);
-	if (!post_send_state_ok(state)) {
+	state = rnic_sq_post_state(pub);
+	if (state == RNIC_QPS_UNKNOWN) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -243,27 +276,10 @@ rnic_post_send(struct rnic_qp *pub, struct rnic_send_wr *wr, struct rnic_send_wr
 		}
 		sq->wrid[(first + n) & (sq->wqe_cnt - 1)] = wr->wr_id;
 		sq->posted_tsc[(first + n) & (sq->wqe_cnt - 1)] = now;
-		size = write_send_wqe(qp, wr, rnic_wq_slot(sq, first + n));
-		if (n == 0) {
-			first_size = size;
-			first_fence = !!(wr->send_flags & RNIC_SEND_FENCE);
-		}
+		write_send_wqe(qp, wr, rnic_wq_slot(sq, first + n));
 	}
-	if (n > 0) {
-		const struct rnic_wqe_next *head = (const void *)rnic_wq_slot(sq, first);
-		uint8_t op = (uint8_t)(rte_be_to_cpu_32(head->flags) >> RNIC_WQE_F_OPCODE_SHIFT);
-		uint64_t db = rnic_doorbell_make((uint32_t)(rnic_wq_slot(sq, first) - sq->buf) / RNIC_WQE_SEG,
-						 first_fence, op, pub->qp_num, first_size);
-
-		/* The WQEs must be in memory before the engine can see the head that covers them; the head
-		 * before the doorbell flag (rnic_qp_doorbell_taken): sequentially consistent. */
-		__atomic_store_n(&sq->idx->head, first + n, __ATOMIC_SEQ_CST);
-		if (state == RNIC_QPS_ERR || state == RNIC_QPS_SQE)
-			rnic_qp_error_flush(pub);	/* IBA: WRs posted to a QP in error complete as flushed */
-		else
-			rnic_qp_ring_doorbell(pub, db);
-	}
-	post_unlock(&qp->post_lock.sq);
+	rnic_sq_publish(pub, first, n, state);
+	rnic_post_unlock(&qp->post_lock.sq);
 	return err;
 }
 
@@ -444,7 +460,7 @@ rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr
 	err = post_recv_wqes(&qp->rq, qp->cap.max_recv_sge, wr, bad_wr, &n);
 	if (n > 0 && state == RNIC_QPS_ERR)
 		rnic_qp_error_flush(pub);
-	post_unlock(&qp->post_lock.rq);
+	rnic_post_unlock(&qp->post_lock.rq);
 	return err;
 }
 

@@ -16,9 +16,12 @@
 #define RNIC_WQE_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
+
+#include "rnic.h"
 
 /* WQE opcodes (mthca/mlx5 values). */
 enum rnic_wqe_opcode {
@@ -148,6 +151,38 @@ rnic_send_wqe_size(int has_raddr, int has_atomic, int is_ud, uint32_t nb_sge, in
 	else
 		size += nb_sge * sizeof(struct rnic_wqe_data);
 	return size;
+}
+
+/*
+ * Writing a send WQE into an SQ slot, segment by segment (rnic_post_send, and the field-by-field post of
+ * rnic_send_batch.h): rnic_wqe_start writes the NextSeg of wr (its opcode, flags, immediate) and the fixed
+ * segments its opcode carries (RaddrSeg, AtomicSeg), and returns where the payload goes; on a UD QP it
+ * leaves the UDSeg after the NextSeg to rnic_wqe_put_ud. The payload: rnic_wqe_put_sges (DataSegs) or an
+ * InlineSeg (its data, then rnic_wqe_put_inline_len). rnic_wqe_finish then states the WQE's size. The
+ * caller checked wr (an opcode rnic_post_send takes) and that the segments fit the slot.
+ */
+uint8_t *rnic_wqe_start(const struct rnic_qp *qp, const struct rnic_send_wr *wr, uint8_t *wqe);
+uint8_t *rnic_wqe_put_ud(uint8_t *p, const struct rnic_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey);
+uint8_t *rnic_wqe_put_sges(uint8_t *p, const struct rnic_sge *sge, int nb_sge);
+
+/* The byte count of an InlineSeg at p whose len data bytes are in place after it; returns where it ends. */
+static inline uint8_t *
+rnic_wqe_put_inline_len(uint8_t *p, uint32_t len)
+{
+	uint32_t hdr = rte_cpu_to_be_32(len);
+
+	memcpy(p, &hdr, sizeof(hdr));
+	return p + ((sizeof(hdr) + len + RNIC_WQE_SEG - 1) & ~(RNIC_WQE_SEG - 1));
+}
+
+/* The WQE at wqe ends at end: its size, and extra NextSeg flags (RNIC_WQE_F_INLINE), into its flags word. */
+static inline void
+rnic_wqe_finish(uint8_t *wqe, const uint8_t *end, uint32_t extra_flags)
+{
+	struct rnic_wqe_next *next = (struct rnic_wqe_next *)(void *)wqe;
+	uint32_t size16 = (uint32_t)(end - wqe) / RNIC_WQE_SEG;
+
+	next->flags |= rte_cpu_to_be_32(size16 << RNIC_WQE_F_SIZE_SHIFT | extra_flags);
 }
 
 /*

@@ -6,12 +6,20 @@
 #              namespaces joined by a veth pair (each engine on net_af_packet; the tools' own TCP exchange
 #              runs over the same veth between the namespaces' kernel addresses), exit status and reported
 #              figures checked
-#   perftest   ib_write_bw and ib_read_bw (perftest) the same way, with --use_old_post_send, and ib_write_bw
-#              with its default options
-#   srq        ibv_srq_pingpong (16 RC QPs on one shared receive queue each side), and perftest's ib_send_bw
-#              and ib_send_lat with --use-srq, the same way
-# pingpong, perftest and srq need root (skipped, exit 77, without it).
-# Usage: stock-tools.sh devices|pingpong|perftest|srq SOFTRNIC_RUN
+#   perftest-bw   perftest's ib_write_bw, ib_read_bw, ib_send_bw and ib_atomic_bw the same way: default
+#                 options (64 KB: -s 65536 is the default), then -q 4, --use_old_post_send; exit status, and
+#                 the sizes, iteration counts and figures each reports, checked
+#   perftest-lat  ib_read_lat the same way (default, -s 65536, --use_old_post_send), ib_send_lat with
+#                 -s 65536 (and --use_old_post_send), their t_min / t_max / t_typical / t_avg checked
+#   perftest-all  what stalls today (doc/verbs.md, "What is not supported"; not a meson test): the six tools
+#                 that take -a, with -a -n 5 (every size from 2 B to 8 MB), ib_write_lat, and ib_send_lat
+#                 by default (2 B) and with --use_old_post_send
+#   perftest-wr   the six with perftest's ibv_wr_* post API on (SOFTRNIC_VERBS_VENDOR: perftest 4.5 turns it
+#                 on by part ID only, doc/verbs.md)
+#   srq           ibv_srq_pingpong (16 RC QPs on one shared receive queue each side), and perftest's
+#                 ib_send_bw (one way and both ways) and ib_send_lat with --use-srq, the same way
+# pingpong, perftest-* and srq need root (skipped, exit 77, without it).
+# Usage: stock-tools.sh devices|pingpong|perftest-bw|perftest-lat|perftest-all|perftest-wr|srq SOFTRNIC_RUN
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
@@ -31,7 +39,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 for tool in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ib_write_bw \
-	ib_read_bw ib_send_bw ib_send_lat; do
+	ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat ib_send_lat; do
 	command -v $tool >/dev/null || { echo "$tool missing (ibverbs-utils, perftest): skipped"; exit 77; }
 done
 
@@ -88,6 +96,11 @@ softrnic_args() {
 		echo "-l 0,1 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix vp-a-$$" \
 			"--vdev=net_af_packet0,iface=$veth_a,qpairs=2 -- --port net_af_packet0 --ip 10.99.0.1" \
 			"--neigh 10.98.0.2,$mac_b"
+	elif [ "$1" = b-worker ]; then
+		# the same for the client: an end that waits on memory rather than its CQ (ib_write_lat's)
+		echo "-l 0,1 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix vp-b-$$" \
+			"--vdev=net_af_packet0,iface=$veth_b,qpairs=2 -- --port net_af_packet0" \
+			"--neigh 10.99.0.1,$mac_a"
 	elif [ "$1" = b-cpu0 ]; then
 		echo "--lcores 0@0 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix vp-b-$$" \
 			"--vdev=net_af_packet0,iface=$veth_b,qpairs=2 -- --port net_af_packet0" \
@@ -149,50 +162,69 @@ pingpong() {
 	fi
 }
 
-# TOOL OPTIONS...: a perftest tool between the namespaces (server a, client b). The server's stages run on
-# a worker lcore: perftest's passive end waits on TCP while its peer WRITEs or READs, it does not poll. Both
-# exit 0 and report the size and iteration count with a bandwidth above 0.
+# TOOL SIZES ITERS OPTIONS...: a perftest tool between the namespaces (server a, client b). The server's
+# stages run on a worker lcore: perftest's passive end waits on TCP while its peer WRITEs or READs, it does
+# not poll (and ib_write_lat's client's too: it waits on memory). Both exit 0; the client reports one row per size of SIZES (comma-separated), each with ITERS
+# iterations (all QPs' together) and its figures: a bandwidth tool's message rate above 0, and its peak and
+# average from 1 KB on (perftest prints MB/s with two decimals), a latency tool's t_min above 0, t_max at
+# least t_min, t_typical and t_avg above 0. PERFTEST_ENV: the tools' environment.
 perftest() {
-	local tool=$1 port=$((19000 + RANDOM % 1000))
-	shift
-	run_pair a-worker b-cpu0 "$port" "$tool" -x 0 -F -p "$port" "$@"
+	local tool=$1 sizes=$2 iters=$3 port=$((19000 + RANDOM % 1000)) kind=bw client=b-cpu0
+	shift 3
+	case $tool in *_lat) kind=lat ;; esac
+	# ib_write_lat's ends spin on the buffer their peer writes, not on their CQ: no manual progress there
+	[ "$tool" != ib_write_lat ] || client=b-worker
+	run_pair a-worker $client "$port" env ${PERFTEST_ENV:-} "$tool" -x 0 -F -p "$port" "$@"
 	local before=$failed
 	check "$tool $*: server exits 0" test $server_rc -eq 0
 	check "$tool $*: client exits 0" test $client_rc -eq 0
-	for side in server client; do
-		# " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then the figures
-		check "$tool: the $side reports 65536 bytes, 200 iterations, a bandwidth" awk '
-			prev && $1 == 65536 && $2 == 200 && $4 + 0 > 0 { ok = 1 }
-			{ prev = ($1 == "#bytes") }
-			END { exit ok ? 0 : 1 }' "$tmp/$side.txt"
-	done
-	grep -h -A1 '#bytes' "$tmp/client.txt" | sed 's/^/      client: /'
+	check "$tool $*: the client reports sizes $sizes, $iters iterations each, with figures" awk \
+		-v sizes="$sizes" -v iters="$iters" -v kind=$kind '
+		BEGIN { n = split(sizes, want, ","); for (i = 1; i <= n; i++) need[want[i]] = 1 }
+		$1 == "#bytes" { rows = 1; next }
+		rows && $1 ~ /^[0-9]+$/ {
+			if (kind == "bw")	# MB/s with 2 decimals: 0.00 for a few tiny messages
+				figs = $5 + 0 > 0 && ($1 < 1024 || ($3 + 0 > 0 && $4 + 0 > 0))
+			else
+				figs = $3 + 0 > 0 && $4 + 0 >= $3 + 0 && $5 + 0 > 0 && $6 + 0 > 0
+			if (($1 in need) && $2 == iters && figs) got[$1] = 1; else bad++
+			next
+		}
+		{ rows = 0 }
+		END { for (s in need) if (!(s in got)) exit 1; exit bad ? 1 : 0 }' "$tmp/client.txt"
+	if [ -n "${PERFTEST_API:-}" ]; then
+		check "$tool $*: ibv_wr* API $PERFTEST_API" has "$tmp/client.txt" "ibv_wr\\* API +: $PERFTEST_API\$"
+	fi
+	grep -h -A1 '#bytes' "$tmp/client.txt" | tail -1 | sed 's/^/      client: /'
 	if [ $failed -ne $before ]; then
 		sed 's/^/    server: /' "$tmp/server.txt"
 		sed 's/^/    client: /' "$tmp/client.txt"
 	fi
 }
 
-# TOOL OPTIONS...: a perftest latency tool between the namespaces, placed as perftest's (the server's stages
-# on a worker lcore, so they run while it waits on TCP): both exit 0, the client reports 2-byte messages,
-# 200 iterations and latencies above 0.
-srq_lat() {
-	local tool=$1 port=$((19000 + RANDOM % 1000))
-	shift
-	run_pair a-worker b-cpu0 "$port" "$tool" -x 0 -F -p "$port" "$@"
-	local before=$failed
-	check "$tool $*: server exits 0" test $server_rc -eq 0
-	check "$tool $*: client exits 0" test $client_rc -eq 0
-	# " #bytes #iterations t_min[usec] t_max[usec] t_typical[usec] ...", then the figures
-	check "$tool: the client reports 2 bytes, 200 iterations, latencies" awk '
-		prev && $1 == 2 && $2 == 200 && $3 + 0 > 0 && $5 + 0 >= $3 { ok = 1 }
-		{ prev = ($1 == "#bytes") }
-		END { exit ok ? 0 : 1 }' "$tmp/client.txt"
-	grep -h -A1 '#bytes' "$tmp/client.txt" | sed 's/^/      client: /'
-	if [ $failed -ne $before ]; then
-		sed 's/^/    server: /' "$tmp/server.txt"
-		sed 's/^/    client: /' "$tmp/client.txt"
+# -a: every power of two from 2 B to 8 MB
+all_sizes=$(awk 'BEGIN { for (s = 2; s <= 8388608; s *= 2) printf "%s%d", (s > 2 ? "," : ""), s }')
+
+# TOOL SIZE: a bandwidth tool with its default options (SIZE: its default message size), then -q 4,
+# --use_old_post_send (-a: mode perftest-all). The 64 KB tools run 100 iterations (-n 100; their defaults,
+# 1000 and 5000, move up to 330 MB through net_af_packet on a veth pair, minutes on a loaded 2-core
+# machine); ib_atomic_bw (8-byte atomics, 1000 iterations) runs its defaults, and takes no -a.
+perftest_bw() {
+	local tool=$1 size=$2
+	if [ "$tool" = ib_atomic_bw ]; then
+		perftest "$tool" "$size" 1000
+	else
+		perftest "$tool" "$size" 100 -n 100
 	fi
+	perftest "$tool" "$size" 200 -q 4 -n 50
+	perftest "$tool" "$size" 100 -n 100 --use_old_post_send
+}
+
+# TOOL: a latency tool by default (2 B, 1000 iterations), then -s 65536, --use_old_post_send
+perftest_lat() {
+	perftest "$1" 2 1000
+	perftest "$1" 65536 100 -s 65536 -n 100
+	perftest "$1" 2 1000 --use_old_post_send
 }
 
 case $what in
@@ -205,24 +237,58 @@ pingpong)
 	pingpong ibv_uc_pingpong 4096 200
 	pingpong ibv_ud_pingpong 1024 200
 	;;
-perftest)
+perftest-bw)
 	veth_setup || exit $?
-	perftest ib_write_bw -s 65536 -n 200 --use_old_post_send
-	perftest ib_read_bw -s 65536 -n 200 --use_old_post_send
-	# by default too: Debian's perftest 4.5 leaves its ibv_wr_* API off on this device ("ibv_wr* API : OFF")
-	perftest ib_write_bw -s 65536 -n 200
+	# softrnic's own identity: perftest 4.5 leaves its ibv_wr_* API off ("ibv_wr* API : OFF")
+	PERFTEST_API=OFF
+	perftest_bw ib_write_bw 65536
+	perftest_bw ib_read_bw 65536
+	perftest_bw ib_send_bw 65536
+	perftest_bw ib_atomic_bw 8
+	;;
+perftest-lat)
+	veth_setup || exit $?
+	PERFTEST_API=OFF
+	perftest_lat ib_read_lat
+	perftest ib_send_lat 65536 100 -s 65536 -n 100
+	perftest ib_send_lat 65536 100 -s 65536 -n 100 --use_old_post_send
+	;;
+perftest-all)
+	veth_setup || exit $?
+	PERFTEST_API=OFF
+	for tool in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
+		perftest $tool "$all_sizes" 5 -a -n 5
+	done
+	perftest_lat ib_write_lat
+	perftest ib_send_lat 2 1000
+	perftest ib_send_lat 2 1000 --use_old_post_send
+	;;
+perftest-wr)
+	veth_setup || exit $?
+	# a ConnectX-5's IDs: perftest takes its ibv_wr_* path (and inline data for the latency tools)
+	PERFTEST_ENV=SOFTRNIC_VERBS_VENDOR=0x02c9:4119
+	PERFTEST_API=ON
+	perftest ib_write_bw 65536 100 -n 100
+	perftest ib_write_bw 65536 200 -q 4 -n 50
+	perftest ib_read_bw 65536 100 -n 100
+	perftest ib_send_bw 65536 100 -n 100
+	perftest ib_atomic_bw 8 1000
+	perftest ib_read_lat 2 1000
+	perftest ib_send_lat 65536 100 -s 65536 -n 100
 	;;
 srq)
 	veth_setup || exit $?
 	# 16 QPs (its default) on one SRQ each side, every received buffer checked (-c)
 	pingpong ibv_srq_pingpong 4096 100 -q 16 -c
-	# both ways (-b): each end receives into its SRQ; one way, the client leaves its receive CQ at exit
-	# (perftest 4.5), which softrnic's ibv_close_device refuses (doc/verbs.md)
-	perftest ib_send_bw -s 65536 -n 200 --use-srq -b
-	srq_lat ib_send_lat -s 2 -n 200 --use-srq
+	PERFTEST_API=OFF
+	# one way (the client leaves its receive CQ at exit: ibv_close_device releases it), and both ways (-b):
+	# each end receives into its SRQ
+	perftest ib_send_bw 65536 100 -n 100 --use-srq
+	perftest ib_send_bw 65536 100 -n 100 --use-srq -b
+	perftest ib_send_lat 2 200 -n 200 --use-srq
 	;;
 *)
-	echo "usage: stock-tools.sh devices|pingpong|perftest|srq SOFTRNIC_RUN" >&2
+	echo "usage: stock-tools.sh devices|pingpong|perftest-bw|perftest-lat|perftest-all|perftest-wr|srq SOFTRNIC_RUN" >&2
 	exit 2
 	;;
 esac
