@@ -476,6 +476,6 @@ rnic_post_srq_recv(struct rnic_srq *pub, struct rnic_recv_wr *wr, struct rnic_re
 	*bad_wr = NULL;
 	rte_spinlock_lock(&srq->post_lock);
 	err = post_recv_wqes(&srq->wq, srq->max_sge, wr, bad_wr, &n);
-	post_unlock(&srq->post_lock);
+	rnic_post_unlock(&srq->post_lock);
 	return err;
 }
