@@ -89,6 +89,38 @@ struct rnic_inflight {
 					 * received is short of it: the hole's later responses are coming) */
 };
 
+/*
+ * A QP's pacer (lib/engine/rnic_pacer.c): a token bucket in front of the requester, on while a rate below
+ * the line rate applies to the QP (its rate_limit, or DCQCN's current rate). Rates in kbit/s, as verbs'
+ * rate_limit.
+ */
+struct rnic_pacer {
+	uint8_t on;			/* the requester asks it before every packet */
+	uint32_t limit;			/* the QP's rate_limit as the requester last saw it (0: none) */
+	uint32_t rate;			/* the rate it paces at */
+	uint64_t bpc;			/* bytes per TSC cycle, << RNIC_PACER_SHIFT */
+	uint64_t fill_cycles;		/* cycles an empty bucket takes to fill */
+	int64_t burst;			/* bytes the bucket holds */
+	int64_t tokens;			/* bytes the QP may send now (below 0: owed) */
+	uint64_t refill_tsc;		/* when tokens were last counted */
+	uint64_t released;		/* bytes it let go (frames, as sent) */
+};
+
+/* A QP's DCQCN reaction point (lib/engine/rnic_dcqcn.c; SIGCOMM'15, with mlx5's parameters). */
+struct rnic_dcqcn_rp {
+	uint8_t active;			/* a CNP cut the rate and it is not back at the line rate */
+	uint8_t cnp_in_period;		/* a CNP came in the current alpha period */
+	uint16_t alpha;			/* in 1/1024 */
+	uint32_t rc;			/* current rate, kbit/s */
+	uint32_t rt;			/* target rate, kbit/s */
+	uint32_t t_stage;		/* increase timer events since the last cut */
+	uint32_t bc_stage;		/* byte counter events since the last cut */
+	uint32_t bytes;			/* bytes sent since the last byte counter event */
+	uint64_t alpha_tsc;		/* start of the current alpha period */
+	uint64_t inc_tsc;		/* the last increase timer event (or cut) */
+	uint64_t cut_tsc;		/* the last cut */
+};
+
 /* Requester fields of the QP context (the seed's WQE scheduler, transmit control, receive control). */
 struct rnic_req_ctx {
 	uint32_t npsn;			/* PSN of the next request packet */
@@ -133,6 +165,9 @@ struct rnic_req_ctx {
 	uint32_t rtx_next;		/* going back: the next kept frame to send again */
 	uint32_t peer_gen;		/* rnic_qp_peers_gen when the destination QP was last checked (0: never) */
 	uint8_t peer_ok;		/* ... and whether it is connected to this QP */
+	uint64_t cnp_tsc;		/* the last CNP this side sent for a CE-marked response (NP) */
+	struct rnic_pacer pacer;
+	struct rnic_dcqcn_rp rp;
 	/* Kept across resets (zeroing stops here): a ring as long as the SQ, up to RNIC_MAX_INFLIGHT, since
 	 * no more WQEs can be in flight than the SQ holds; so a QP of a short SQ is a small QP. */
 	uint32_t infl_mask;		/* entries - 1 (a power of two) */
@@ -206,6 +241,7 @@ struct rnic_resp_ctx {
 					 * packet: its scatter entries (in recv_sge) and their bytes */
 	uint64_t recv_capacity;
 	uint16_t unacked;		/* requests taken since the last ACK/NAK was queued */
+	uint64_t cnp_tsc;		/* the last CNP this side sent for a CE-marked request (NP) */
 	/* Kept across resets (zeroing stops here): the responder resources, as many as max_dest_rd_atomic
 	 * rounded up to a power of two, allocated when an RC QP enters RTR or max_dest_rd_atomic changes
 	 * (SQD -> SQD); a WRITE/SEND QP needs one. */

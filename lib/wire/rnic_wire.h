@@ -29,6 +29,28 @@
 #define RNIC_CNP_RSVD_LEN 16
 #define RNIC_DEFAULT_PKEY 0xffff
 
+/* ECN, the low two bits of the IPv4 TOS / IPv6 traffic class (RFC 3168): a switch marks CE on an ECN-capable
+ * (ECT) packet instead of dropping it; DCQCN answers CE with a CNP (doc/congestion.md). */
+#define RNIC_ECN_MASK 3
+#define RNIC_ECN_NOT_ECT 0
+#define RNIC_ECN_ECT1 1
+#define RNIC_ECN_ECT0 2
+#define RNIC_ECN_CE 3
+
+static inline int
+rnic_ecn_ce(uint8_t traffic_class)
+{
+	return (traffic_class & RNIC_ECN_MASK) == RNIC_ECN_CE;
+}
+
+/* The traffic class a sender puts on the wire for an address vector's: its DSCP and ECN bits, but CE, which
+ * only the network sets (RFC 3168 5.), leaves as ECT(0). */
+static inline uint8_t
+rnic_tclass_out(uint8_t traffic_class)
+{
+	return rnic_ecn_ce(traffic_class) ? (uint8_t)(traffic_class ^ 1) : traffic_class;
+}
+
 /* PSNs are 24-bit serial numbers that wrap (IBA 9.7.1): every PSN sum and comparison goes through these. */
 #define RNIC_PSN_MASK 0xffffffu
 
