@@ -67,7 +67,7 @@ struct rnic_cc_params {
 	uint32_t np_cnp_dscp;		/* the DSCP of the CNPs sent */
 	uint32_t np_min_time_between_cnps;	/* us: at most one CNP per QP (and direction) this often */
 	uint32_t rp_time_reset;		/* us between the rate increase timer's events */
-	uint32_t rp_byte_reset;		/* bytes sent between the byte counter's events */
+	uint32_t rp_byte_reset;		/* 64-byte units sent between the byte counter's events */
 	uint32_t rp_threshold;		/* F: events of either kind before additive increase */
 	uint32_t rp_ai_rate;		/* Mbit/s: additive increase */
 	uint32_t rp_hai_rate;		/* Mbit/s: hyper increase */

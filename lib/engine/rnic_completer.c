@@ -394,9 +394,9 @@ handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 		return;
 	}
 	if (unlikely(rnic_ecn_ce(d->traffic_class))) {
-		struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+		struct rnic_qp_priv *q = rnic_qp_priv(qp);
 
-		rnic_np_marked(p, &p->req_tx, qp, &r->cnp_tsc, r->dmac, &r->dmac_known);
+		rnic_np_marked(p, &p->req_tx, qp, &q->cc.cnp_tsc, q->req.dmac, &q->req.dmac_known);
 	}
 	op = d->opcode & 0x1f;
 	if (op == RNIC_OP_ACKNOWLEDGE)

@@ -43,7 +43,7 @@ rnic_cc_conf_init(struct rnic_cc_conf *c, const struct rnic_device *dev)
 		.time_reset = cp->rp_time_reset * us,
 		.alpha_period = cp->rp_dce_tcp_rtt * us,
 		.cut_period = cp->rp_rate_reduce_monitor_period * us,
-		.byte_reset = cp->rp_byte_reset,
+		.byte_reset = cp->rp_byte_reset * 64,
 		.threshold = cp->rp_threshold,
 		.ai = cp->rp_ai_rate * 1000,
 		.hai = cp->rp_hai_rate * 1000,
@@ -78,12 +78,7 @@ rnic_np_marked(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rnic_q
 	if (rnic_fill_route(tx, p->dev, &q->attr.ah_attr, qp->qp_num, q->attr.dest_qp_num, dmac, dmac_known,
 			    &d) != 0)
 		return;
-	/* What a ConnectX sends (tests/oracle/data/connectx4lx_cnp.pcap): DSCP np_cnp_dscp, ECT(0), BECN, PSN 0,
-	 * no AckReq, 16 reserved bytes of zeros. */
-	d.traffic_class = p->cc.cnp_tclass;
-	d.opcode = RNIC_OP_CNP;
-	d.becn = 1;
-	d.dqpn = q->attr.dest_qp_num;
+	rnic_cnp_fill(&d, p->cc.cnp_tclass, q->attr.dest_qp_num);
 	if (rnic_send_control(p, tx, &d) != 0)
 		return;
 	*last = now;
@@ -149,11 +144,19 @@ alpha_periods(const struct rnic_cc_conf *c, struct rnic_dcqcn_rp *rp, uint64_t n
 		rp->alpha = (uint16_t)(rp->alpha * c->g / 1024);
 }
 
+/* The rate moved from rc (or DCQCN ended): the pacer follows. */
+static void
+rate_moved(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint32_t rc)
+{
+	if (q->cc.rp.rc != rc || !q->cc.rp.active)
+		rnic_pacer_update(p, q);
+}
+
 void
 rnic_dcqcn_advance(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now)
 {
 	const struct rnic_cc_conf *c = &p->cc;
-	struct rnic_dcqcn_rp *rp = &q->req.rp;
+	struct rnic_dcqcn_rp *rp = &q->cc.rp;
 	uint32_t rc = rp->rc;
 
 	alpha_periods(c, rp, now);
@@ -163,14 +166,13 @@ rnic_dcqcn_advance(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now
 		increase(c, rp);	/* at the stage reached before this event, as mlx5 */
 		rp->t_stage++;
 	}
-	if (rp->rc != rc || !rp->active)
-		rnic_pacer_update(p, q);
+	rate_moved(p, q, rc);
 }
 
 void
 rnic_dcqcn_sent(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint32_t bytes)
 {
-	struct rnic_dcqcn_rp *rp = &q->req.rp;
+	struct rnic_dcqcn_rp *rp = &q->cc.rp;
 	uint32_t rc = rp->rc;
 
 	rp->bytes += bytes;
@@ -179,14 +181,13 @@ rnic_dcqcn_sent(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint32_t bytes)
 		increase(&p->cc, rp);
 		rp->bc_stage++;
 	}
-	if (rp->rc != rc || !rp->active)
-		rnic_pacer_update(p, q);
+	rate_moved(p, q, rc);
 }
 
 void
 rnic_dcqcn_react(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now)
 {
-	struct rnic_dcqcn_rp *rp = &q->req.rp;
+	struct rnic_dcqcn_rp *rp = &q->cc.rp;
 
 	if (rp->active) {
 		rnic_dcqcn_advance(p, q, now);

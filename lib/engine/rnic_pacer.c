@@ -12,54 +12,55 @@ refill(struct rnic_pacer *pc, uint64_t now)
 {
 	uint64_t dt = RTE_MIN(now - pc->refill_tsc, 2 * pc->fill_cycles);
 
-	pc->tokens = RTE_MIN(pc->tokens + (int64_t)((dt * pc->bpc) >> RNIC_PACER_SHIFT), pc->burst);
+	pc->tokens = RTE_MIN(pc->tokens + (int64_t)(dt * pc->bpc), pc->burst);
 	pc->refill_tsc = now;
 }
 
 void
 rnic_pacer_update(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
-	struct rnic_pacer *pc = &q->req.pacer;
+	struct rnic_pacer *pc = &q->cc.pacer;
 	uint64_t now = rte_rdtsc(), bytes_per_s;
-	uint32_t rate = pc->limit != 0 ? pc->limit : UINT32_MAX;
+	uint32_t rate = q->req.rate_limit != 0 ? q->req.rate_limit : UINT32_MAX;
 
-	if (q->req.rp.active)
-		rate = RTE_MIN(rate, q->req.rp.rc);
+	if (q->cc.rp.active)
+		rate = RTE_MIN(rate, q->cc.rp.rc);
 	if (rate == UINT32_MAX) {
-		pc->on = 0;	/* a wait on the wheel still running ends in a harmless visit */
+		q->req.paced = 0;	/* a wait on the wheel still running ends in a harmless visit */
 		return;
 	}
-	if (pc->on) {
+	if (q->req.paced) {
 		refill(pc, now);	/* what the old rate earned until now */
 	} else {
 		pc->tokens = 0;		/* the QP may send one frame now */
 		pc->refill_tsc = now;
-		pc->on = 1;
+		q->req.paced = 1;
 		p->pacing = 1;
 	}
 	bytes_per_s = (uint64_t)rate * 125;	/* kbit/s */
 	pc->rate = rate;
 	pc->bpc = RTE_MAX((bytes_per_s << RNIC_PACER_SHIFT) / rte_get_tsc_hz(), (uint64_t)1);
-	pc->burst = (int64_t)RTE_MAX(bytes_per_s * RNIC_PACER_BURST_US / 1000000, (uint64_t)RNIC_PACER_MIN_BURST);
-	pc->fill_cycles = ((uint64_t)pc->burst << RNIC_PACER_SHIFT) / pc->bpc + 1;
+	pc->burst = (int64_t)(RTE_MAX(bytes_per_s * RNIC_PACER_BURST_US / 1000000, (uint64_t)RNIC_PACER_MIN_BURST)
+			      << RNIC_PACER_SHIFT);
+	pc->fill_cycles = (uint64_t)pc->burst / pc->bpc + 1;
 	pc->tokens = RTE_MIN(pc->tokens, pc->burst);
 }
 
 int
 rnic_pacer_admit(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
-	struct rnic_pacer *pc = &q->req.pacer;
+	struct rnic_pacer *pc = &q->cc.pacer;
 	uint64_t now = rte_rdtsc(), wait;
 
-	if (q->req.rp.active) {
+	if (q->cc.rp.active) {
 		rnic_dcqcn_advance(p, q, now);
-		if (!pc->on)
+		if (!q->req.paced)
 			return 1;	/* DCQCN's rate came back to the line rate */
 	}
 	refill(pc, now);
 	if (pc->tokens >= 0)
 		return 1;
-	wait = ((uint64_t)-pc->tokens << RNIC_PACER_SHIFT) / pc->bpc + 1;
+	wait = (uint64_t)-pc->tokens / pc->bpc + 1;
 	rnic_timer_set(&p->pace_timers, q->slot, now + wait);
 	RNIC_STATS(p, REQUESTER)->pacer_waits++;
 	return 0;

@@ -30,9 +30,9 @@ void rnic_pacer_timers(struct rnic_pipeline *p);
 static inline void
 rnic_pacer_charge(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint32_t bytes)
 {
-	q->req.pacer.tokens -= bytes;
-	q->req.pacer.released += bytes;
-	if (q->req.rp.active)
+	q->cc.pacer.tokens -= (int64_t)bytes << RNIC_PACER_SHIFT;
+	q->cc.pacer.released += bytes;
+	if (q->cc.rp.active)
 		rnic_dcqcn_sent(p, q, bytes);
 }
 
@@ -42,8 +42,8 @@ rnic_pacer_check_limit(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
 	uint32_t limit = __atomic_load_n(&q->attr.rate_limit, __ATOMIC_RELAXED);
 
-	if (unlikely(limit != q->req.pacer.limit)) {
-		q->req.pacer.limit = limit;
+	if (unlikely(limit != q->req.rate_limit)) {
+		q->req.rate_limit = limit;
 		rnic_pacer_update(p, q);
 	}
 }

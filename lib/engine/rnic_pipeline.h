@@ -193,7 +193,7 @@ struct rnic_cc_conf {
 	uint64_t time_reset;		/* rp_time_reset */
 	uint64_t alpha_period;		/* rp_dce_tcp_rtt */
 	uint64_t cut_period;		/* rp_rate_reduce_monitor_period */
-	uint32_t byte_reset;
+	uint32_t byte_reset;		/* bytes */
 	uint32_t threshold;
 	uint32_t ai;			/* kbit/s */
 	uint32_t hai;

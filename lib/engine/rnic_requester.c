@@ -930,7 +930,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		sent = send_rd_atomic(p, qp, w, e, pmtu, spoofed, &d);
 	else
 		sent = send_data_packet(p, qp, w, e, pmtu, spoofed, &d);
-	if (unlikely(q->req.pacer.on) && sent)
+	if (unlikely(q->req.paced) && sent)
 		rnic_pacer_charge(p, q, rnic_pkt_frame_len(&d));
 	return sent;
 }
@@ -1227,7 +1227,7 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 			break;
 		}
 		/* A QP with a rate (rate_limit, DCQCN) waits for its pacer, which wakes it (rnic_pacer.h). */
-		if (unlikely(r->pacer.on) && !rnic_pacer_admit(p, rnic_qp_priv(qp))) {
+		if (unlikely(r->paced) && !rnic_pacer_admit(p, rnic_qp_priv(qp))) {
 			*idle = 1;
 			break;
 		}

@@ -850,6 +850,7 @@ rnic_local_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_ma
 	}
 	if (cur == RNIC_QPS_RTR && next == RNIC_QPS_RTS) {
 		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl_mask));
+		memset(&qp->cc, 0, sizeof(qp->cc));
 		qp->req.npsn = qp->attr.sq_psn;
 		qp->req.una = qp->attr.sq_psn;
 		qp->req.sent_psn = rnic_psn_prev(qp->attr.sq_psn);

@@ -95,13 +95,12 @@ struct rnic_inflight {
  * rate_limit.
  */
 struct rnic_pacer {
-	uint8_t on;			/* the requester asks it before every packet */
-	uint32_t limit;			/* the QP's rate_limit as the requester last saw it (0: none) */
-	uint32_t rate;			/* the rate it paces at */
+	uint32_t rate;			/* the rate it paces at (on: struct rnic_req_ctx's paced) */
 	uint64_t bpc;			/* bytes per TSC cycle, << RNIC_PACER_SHIFT */
 	uint64_t fill_cycles;		/* cycles an empty bucket takes to fill */
-	int64_t burst;			/* bytes the bucket holds */
-	int64_t tokens;			/* bytes the QP may send now (below 0: owed) */
+	int64_t burst;			/* what the bucket holds, in bytes << RNIC_PACER_SHIFT */
+	int64_t tokens;			/* what the QP may send now (below 0: owed), the same unit: a fraction
+					 * of a byte earned is kept, however often it is counted */
 	uint64_t refill_tsc;		/* when tokens were last counted */
 	uint64_t released;		/* bytes it let go (frames, as sent) */
 };
@@ -119,6 +118,14 @@ struct rnic_dcqcn_rp {
 	uint64_t alpha_tsc;		/* start of the current alpha period */
 	uint64_t inc_tsc;		/* the last increase timer event (or cut) */
 	uint64_t cut_tsc;		/* the last cut */
+};
+
+/* Congestion control's share of the QP context, written on the requester's lcore: its pacer, its DCQCN
+ * reaction point, and when the completer last sent a CNP for it. */
+struct rnic_qp_cc {
+	struct rnic_pacer pacer;
+	struct rnic_dcqcn_rp rp;
+	uint64_t cnp_tsc;		/* the last CNP sent for a CE-marked response (NP) */
 };
 
 /* Requester fields of the QP context (the seed's WQE scheduler, transmit control, receive control). */
@@ -165,9 +172,8 @@ struct rnic_req_ctx {
 	uint32_t rtx_next;		/* going back: the next kept frame to send again */
 	uint32_t peer_gen;		/* rnic_qp_peers_gen when the destination QP was last checked (0: never) */
 	uint8_t peer_ok;		/* ... and whether it is connected to this QP */
-	uint64_t cnp_tsc;		/* the last CNP this side sent for a CE-marked response (NP) */
-	struct rnic_pacer pacer;
-	struct rnic_dcqcn_rp rp;
+	uint8_t paced;			/* its pacer is on (struct rnic_qp_cc): asked before every packet */
+	uint32_t rate_limit;		/* the rate_limit attribute as the requester last saw it (0: none) */
 	/* Kept across resets (zeroing stops here): a ring as long as the SQ, up to RNIC_MAX_INFLIGHT, since
 	 * no more WQEs can be in flight than the SQ holds; so a QP of a short SQ is a small QP. */
 	uint32_t infl_mask;		/* entries - 1 (a power of two) */
@@ -282,6 +288,9 @@ struct rnic_qp_priv {
 		rte_spinlock_t sq;
 		rte_spinlock_t rq;
 	} post_lock __rte_cache_aligned;
+	/* Reset when the QP enters RTS; used only while the QP is paced or hears of congestion, so it is not
+	 * among the lines rnic_qp_prefetch brings ahead of every visit. */
+	struct rnic_qp_cc cc __rte_cache_aligned;
 };
 
 static inline struct rnic_qp_priv *

@@ -158,7 +158,7 @@ static const struct cc_key cc_keys[] = {
 	CC_U32(np_cnp_dscp, 0, 63),
 	CC_U32(np_min_time_between_cnps, 0, 1000000),
 	CC_U32(rp_time_reset, 1, 1000000),
-	CC_U32(rp_byte_reset, 64, 1u << 30),
+	CC_U32(rp_byte_reset, 1, 1u << 24),
 	CC_U32(rp_threshold, 1, 1000),
 	CC_U32(rp_ai_rate, 1, 1000000),
 	CC_U32(rp_hai_rate, 1, 1000000),

@@ -255,6 +255,24 @@ struct rnic_pkt_desc {
 	uint32_t payload_off;		/* parser: offset of the payload from the frame start */
 };
 
+/* The transport fields of a CNP (RoCEv2 annex A17.9.3) to QP dqpn, as a ConnectX sends it: BTH opcode 0x81,
+ * BECN set, P_Key 0xffff, PSN 0, no AckReq, the 16 reserved bytes (the builder zeroes them); the traffic
+ * class given (the sender's DSCP for CNPs, ECT(0)). The addresses and ports are the caller's. */
+static inline void
+rnic_cnp_fill(struct rnic_pkt_desc *d, uint8_t traffic_class, uint32_t dqpn)
+{
+	d->traffic_class = traffic_class;
+	d->opcode = RNIC_OP_CNP;
+	d->becn = 1;
+	d->fecn = 0;
+	d->se = 0;
+	d->ack_req = 0;
+	d->pkey = RNIC_DEFAULT_PKEY;
+	d->dqpn = dqpn;
+	d->psn = 0;
+	d->payload_len = 0;
+}
+
 /* Length of the frame the builder makes for this descriptor (headers, payload, pad, ICRC). */
 uint32_t rnic_pkt_frame_len(const struct rnic_pkt_desc *d);
 

@@ -85,18 +85,18 @@ test_cut(void **state)
 	fresh_qp();
 	rnic_dcqcn_react(p, q, t);
 	rc = LINE_MBPS * 1000 - (uint32_t)(((uint64_t)LINE_MBPS * 1000 * 1023) >> 11);
-	assert_true(q->req.rp.active);
-	assert_int_equal(q->req.rp.alpha, 1023);
-	assert_int_equal(q->req.rp.rc, rc);
-	assert_int_equal(q->req.rp.rt, LINE_MBPS * 1000);
-	assert_true(q->req.pacer.on);
-	assert_int_equal(q->req.pacer.rate, rc);
+	assert_true(q->cc.rp.active);
+	assert_int_equal(q->cc.rp.alpha, 1023);
+	assert_int_equal(q->cc.rp.rc, rc);
+	assert_int_equal(q->cc.rp.rt, LINE_MBPS * 1000);
+	assert_true(q->req.paced);
+	assert_int_equal(q->cc.pacer.rate, rc);
 	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 1);
 
 	rnic_dcqcn_react(p, q, t + 2 * us);
-	assert_int_equal(q->req.rp.rc, rc);
+	assert_int_equal(q->cc.rp.rc, rc);
 	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 1);
-	assert_true(q->req.rp.cnp_in_period);
+	assert_true(q->cc.rp.cnp_in_period);
 
 	/* 5 us on: five alpha periods, the first with the CNP (1023 x 1019 / 1024 + 5, at most 1023), four
 	 * decaying; then the cut by that alpha, from the target at the old rate. */
@@ -106,9 +106,9 @@ test_cut(void **state)
 
 		for (int i = 0; i < 4; i++)
 			alpha = alpha * 1019 / 1024;
-		assert_int_equal(q->req.rp.alpha, alpha);
-		assert_int_equal(q->req.rp.rt, rc);
-		assert_int_equal(q->req.rp.rc, rc - (uint32_t)(((uint64_t)rc * alpha) >> 11));
+		assert_int_equal(q->cc.rp.alpha, alpha);
+		assert_int_equal(q->cc.rp.rt, rc);
+		assert_int_equal(q->cc.rp.rc, rc - (uint32_t)(((uint64_t)rc * alpha) >> 11));
 	}
 	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 2);
 }
@@ -125,26 +125,26 @@ test_timer_increase(void **state)
 	(void)state;
 	fresh_qp();
 	rnic_dcqcn_react(p, q, t);
-	rc = q->req.rp.rc;
-	rt = q->req.rp.rt;
+	rc = q->cc.rp.rc;
+	rt = q->cc.rp.rt;
 	rnic_dcqcn_advance(p, q, t + 300 * us);		/* stage 0: fast recovery */
-	assert_int_equal(q->req.rp.rt, rt);
-	assert_int_equal(q->req.rp.rc, (rc + rt + 1) / 2);
-	assert_int_equal(q->req.rp.t_stage, 1);
-	assert_int_equal(q->req.pacer.rate, q->req.rp.rc);
-	rc = q->req.rp.rc;
+	assert_int_equal(q->cc.rp.rt, rt);
+	assert_int_equal(q->cc.rp.rc, (rc + rt + 1) / 2);
+	assert_int_equal(q->cc.rp.t_stage, 1);
+	assert_int_equal(q->cc.pacer.rate, q->cc.rp.rc);
+	rc = q->cc.rp.rc;
 	/* rt is the line rate: additive increase is capped there. */
 	rnic_dcqcn_advance(p, q, t + 600 * us);
-	assert_int_equal(q->req.rp.rt, LINE_MBPS * 1000);
-	assert_int_equal(q->req.rp.rc, (rc + LINE_MBPS * 1000 + 1) / 2);
+	assert_int_equal(q->cc.rp.rt, LINE_MBPS * 1000);
+	assert_int_equal(q->cc.rp.rc, (rc + LINE_MBPS * 1000 + 1) / 2);
 	/* Long enough: back at the line rate, DCQCN and the pacer off. */
 	rnic_dcqcn_advance(p, q, t + 40 * 300 * us);
-	assert_false(q->req.rp.active);
-	assert_false(q->req.pacer.on);
+	assert_false(q->cc.rp.active);
+	assert_false(q->req.paced);
 }
 
 /* Two cuts bring the target below the line rate; then the stages: fast recovery, additive, hyper (the
- * byte counter counts bytes sent: rp_byte_reset of them make an event). */
+ * byte counter counts bytes sent: rp_byte_reset x 64 of them make an event). */
 static void
 test_stages(void **state)
 {
@@ -155,26 +155,26 @@ test_stages(void **state)
 	fresh_qp();
 	rnic_dcqcn_react(p, q, t);
 	rnic_dcqcn_react(p, q, t + 10 * us);
-	rt = q->req.rp.rt;
+	rt = q->cc.rp.rt;
 	assert_true(rt < LINE_MBPS * 1000);
 	/* Each event increases at the stages reached before it: the byte counter's first at (timer 0, bytes 0):
 	 * fast recovery; the timer's first at (0, 1): additive, as is every one while only one count passed
 	 * rp_threshold (1); hyper once both did. */
 	rnic_dcqcn_sent(p, q, p->cc.byte_reset);
-	assert_int_equal(q->req.rp.bc_stage, 1);
-	assert_int_equal(q->req.rp.rt, rt);
+	assert_int_equal(q->cc.rp.bc_stage, 1);
+	assert_int_equal(q->cc.rp.rt, rt);
 	rnic_dcqcn_advance(p, q, t + 10 * us + 300 * us);
-	assert_int_equal(q->req.rp.t_stage, 1);
-	assert_int_equal(q->req.rp.rt, rt + p->cc.ai);
+	assert_int_equal(q->cc.rp.t_stage, 1);
+	assert_int_equal(q->cc.rp.rt, rt + p->cc.ai);
 	rt += p->cc.ai;
 	rnic_dcqcn_sent(p, q, p->cc.byte_reset);	/* (1, 1) */
-	assert_int_equal(q->req.rp.rt, rt + p->cc.ai);
+	assert_int_equal(q->cc.rp.rt, rt + p->cc.ai);
 	rt += p->cc.ai;
 	rnic_dcqcn_advance(p, q, t + 10 * us + 600 * us);	/* (1, 2) */
-	assert_int_equal(q->req.rp.rt, rt + p->cc.ai);
+	assert_int_equal(q->cc.rp.rt, rt + p->cc.ai);
 	rt += p->cc.ai;
 	rnic_dcqcn_sent(p, q, p->cc.byte_reset);	/* (2, 2) */
-	assert_int_equal(q->req.rp.rt, rt + p->cc.hai);
+	assert_int_equal(q->cc.rp.rt, rt + p->cc.hai);
 }
 
 /* The pacer paces at the lower of rate_limit and DCQCN's rate, and stops with neither. */
@@ -185,19 +185,19 @@ test_pacer_rate(void **state)
 
 	(void)state;
 	fresh_qp();
-	q->req.pacer.limit = 100000;	/* 100 Mbit/s */
+	q->req.rate_limit = 100000;	/* 100 Mbit/s */
 	rnic_pacer_update(p, q);
-	assert_true(q->req.pacer.on);
-	assert_int_equal(q->req.pacer.rate, 100000);
-	assert_int_equal(q->req.pacer.burst, RNIC_PACER_MIN_BURST);
+	assert_true(q->req.paced);
+	assert_int_equal(q->cc.pacer.rate, 100000);
+	assert_int_equal(q->cc.pacer.burst, (int64_t)RNIC_PACER_MIN_BURST << RNIC_PACER_SHIFT);
 	rnic_dcqcn_react(p, q, t);	/* DCQCN's rate (5 Gbit/s) is above the limit */
-	assert_int_equal(q->req.pacer.rate, 100000);
-	q->req.pacer.limit = 0;
+	assert_int_equal(q->cc.pacer.rate, 100000);
+	q->req.rate_limit = 0;
 	rnic_pacer_update(p, q);
-	assert_int_equal(q->req.pacer.rate, q->req.rp.rc);
-	q->req.rp.active = 0;
+	assert_int_equal(q->cc.pacer.rate, q->cc.rp.rc);
+	q->cc.rp.active = 0;
 	rnic_pacer_update(p, q);
-	assert_false(q->req.pacer.on);
+	assert_false(q->req.paced);
 }
 
 int
