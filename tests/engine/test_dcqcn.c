@@ -2,7 +2,8 @@
  * DCQCN's reaction point and the pacer's rate, step by step on a QP context with time given by hand
  * (rnic_dcqcn.h, doc/congestion.md): the first CNP's cut, the monitor period, alpha's update, fast
  * recovery, additive and hyper increase by timer and byte counter, the way back to the line rate (the QP
- * then runs neither DCQCN nor its pacer), and a rate_limit below DCQCN's rate.
+ * then runs neither DCQCN nor its pacer), a rate_limit below DCQCN's rate, and the pacer's rate asked in a
+ * loop.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -200,6 +201,45 @@ test_pacer_rate(void **state)
 	assert_false(q->req.paced);
 }
 
+/*
+ * The pacer asked in a tight loop, a frame charged each time it says yes. This thread may lose the CPU for
+ * a while on a loaded machine: after such a gap (the loop's two calls more than 50 us apart) the pacer lets
+ * a bucket go at once, and earns nothing more for the gap. So over 0.2 s: what it let through is at most its
+ * rate over the whole time plus a bucket per gap, and, less a bucket per gap, at least half its rate over
+ * the time the loop ran. It earned nothing while running when its count dropped the fraction of a byte
+ * earned since the previous call (a call every few hundred cycles: 0.5 Mbit/s of 100).
+ */
+static void
+test_pacer_in_a_loop(void **state)
+{
+	const double bps = 100e6, bucket = (RNIC_PACER_MIN_BURST + 4154) * 8.0;
+	uint64_t hz = rte_get_tsc_hz(), t0 = rte_rdtsc(), prev = t0, now, ran = 0, gap = hz / 20000;
+	unsigned int gaps = 0;
+	double released, elapsed;
+
+	(void)state;
+	fresh_qp();
+	assert_int_equal(rnic_timer_init(&p->pace_timers, 16, SOCKET_ID_ANY), 0);
+	q->req.rate_limit = (uint32_t)(bps / 1000);
+	rnic_pacer_update(p, q);
+	while ((now = rte_rdtsc()) - t0 < hz / 5) {
+		if (now - prev > gap)
+			gaps++;
+		else
+			ran += now - prev;
+		prev = now;
+		if (rnic_pacer_admit(p, q))
+			rnic_pacer_charge(p, q, 4154);
+	}
+	elapsed = (double)(now - t0) / (double)hz;
+	released = (double)q->cc.pacer.released * 8;
+	rnic_timer_free(&p->pace_timers);
+	print_message("released %.1f Mbit/s of 100 over %.3f s, %.3f s of it running, %u gaps\n",
+		      released / elapsed / 1e6, elapsed, (double)ran / (double)hz, gaps);
+	assert_true(released <= bps * elapsed + bucket * (gaps + 1));
+	assert_true(released - bucket * gaps >= 0.5 * bps * (double)ran / (double)hz);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -209,6 +249,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_timer_increase),
 		cmocka_unit_test(test_stages),
 		cmocka_unit_test(test_pacer_rate),
+		cmocka_unit_test(test_pacer_in_a_loop),
 	};
 	int ret;
 
