@@ -129,6 +129,88 @@ lose(struct fault_queue *q, struct rte_mbuf *m, uint64_t *why)
 	rte_pktmbuf_free(m);
 }
 
+/* A frame the layer is about to change: a copy of it when the sender still holds it (kept for
+ * retransmission), as a wire changes what it carries, not the sender's frame. NULL when no mbuf was left for
+ * the copy: the frame is lost instead. */
+static struct rte_mbuf *
+own_frame(struct fault_queue *q, struct rte_mbuf *m)
+{
+	struct rte_mbuf *own;
+
+	if (rte_mbuf_refcnt_read(m) == 1 && !RTE_MBUF_HAS_EXTBUF(m) && !RTE_MBUF_CLONED(m))
+		return m;
+	own = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	rte_pktmbuf_free(m);
+	if (own == NULL)
+		q->counts.dropped++;
+	return own;
+}
+
+/* Where an IPv4 or IPv6 header starts in the frame (after an optional 802.1Q tag), its version in *v;
+ * NULL for anything else or a frame too short for it. */
+static uint8_t *
+ip_header(struct rte_mbuf *m, int *v)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t off = RTE_ETHER_HDR_LEN;
+	uint16_t type = (uint16_t)(f[12] << 8 | f[13]);
+
+	if (m->data_len < RTE_ETHER_HDR_LEN + 4 + sizeof(struct rte_ipv6_hdr))
+		return NULL;
+	if (type == RTE_ETHER_TYPE_VLAN) {
+		type = (uint16_t)(f[16] << 8 | f[17]);
+		off += 4;
+	}
+	*v = type == RTE_ETHER_TYPE_IPV4 ? 4 : type == RTE_ETHER_TYPE_IPV6 ? 6 : 0;
+	return *v != 0 ? f + off : NULL;
+}
+
+/* Mark an ECN-capable frame CE (RFC 3168): the ECN bits of the IPv4 TOS (and the header checksum again) or
+ * of the IPv6 traffic class; the ICRC leaves both out. Returns the frame to go on with (a copy when the
+ * sender holds it), or NULL when it was lost instead. */
+static struct rte_mbuf *
+mark_ce(struct fault_queue *q, struct rte_mbuf *m)
+{
+	uint8_t *ip, ecn, shift;
+	int v;
+
+	ip = ip_header(m, &v);
+	if (ip == NULL)
+		return m;
+	/* Both in the header's second byte: IPv4's TOS, whose low bits they are; the low half of IPv6's
+	 * traffic class (bits 4-11 of the header), where they are bits 4 and 5. */
+	shift = v == 4 ? 0 : 4;
+	ecn = (ip[1] >> shift) & RNIC_ECN_MASK;
+	if (ecn == RNIC_ECN_NOT_ECT || ecn == RNIC_ECN_CE)
+		return m;
+	m = own_frame(q, m);
+	if (m == NULL)
+		return NULL;
+	ip = ip_header(m, &v);
+	ip[1] |= (uint8_t)(RNIC_ECN_CE << shift);
+	if (v == 4) {
+		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)ip;
+
+		h->hdr_checksum = 0;
+		h->hdr_checksum = rte_ipv4_cksum(h);
+	}
+	q->counts.ecn_marked++;
+	return m;
+}
+
+/* RED/ECN by the depth the frame finds: nothing below kmin, always from kmax, linearly to pmax between. */
+static int
+red_mark(struct fault_queue *q, uint32_t depth)
+{
+	const struct rnic_fault_spec *s = &q->spec;
+
+	if (s->kmax == 0 || depth < s->kmin)
+		return 0;
+	if (depth >= s->kmax)
+		return 1;
+	return chance(&q->rng, s->pmax * (double)(depth - s->kmin) / (double)(s->kmax - s->kmin));
+}
+
 /* Into the outbound queue, or lost at its tail: the rate limit's queue, else (a caller's array too small
  * for what came out) the queue's whole size. */
 static void
@@ -136,6 +218,14 @@ send_out(struct fault_queue *q, struct rte_mbuf *m)
 {
 	uint32_t limit = q->spec.rate_mbps != 0 ? q->spec.queue : MAX_QUEUE;
 
+	if (q->spec.rate_mbps != 0) {
+		q->counts.depth[RTE_MIN(q->out_len, (uint32_t)RNIC_FAULT_DEPTH_BINS - 1)]++;
+		if (q->out_len < limit && red_mark(q, q->out_len)) {
+			m = mark_ce(q, m);
+			if (m == NULL)
+				return;
+		}
+	}
 	if (q->out_len >= limit) {
 		lose(q, m, &q->counts.queue_dropped);
 		return;
@@ -216,18 +306,9 @@ corrupt(struct fault_queue *q, struct rte_mbuf *m)
 	uint32_t at = RTE_ETHER_HDR_LEN + (uint32_t)(next_random(&q->rng) % span);
 	uint8_t flip = (uint8_t)(1u << (next_random(&q->rng) & 7));
 
-	/* A frame the sender still holds (kept for retransmission) is shared: corrupt a copy, as a wire would,
-	 * not the sender's frame. */
-	if (rte_mbuf_refcnt_read(m) > 1 || RTE_MBUF_HAS_EXTBUF(m) || RTE_MBUF_CLONED(m)) {
-		struct rte_mbuf *own = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
-
-		rte_pktmbuf_free(m);
-		if (own == NULL) {
-			q->counts.dropped++;	/* no mbuf for the copy: the frame is lost instead */
-			return NULL;
-		}
-		m = own;
-	}
+	m = own_frame(q, m);
+	if (m == NULL)
+		return NULL;
 	rte_pktmbuf_mtod(m, uint8_t *)[at] ^= flip;
 	q->counts.corrupted++;
 	return m;
@@ -247,6 +328,11 @@ impair(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
 	}
 	if (chance(&q->rng, q->spec.corrupt) && m->data_len > RTE_ETHER_HDR_LEN) {
 		m = corrupt(q, m);
+		if (m == NULL)
+			return;
+	}
+	if (chance(&q->rng, q->spec.ecn)) {
+		m = mark_ce(q, m);
 		if (m == NULL)
 			return;
 	}
@@ -370,12 +456,16 @@ static const struct fault_key keys[] = {
 	U32("delay", delay_us, 1, 10000000, "microseconds"),
 	PROB("duplicate", duplicate),
 	PROB("corrupt", corrupt),
+	PROB("ecn", ecn),
 	U32("down", down_ms, 1, MAX_MS, "milliseconds"),
 	U32("at", down_at_ms, 0, MAX_MS, "milliseconds"),
 	U32("every", down_every_ms, 1, MAX_MS, "milliseconds"),
 	U32("rate", rate_mbps, 1, 1000000, "Mbit/s"),
 	U32("queue", queue, 1, MAX_QUEUE, "frames"),
 	U32("bucket", bucket, 64, 1u << 24, "bytes"),
+	U32("kmin", kmin, 0, MAX_QUEUE, "frames"),
+	U32("kmax", kmax, 1, MAX_QUEUE, "frames"),
+	PROB("pmax", pmax),
 	{ "only", KEY_FRAMES, 0, 0, 0, NULL },
 	{ "seed", KEY_SEED, 0, 0, 0, NULL },
 };
@@ -387,7 +477,7 @@ static const struct {
 } needs[] = {
 	{ "depth", "reorder" }, { "delay", "reorder" }, { "at", "down" }, { "every", "down" },
 	{ "queue", "rate" }, { "bucket", "rate" }, { "ge_r", "ge_p" }, { "ge_bad", "ge_p" },
-	{ "ge_good", "ge_p" }, { "ge_p", "ge_r" },
+	{ "ge_good", "ge_p" }, { "ge_p", "ge_r" }, { "kmax", "rate" }, { "kmin", "kmax" }, { "pmax", "kmax" },
 };
 
 static int
@@ -465,6 +555,10 @@ check_spec(const struct rnic_fault_spec *spec, uint64_t given)
 			return -EINVAL;
 		}
 	}
+	if (spec->kmax != 0 && spec->kmin >= spec->kmax) {
+		RNIC_LOG(ERR, "--fault kmin=%u: must be below kmax=%u", spec->kmin, spec->kmax);
+		return -EINVAL;
+	}
 	if (spec->down_every_ms != 0 && spec->down_every_ms <= spec->down_ms) {
 		RNIC_LOG(ERR, "--fault every=%u: the period must be longer than down=%u", spec->down_every_ms,
 			 spec->down_ms);
@@ -499,7 +593,8 @@ rnic_fault_parse(const char *text, struct rnic_fault_spec *spec)
 		k = key_index(item);
 		if (k < 0) {
 			RNIC_LOG(ERR, "--fault: unknown fault '%s' (port, drop, ge_p, ge_r, ge_bad, ge_good, reorder, "
-				 "depth, delay, duplicate, corrupt, down, at, every, rate, queue, bucket, only, seed)", item);
+				 "depth, delay, duplicate, corrupt, ecn, down, at, every, rate, queue, bucket, kmin, kmax, pmax, only, "
+				 "seed)", item);
 			return -EINVAL;
 		}
 		given |= 1ull << k;

@@ -22,6 +22,8 @@ enum rnic_fault_frames {
 	RNIC_FAULT_REQUESTS,		/* every other RoCEv2 frame */
 };
 
+#define RNIC_FAULT_DEPTH_BINS 257
+
 struct rnic_fault_spec {
 	double drop;		/* probabilities per frame, 0..1 */
 	double reorder;
@@ -41,6 +43,14 @@ struct rnic_fault_spec {
 	uint32_t rate_mbps;	/* a rate limit in Mbit/s (0: none) */
 	uint32_t queue;		/* frames waiting for the rate limit; more are tail-dropped */
 	uint32_t bucket;	/* bytes the token bucket lets through at once */
+	/* ECN marking, as a switch's RED/ECN queue (DCQCN's): a frame entering the rate limit's queue with
+	 * kmin frames or more before it is marked CE with a probability rising linearly to pmax at kmax, and
+	 * always from kmax on; ecn marks any frame with that probability. Only ECN-capable (ECT) frames are
+	 * marked: the others pass as they are. */
+	double ecn;
+	uint32_t kmin;
+	uint32_t kmax;		/* 0: no marking by queue depth */
+	double pmax;
 	enum rnic_fault_frames frames;
 	uint64_t seed;
 	int port;		/* the device (by index) whose port it applies to; -1: every port */
@@ -57,14 +67,18 @@ struct rnic_fault_counts {
 	uint64_t corrupted;
 	uint64_t delayed;	/* waited in the rate limit's queue */
 	uint64_t exempt;	/* not of the kind only= names: passed without per-frame faults */
+	uint64_t ecn_marked;	/* ECT frames marked CE (ecn=, or by the queue's depth) */
+	/* The rate limit's queue as each frame found it on arrival: depth[i] frames found i frames before
+	 * them (the last bin: RNIC_FAULT_DEPTH_BINS - 1 or more). */
+	uint64_t depth[RNIC_FAULT_DEPTH_BINS];
 };
 
 /*
  * Parse "name=value,..." (doc/engine.md lists the names: port, drop, ge_p, ge_r, ge_bad, ge_good, reorder,
- * depth, delay, duplicate, corrupt, down, at, every, rate, queue, bucket, only, seed). Returns 0, or -EINVAL
+ * depth, delay, duplicate, corrupt, ecn, down, at, every, rate, queue, bucket, kmin, kmax, pmax, only, seed). Returns 0, or -EINVAL
  * with the reason logged: an unknown name, a value out of range, or a name that needs another one (depth
- * and delay need reorder, at and every need down, queue and bucket need rate, ge_r/ge_bad/ge_good need
- * ge_p).
+ * and delay need reorder, at and every need down, queue, bucket and kmax need rate, kmin and pmax need kmax,
+ * ge_r/ge_bad/ge_good need ge_p; kmin must be below kmax).
  */
 int rnic_fault_parse(const char *text, struct rnic_fault_spec *spec);
 

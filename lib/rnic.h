@@ -142,6 +142,7 @@ enum rnic_qp_attr_mask {
 	RNIC_QP_PATH_MIG_STATE = 1 << 18,
 	RNIC_QP_CAP = 1 << 19,
 	RNIC_QP_DEST_QPN = 1 << 20,
+	RNIC_QP_RATE_LIMIT = 1 << 25,	/* rate_limit, kbit/s (0: none) */
 };
 
 enum rnic_wr_opcode {

@@ -56,6 +56,39 @@ int rnic_log_limit_pass(struct rnic_log_limit *limit, uint32_t *suppressed);
 #define RNIC_MAX_SHARDS 8	/* lcores per stage: QPs are spread over them by QPN */
 #define RNIC_MAX_MSG_SIZE (1u << 31)	/* max_msg_sz: the longest message, and DMA length, IBA allows */
 
+/*
+ * Congestion control (doc/congestion.md): DCQCN's notification point (CE-marked packets answered with CNPs)
+ * and reaction point (a QP's rate cut on CNPs and recovered by timer and byte counter), with mlx5's parameter
+ * names, units and defaults (--cc). Rates are in Mbit/s, times in microseconds.
+ */
+struct rnic_cc_params {
+	uint32_t rp_enable;		/* DCQCN acts on the CNPs its QPs receive (--cc none: counted only) */
+	uint32_t np_enable;		/* CE-marked packets are answered with CNPs */
+	uint32_t np_cnp_dscp;		/* the DSCP of the CNPs sent */
+	uint32_t np_min_time_between_cnps;	/* us: at most one CNP per QP (and direction) this often */
+	uint32_t rp_time_reset;		/* us between the rate increase timer's events */
+	uint32_t rp_byte_reset;		/* 64-byte units sent between the byte counter's events */
+	uint32_t rp_threshold;		/* F: events of either kind before additive increase */
+	uint32_t rp_ai_rate;		/* Mbit/s: additive increase */
+	uint32_t rp_hai_rate;		/* Mbit/s: hyper increase */
+	uint32_t rp_gd;			/* a cut takes rate x alpha / 2^rp_gd (alpha in 1/1024) */
+	uint32_t rp_min_dec_fac;	/* %: a cut keeps at least this share of the rate */
+	uint32_t rp_min_rate;		/* Mbit/s */
+	uint32_t rp_max_rate;		/* Mbit/s; 0: the port's link speed */
+	uint32_t rp_dce_tcp_g;		/* alpha's weight: alpha = alpha x g / 1024 (+ 1 - g / 1024 on a CNP) */
+	uint32_t rp_dce_tcp_rtt;	/* us: alpha's update period */
+	uint32_t rp_rate_reduce_monitor_period;	/* us: at most one cut this often */
+	uint32_t rp_initial_alpha_value;	/* alpha of a QP's first CNP, in 1/1024 */
+};
+
+/* mlx5's defaults (doc/congestion.md has the sources). */
+#define RNIC_CC_DEFAULTS { \
+	.rp_enable = 1, .np_enable = 1, .np_cnp_dscp = 48, .np_min_time_between_cnps = 4, \
+	.rp_time_reset = 300, .rp_byte_reset = 32767, .rp_threshold = 1, .rp_ai_rate = 5, .rp_hai_rate = 50, \
+	.rp_gd = 11, .rp_min_dec_fac = 50, .rp_min_rate = 1, .rp_max_rate = 0, .rp_dce_tcp_g = 1019, \
+	.rp_dce_tcp_rtt = 1, .rp_rate_reduce_monitor_period = 4, .rp_initial_alpha_value = 1023, \
+}
+
 struct rnic_mr_table;
 struct rnic_cq_table;
 struct rnic_qp_table;
@@ -100,6 +133,7 @@ struct rnic_device {
 	int gid_count;
 	enum rnic_mtu active_mtu;
 	struct rnic_limits lim;
+	struct rnic_cc_params cc;	/* congestion control (--cc) */
 
 	/* Control-path lock: verbs that create or destroy objects take it; the data path never does. */
 	pthread_mutex_t lock;
@@ -255,6 +289,7 @@ struct rnic_device_conf {
 	enum rnic_mtu mtu;
 	uint32_t doorbell_ring_size;
 	struct rnic_limits lim;
+	struct rnic_cc_params cc;
 };
 
 /* Create a device on an already started port; returns 0 or a negative errno. */

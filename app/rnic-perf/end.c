@@ -187,7 +187,8 @@ to_rtr(struct perf_end *e, uint32_t q, const struct perf_test *t, uint8_t outs)
 		.qp_state = RNIC_QPS_RTR, .path_mtu = t->mtu, .dest_qp_num = p->qpn,
 		.rq_psn = perf_connection_psn(p->psn, e->connects),
 		.max_dest_rd_atomic = outs, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1, .grh.sgid_index = e->gid_index },
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .sgid_index = e->gid_index, .traffic_class = t->tclass } },
 	};
 
 	memcpy(a.ah_attr.grh.dgid.raw, p->gid, 16);
@@ -202,9 +203,11 @@ to_rts(struct perf_end *e, uint32_t q, const struct perf_test *t, uint8_t outs)
 	struct rnic_qp_attr a = {
 		.qp_state = RNIC_QPS_RTS, .sq_psn = perf_connection_psn(e->self[q].psn, e->connects),
 		.timeout = t->qp_timeout, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = outs,
+		.rate_limit = t->rate_limit_kbps,
 	};
 
 	return rnic_modify_qp(e->qp[q], &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN |
+			      (t->rate_limit_kbps != 0 ? RNIC_QP_RATE_LIMIT : 0) |
 			      (t->conn == RNIC_QPT_RC ? RNIC_QP_TIMEOUT | RNIC_QP_RETRY_CNT | RNIC_QP_RNR_RETRY |
 			       RNIC_QP_MAX_QP_RD_ATOMIC : 0));
 }
@@ -230,7 +233,8 @@ perf_end_connect_all(struct perf_end *e, const struct perf_opts *o)
 	e->connects++;
 	e->outstanding = e->completed = e->received_total = e->rq_out = 0;
 	if (o->t.conn == RNIC_QPT_UD && e->ah == NULL) {
-		struct rnic_ah_attr ah = { .is_global = 1, .port_num = 1, .grh.sgid_index = e->gid_index };
+		struct rnic_ah_attr ah = { .is_global = 1, .port_num = 1,
+					   .grh = { .sgid_index = e->gid_index, .traffic_class = o->t.tclass } };
 
 		memcpy(ah.grh.dgid.raw, e->peer[0].gid, 16);
 		e->ah = rnic_create_ah(e->pd, &ah);

@@ -46,6 +46,7 @@ struct optdef {
 };
 
 static int bad(const char *opt, const char *value, const char *why);
+static int refuse(const char *what, const char *why);
 
 static int
 parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -284,6 +285,49 @@ set_limit_msgrate(struct perf_opts *o, const char *arg)
 }
 
 static int
+set_rate_limit(struct perf_opts *o, const char *arg)
+{
+	return parse_double(arg, 0, 4e6, &o->rate_limit) == 0 ? 0 : bad("--rate_limit", arg, "a rate (--rate_units)");
+}
+
+/* perftest's units: Gbit/s (g, the default), MB/s (M), packets/s (p, not with a QP's own limit). */
+static int
+set_rate_units(struct perf_opts *o, const char *arg)
+{
+	if (strcmp(arg, "g") == 0 || strcmp(arg, "M") == 0) {
+		o->rate_units = arg[0];
+		return 0;
+	}
+	if (strcmp(arg, "p") == 0)
+		return refuse("--rate_units p", "packets/s: perftest has no pps with the QP's (HW) rate limit either");
+	return bad("--rate_units", arg, "g (Gbit/s) or M (MB/s)");
+}
+
+/* The QPs' own limit (rate_limit, paced by the engine) is perftest's HW; SW and PP are perftest's pacing of
+ * its own posts and mlx5's packet pacing. */
+static int
+set_rate_limit_type(struct perf_opts *o, const char *arg)
+{
+	(void)o;
+	if (strcmp(arg, "HW") == 0)
+		return 0;
+	if (strcmp(arg, "SW") == 0 || strcmp(arg, "PP") == 0)
+		return refuse("--rate_limit_type", "HW only: the QP's rate_limit, paced by the engine");
+	return bad("--rate_limit_type", arg, "HW");
+}
+
+static int
+set_tclass(struct perf_opts *o, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, 0, 255, &v) != 0)
+		return bad("--tclass", arg, "a traffic class, 0 .. 255 (DSCP << 2 | ECN)");
+	o->t.tclass = (uint8_t)v;
+	return 0;
+}
+
+static int
 set_output(struct perf_opts *o, const char *arg)
 {
 	if (strcmp(arg, "bandwidth") == 0)
@@ -361,6 +405,10 @@ static const struct optdef optdefs[] = {
 	FN("qp-timeout", 'u', 1, set_qp_timeout, "T", "RC ACK timeout 4.096 us x 2^T (default 14)"),
 	FLAG8("events", 'e', events, "sleep on completion events instead of polling"),
 	U32("latency_gap", 0, latency_gap_us, 0, 1000000, "US", "latency: US microseconds between exchanges"),
+	FN("rate_limit", 0, 1, set_rate_limit, "RATE", "every QP's rate_limit, paced by the engine (--rate_units)"),
+	FN("rate_units", 0, 1, set_rate_units, "g|M", "--rate_limit in Gbit/s (g, default) or MB/s (M)"),
+	FN("rate_limit_type", 0, 1, set_rate_limit_type, "HW", "the QP's rate_limit (HW, the only one)"),
+	FN("tclass", 0, 1, set_tclass, "TC", "traffic class of the QPs' GRH: DSCP << 2 | ECN (106: ECT(0))"),
 	FLAG8("verify", 0, verify, "check every byte of every message (and atomic results)"),
 	/* where */
 	FN("loopback", 0, 0, set_loopback, NULL, "two devices in this process (rnic-perf's default)"),
@@ -405,14 +453,10 @@ static const struct optdef optdefs[] = {
 	REFUSED("comm_rdma_cm", 0, 0, "EOPNOTSUPP: softrnic has no RDMA CM yet"),
 	REFUSED("tos", 'T', 1, "needs -R (RDMA CM)"),
 	REFUSED("retry_count", 0, 1, "needs -R (RDMA CM)"),
-	REFUSED("rate_limit", 0, 1, "no rate limiter"),
-	REFUSED("rate_limit_type", 0, 1, "no rate limiter"),
-	REFUSED("rate_units", 0, 1, "no rate limiter"),
-	REFUSED("burst_size", 0, 1, "no rate limiter"),
-	REFUSED("typical_pkt_size", 0, 1, "no rate limiter"),
+	REFUSED("burst_size", 0, 1, "PP (packet pacing) only: the QP's rate_limit has the engine's burst"),
+	REFUSED("typical_pkt_size", 0, 1, "PP (packet pacing) only"),
 	REFUSED("margin", 'f', 1, "no margins: the whole -D is measured"),
 	REFUSED("hop_limit", 'L', 1, "the GRH hop limit is the device's"),
-	REFUSED("tclass", 0, 1, "the GRH traffic class is the device's"),
 	REFUSED("dualport", 'O', 0, "a softrnic device has one port"),
 	REFUSED("report-per-port", 0, 0, "a softrnic device has one port"),
 	REFUSED("reversed", 0, 0, "the client is the one that sends"),
@@ -499,7 +543,7 @@ perf_usage(const char *name, void *stream)
 	}
 	fputs("  perftest options accepted with no effect: -F, --dont_xchg_versions, --use_old_post_send,\n"
 	      "      --disable_pcie_relaxed; refused with the reason: -R, -z, -T, -f, -L, -O, -r, -g, -M, -W,\n"
-	      "      --rate_limit and the rate limiter's, --use-srq, --reversed, ... (doc/perftest.md)\n", f);
+	      "      --burst_size, --use-srq, --reversed, ... (doc/perftest.md)\n", f);
 	fputs(rnic_tool_engine_opts_help, f);
 	fputs("  EAL options after \"--\" are added to the defaults (" RNIC_TOOL_EAL_DEFAULTS ");\n"
 	      "      one of the same kind replaces its default (--file-prefix replaces --no-shconf)\n"
@@ -572,7 +616,7 @@ set_defaults(struct perf_opts *o, const char *name)
 	*o = (struct perf_opts){
 		.t = { .op = OP_WRITE, .mode = MODE_BW, .conn = RNIC_QPT_RC, .mtu = RNIC_MTU_4096, .nb_qp = 1,
 		       .tx_depth = 128, .cq_mod = 100, .post_list = 1, .qp_timeout = 14 },
-		.role = ROLE_LOOPBACK, .port = PERF_DEFAULT_PORT,
+		.role = ROLE_LOOPBACK, .port = PERF_DEFAULT_PORT, .rate_units = 'g',
 	};
 	prog = name;
 	for (unsigned int i = 0; i < sizeof(perftest_names) / sizeof(perftest_names[0]); i++) {
@@ -669,6 +713,10 @@ dependent_defaults(struct perf_opts *o)
 		t->inline_size = 0;
 	if (o->report_unsorted)
 		o->report_hist = 1;
+	/* kbit/s, as verbs' rate_limit */
+	t->rate_limit_kbps = (uint32_t)(o->rate_limit * (o->rate_units == 'M' ? 1048576.0 * 8 / 1000 : 1e6) + 0.5);
+	if (o->rate_limit > 0 && t->rate_limit_kbps == 0)
+		return refuse("--rate_limit", "below 1 kbit/s");
 	return 0;
 }
 

@@ -59,6 +59,8 @@ struct perf_test {
 	uint8_t run_infinitely;		/* a result every -D seconds until SIGINT/SIGTERM */
 	uint8_t verify;
 	uint8_t events;			/* -e: sleep on completion events */
+	uint8_t tclass;			/* --tclass: the address vectors' traffic class (DSCP, ECN) */
+	uint32_t rate_limit_kbps;	/* --rate_limit: every QP's rate_limit (0: none) */
 };
 
 struct perf_opts {
@@ -77,6 +79,8 @@ struct perf_opts {
 	const char *out_json_file;	/* --out_json (+ --out_json_file) */
 	const char *hist_out;		/* --hist-out: the stages' raw histograms */
 	double limit_bw, limit_msgrate;	/* -w, -y: a result below fails the run */
+	double rate_limit;		/* --rate_limit, in --rate_units (0: none) */
+	char rate_units;		/* --rate_units: 'g' Gbit/s (default), 'M' MB/s (2^20 bytes) */
 	uint32_t wait_destroy_s;
 };
 

@@ -8,6 +8,7 @@
 #include <rte_cycles.h>
 #include <rte_ring.h>
 
+#include "rnic_dcqcn.h"
 #include "rnic_pipeline.h"
 #include "rnic_requester.h"
 #include "rnic_wqe.h"
@@ -377,6 +378,10 @@ handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 	uint8_t op;
 
 	d = rnic_frame_desc(m, &parsed);
+	if (unlikely(d->opcode == RNIC_OP_CNP)) {
+		rnic_dcqcn_cnp(p, d);
+		return;
+	}
 	qp = rnic_qp_lookup(p->dev, d->dqpn);
 	if (qp == NULL || qp->qp_type != RNIC_QPT_RC ||
 	    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS || d->payload == NULL) {
@@ -387,6 +392,11 @@ handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 		RNIC_STATS(p, COMPLETER)->rx_drops[RNIC_DROP_BAD_ADDR]++;
 		rnic_qp_priv(qp)->counters.bad_addr_responses++;
 		return;
+	}
+	if (unlikely(rnic_ecn_ce(d->traffic_class))) {
+		struct rnic_qp_priv *q = rnic_qp_priv(qp);
+
+		rnic_np_marked(p, &p->req_tx, qp, &q->cc.cnp_tsc, q->req.dmac, &q->req.dmac_known);
 	}
 	op = d->opcode & 0x1f;
 	if (op == RNIC_OP_ACKNOWLEDGE)

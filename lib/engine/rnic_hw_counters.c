@@ -31,10 +31,12 @@ static const struct rnic_hw_counter hw_counters[] = {
 	{ "rnr_nak_retry_err", { "rnr_retries_exceeded" } },
 	{ "req_remote_invalid_request", { "inv_req_naks_received" } },
 	{ "req_remote_access_errors", { "access_naks_received" } },
-	/* Congestion: softrnic handles the CNPs it receives (reaction point); it marks no congestion and so
-	 * sends no CNP as a notification point: np_cnp_sent has nothing to count. */
-	{ "rp_cnp_handled", { "cnp_received" } },
-	{ "np_cnp_sent", { NULL } },
+	/* Congestion (DCQCN, doc/congestion.md): the notification point's CE-marked packets and CNPs, the
+	 * reaction point's CNPs acted on and ignored. */
+	{ "np_ecn_marked_roce_packets", { "ecn_marked" } },
+	{ "np_cnp_sent", { "cnp_sent" } },
+	{ "rp_cnp_handled", { "cnp_handled" } },
+	{ "rp_cnp_ignored", { "cnp_ignored" } },
 	/* Port: RoCE frames dropped for a bad ICRC. */
 	{ "rx_icrc_encapsulated", { "rx_drop_bad_icrc" } },
 };

@@ -101,11 +101,12 @@ rnic_stage_parser(void *arg, unsigned int budget)
 				continue;
 			RNIC_STATS(p, PARSER)->rx_drops[why]++;
 			rte_pktmbuf_free(pkts[i]);
-		} else if (d->opcode == RNIC_OP_CNP) {
-			/* Congestion notifications are counted; rate control does not act on them yet. */
-			RNIC_STATS(p, PARSER)->cnp_received++;
-			rte_pktmbuf_free(pkts[i]);
-		} else if (rnic_opcode_info(d->opcode)->is_request) {
+			continue;
+		}
+		if (unlikely(rnic_ecn_ce(d->traffic_class)))
+			RNIC_STATS(p, PARSER)->ecn_marked++;	/* the QP's stage answers it (rnic_dcqcn.h) */
+		/* A CNP goes to the completer: the reaction point is the QP's requester side. */
+		if (rnic_opcode_info(d->opcode)->is_request && d->opcode != RNIC_OP_CNP) {
 			req_qpn[nreq] = d->dqpn;
 			req[nreq++] = pkts[i];
 		} else {

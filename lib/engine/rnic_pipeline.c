@@ -13,6 +13,7 @@
 
 #include "rnic_cq.h"
 #include "rnic_dbq.h"
+#include "rnic_dcqcn.h"
 #include "rnic_neigh.h"
 #include "rnic_pipeline.h"
 #include "rnic_requester.h"
@@ -127,6 +128,7 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	if (pipe_rings(p, ring_flags) != 0 || p->read_fifo == NULL ||
 	    rnic_sched_init(&p->sched, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
 	    rnic_timer_init(&p->timers, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
+	    rnic_timer_init(&p->pace_timers, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
 	    rtx_init(p) != 0) {
 		RNIC_LOG(ERR, "%s: cannot create the pipeline: %s", dev->name, rte_strerror(rte_errno));
 		rnic_pipeline_free(p);
@@ -147,6 +149,7 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	for (unsigned int t = 0; t < RTE_DIM(p->loss_timeout_cycles); t++)
 		p->loss_timeout_cycles[t] = (uint64_t)(4.096e-6 * (double)(1ull << t) * (double)rte_get_tsc_hz());
 	p->min_probe_cycles = rte_get_tsc_hz() / 1000000 * RNIC_MIN_PROBE_US;
+	rnic_cc_conf_init(&p->cc, dev);
 	idle_kicks = dev->tx_kick != NULL ? RNIC_TX_IDLE_KICKS : 0;
 	p->req_tx = (struct rnic_tx_buffer){
 		.stats = RNIC_STATS(p, REQUESTER), .port = dev->port_id, .queue = (uint16_t)(2 * shard),
@@ -182,6 +185,7 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 	rte_pktmbuf_free_bulk(p->resp_tx.spare, p->resp_tx.nb_spare);
 	rnic_sched_free(&p->sched);
 	rnic_timer_free(&p->timers);
+	rnic_timer_free(&p->pace_timers);
 	if (p->rtx_reclaim != NULL) {
 		uint32_t head;
 
@@ -376,7 +380,7 @@ rnic_fill_route(struct rnic_tx_buffer *tx, const struct rnic_device *dev, const 
 	d->sgid = dev->gid[av->grh.sgid_index];
 	d->dgid = av->grh.dgid;
 	d->hop_limit = RTE_MAX(av->grh.hop_limit, (uint8_t)RNIC_DEFAULT_TTL);
-	d->traffic_class = av->grh.traffic_class;	/* DSCP and ECN: the IPv4 TOS / IPv6 traffic class */
+	d->traffic_class = rnic_tclass_out(av->grh.traffic_class);	/* DSCP and ECN: IPv4 TOS / IPv6 TC */
 	d->flow_label = av->grh.flow_label;
 	/* A new ID per frame, as Linux gives a UDP datagram (DF is set: the ID only tells frames apart). */
 	d->ip_id = tx->ip_id++;

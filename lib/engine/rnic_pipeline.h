@@ -106,7 +106,13 @@ struct rnic_tx_buffer {
 	X(out_of_sequence, "requests past a PSN gap") \
 	X(qkey_violations, "UD requests with a wrong Q_Key") \
 	X(no_mbuf, "frames not built: the mbuf pool was empty") \
-	X(cnp_received, "congestion notifications") \
+	X(cnp_received, "congestion notifications (CNPs) received") \
+	X(cnp_handled, "CNPs a QP's rate control acted on (reaction point)") \
+	X(cnp_ignored, "CNPs for no QP of this device, from elsewhere, or with --cc rp_enable=0") \
+	X(ecn_marked, "RoCE frames received with CE (congestion experienced) set") \
+	X(cnp_sent, "CNPs sent for CE-marked frames (notification point)") \
+	X(rate_cuts, "rate decreases of DCQCN") \
+	X(pacer_waits, "QP visits ended by the pacer (rate_limit or DCQCN's rate)") \
 	X(bad_requests, "invalid requests and opcode sequence errors") \
 	X(access_errors, "requests refused by key, PD, rights or bounds checks") \
 	X(unexpected_responses, "responses matching nothing in flight") \
@@ -178,6 +184,27 @@ struct rnic_db_tenant {
 #define RNIC_TENANT_HORIZON_MS 20	/* a shard is shared this long after its last round of two tenants */
 #define RNIC_DBQ_SHARE 16		/* doorbells per tenant per turn of the doorbell stage */
 
+/* DCQCN's parameters (struct rnic_cc_params) in the data path's units: TSC cycles, kbit/s. */
+struct rnic_cc_conf {
+	uint8_t rp_enable;
+	uint8_t np_enable;
+	uint8_t cnp_tclass;		/* DSCP np_cnp_dscp, ECN ECT(0): what a ConnectX sends */
+	uint64_t cnp_gap;		/* np_min_time_between_cnps */
+	uint64_t time_reset;		/* rp_time_reset */
+	uint64_t alpha_period;		/* rp_dce_tcp_rtt */
+	uint64_t cut_period;		/* rp_rate_reduce_monitor_period */
+	uint32_t byte_reset;		/* bytes */
+	uint32_t threshold;
+	uint32_t ai;			/* kbit/s */
+	uint32_t hai;
+	uint32_t min_rate;
+	uint32_t line_rate;		/* rp_max_rate, or the port's link speed */
+	uint32_t gd;
+	uint32_t min_dec_fac;
+	uint32_t g;
+	uint32_t initial_alpha;
+};
+
 /*
  * A shard's pipeline, in parts by owner: what the pipeline's creation sets and every stage only reads, then
  * one part per stage's lcore, each on cache lines of its own (with the per-stage counters and latency
@@ -200,6 +227,7 @@ struct rnic_pipeline {
 	uint64_t min_probe_cycles;	/* RNIC_MIN_PROBE_US */
 	uint64_t shared_horizon;	/* RNIC_TENANT_HORIZON_MS in TSC cycles */
 	uint64_t loss_timeout_cycles[32];	/* TSC cycles of the loss timer per QP timeout attribute */
+	struct rnic_cc_conf cc;		/* congestion control (rnic_dcqcn.c) */
 	uint32_t *read_fifo;		/* the responder's READ FIFO (below), room for every QP slot twice */
 	uint32_t read_fifo_mask;
 	uint32_t rtx_size;
@@ -224,6 +252,8 @@ struct rnic_pipeline {
 		struct rnic_mr_cache req_cache;	/* the requester side's translation cache */
 		struct rnic_tx_buffer req_tx;
 		struct rnic_timer_wheel timers;	/* loss and RNR timers */
+		struct rnic_timer_wheel pace_timers;	/* QPs waiting for their pacer's tokens (rnic_pacer.c) */
+		uint8_t pacing;		/* a QP of the shard was ever paced: its wheel is looked at */
 		/* The path's round trip: from an AckReq packet's departure to the progress its ACK made, one
 		 * QP's packet at a time, smoothed (7/8 old, 1/8 new; TSC cycles, 0: no sample yet). It sets when
 		 * a QP that hears nothing sends an early probe. */

@@ -11,6 +11,7 @@
 #include <rte_ring.h>
 
 #include "rnic_cq.h"
+#include "rnic_pacer.h"
 #include "rnic_pipeline.h"
 #include "rnic_requester.h"
 #include "rnic_wqe.h"
@@ -918,7 +919,7 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	const struct rnic_send_wqe *w = packet_wqe(p, qp, e, &parsed);
 	struct rnic_pkt_desc d;
 	uint32_t pmtu;
-	int spoofed;
+	int spoofed, sent;
 
 	memset(&d, 0, sizeof(d));
 	if (!packet_route(p, qp, e, w, &d))
@@ -926,8 +927,12 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	spoofed = qp->qp_type != RNIC_QPT_UD && !peer_check(p, q);
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
 	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode))
-		return send_rd_atomic(p, qp, w, e, pmtu, spoofed, &d);
-	return send_data_packet(p, qp, w, e, pmtu, spoofed, &d);
+		sent = send_rd_atomic(p, qp, w, e, pmtu, spoofed, &d);
+	else
+		sent = send_data_packet(p, qp, w, e, pmtu, spoofed, &d);
+	if (unlikely(q->req.paced) && sent)
+		rnic_pacer_charge(p, q, rnic_pkt_frame_len(&d));
+	return sent;
 }
 
 void
@@ -1190,6 +1195,7 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 		*idle = 1;
 		return 0;
 	}
+	rnic_pacer_check_limit(p, rnic_qp_priv(qp));
 	if (r->rnr_until != 0) {
 		if (rte_get_tsc_cycles() < r->rnr_until) {
 			*idle = 1;	/* the timer scan wakes it */
@@ -1218,6 +1224,11 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 		}
 		if (!busy && !start_wqe(p, qp)) {
 			*idle = 1;	/* nothing to start, or blocked until a response frees room */
+			break;
+		}
+		/* A QP with a rate (rate_limit, DCQCN) waits for its pacer, which wakes it (rnic_pacer.h). */
+		if (unlikely(r->paced) && !rnic_pacer_admit(p, rnic_qp_priv(qp))) {
+			*idle = 1;
 			break;
 		}
 		if (!send_packet(p, qp))
@@ -1351,6 +1362,8 @@ rnic_stage_requester(void *arg, unsigned int budget)
 	unsigned int n, work = 0;
 
 	rnic_requester_timers(p);
+	if (unlikely(p->pacing))
+		rnic_pacer_timers(p);
 	rtx_reclaim(p);
 	n = rnic_edge_dequeue_burst(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST);
 	for (unsigned int i = 0; i < n; i++)

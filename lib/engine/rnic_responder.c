@@ -10,6 +10,7 @@
 
 #include "rnic_cq.h"
 #include "rnic_neigh.h"
+#include "rnic_dcqcn.h"
 #include "rnic_pipeline.h"
 #include "rnic_responder.h"
 #include "rnic_srq.h"
@@ -940,6 +941,8 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 		q->counters.bad_addr_requests++;
 		return;
 	}
+	if (unlikely(rnic_ecn_ce(d->traffic_class)))
+		rnic_np_marked(p, &p->resp_tx, qp, &q->resp.cnp_tsc, q->resp.dmac, &q->resp.dmac_known);
 	if (!rnic_opcode_allowed(d->opcode, qp->qp_type)) {
 		RNIC_STATS(p, RESPONDER)->bad_requests++;
 		return;		/* an opcode of another transport: not this QP's packet (IBA 9.6.1.5) */

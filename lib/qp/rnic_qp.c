@@ -565,7 +565,8 @@ enum { QPT_RC, QPT_UC, QPT_UD, QPT_N };
 #define M(x) RNIC_QP_ ## x
 #define RC_PATH_OPTS (M(ALT_PATH) | M(ACCESS_FLAGS) | M(PATH_MIG_STATE))
 
-/* Required and optional attributes per transition and QP type: Linux ib_modify_qp_is_ok()'s table. */
+/* Required and optional attributes per transition and QP type: Linux ib_modify_qp_is_ok()'s table, and
+ * rate_limit on every move to RTS, as mlx5 takes it for RC, UC and UD QPs (doc/congestion.md). */
 static const struct transition {
 	uint8_t valid;
 	uint32_t req[QPT_N];
@@ -606,17 +607,17 @@ static const struct transition {
 				[QPT_RC] = M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) | M(SQ_PSN) |
 					   M(MAX_QP_RD_ATOMIC) },
 			.opt = {
-				[QPT_UD] = M(CUR_STATE) | M(QKEY),
-				[QPT_UC] = M(CUR_STATE) | RC_PATH_OPTS,
-				[QPT_RC] = M(CUR_STATE) | RC_PATH_OPTS | M(MIN_RNR_TIMER) } },
+				[QPT_UD] = M(CUR_STATE) | M(RATE_LIMIT) | M(QKEY),
+				[QPT_UC] = M(CUR_STATE) | M(RATE_LIMIT) | RC_PATH_OPTS,
+				[QPT_RC] = M(CUR_STATE) | M(RATE_LIMIT) | RC_PATH_OPTS | M(MIN_RNR_TIMER) } },
 	},
 	[RNIC_QPS_RTS] = {
 		[RNIC_QPS_RESET] = { .valid = 1 },
 		[RNIC_QPS_ERR] = { .valid = 1 },
 		[RNIC_QPS_RTS] = { .valid = 1, .opt = {
-			[QPT_UD] = M(CUR_STATE) | M(QKEY),
-			[QPT_UC] = M(CUR_STATE) | RC_PATH_OPTS,
-			[QPT_RC] = M(CUR_STATE) | RC_PATH_OPTS | M(MIN_RNR_TIMER) } },
+			[QPT_UD] = M(CUR_STATE) | M(RATE_LIMIT) | M(QKEY),
+			[QPT_UC] = M(CUR_STATE) | M(RATE_LIMIT) | RC_PATH_OPTS,
+			[QPT_RC] = M(CUR_STATE) | M(RATE_LIMIT) | RC_PATH_OPTS | M(MIN_RNR_TIMER) } },
 		[RNIC_QPS_SQD] = { .valid = 1, .opt = {
 			[QPT_UD] = M(EN_SQD_ASYNC_NOTIFY),
 			[QPT_UC] = M(EN_SQD_ASYNC_NOTIFY),
@@ -626,9 +627,9 @@ static const struct transition {
 		[RNIC_QPS_RESET] = { .valid = 1 },
 		[RNIC_QPS_ERR] = { .valid = 1 },
 		[RNIC_QPS_RTS] = { .valid = 1, .opt = {
-			[QPT_UD] = M(CUR_STATE) | M(QKEY),
-			[QPT_UC] = M(CUR_STATE) | RC_PATH_OPTS,
-			[QPT_RC] = M(CUR_STATE) | RC_PATH_OPTS | M(MIN_RNR_TIMER) } },
+			[QPT_UD] = M(CUR_STATE) | M(RATE_LIMIT) | M(QKEY),
+			[QPT_UC] = M(CUR_STATE) | M(RATE_LIMIT) | RC_PATH_OPTS,
+			[QPT_RC] = M(CUR_STATE) | M(RATE_LIMIT) | RC_PATH_OPTS | M(MIN_RNR_TIMER) } },
 		[RNIC_QPS_SQD] = { .valid = 1, .opt = {
 			[QPT_UD] = M(PKEY_INDEX) | M(QKEY),
 			[QPT_UC] = M(AV) | M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(PATH_MIG_STATE),
@@ -640,8 +641,8 @@ static const struct transition {
 		[RNIC_QPS_RESET] = { .valid = 1 },
 		[RNIC_QPS_ERR] = { .valid = 1 },
 		[RNIC_QPS_RTS] = { .valid = 1, .opt = {
-			[QPT_UD] = M(CUR_STATE) | M(QKEY),
-			[QPT_UC] = M(CUR_STATE) | M(ACCESS_FLAGS) } },
+			[QPT_UD] = M(CUR_STATE) | M(RATE_LIMIT) | M(QKEY),
+			[QPT_UC] = M(CUR_STATE) | M(RATE_LIMIT) | M(ACCESS_FLAGS) } },
 	},
 	[RNIC_QPS_ERR] = {
 		[RNIC_QPS_RESET] = { .valid = 1 },
@@ -746,6 +747,9 @@ apply_attrs(struct rnic_qp_attr *cur, const struct rnic_qp_attr *a, uint32_t mas
 	COPY(PATH_MIG_STATE, path_mig_state);
 	COPY(EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify);
 #undef COPY
+	/* The requester reads it while the QP sends (its pacer, rnic_pacer.c). */
+	if (mask & M(RATE_LIMIT))
+		__atomic_store_n(&cur->rate_limit, a->rate_limit, __ATOMIC_RELAXED);
 }
 
 /* A QP entered RESET: once no engine lcore can be in the middle of it, empty its queues and give its kept
@@ -890,6 +894,7 @@ rnic_local_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_ma
 	}
 	if (cur == RNIC_QPS_RTR && next == RNIC_QPS_RTS) {
 		memset(&qp->req, 0, offsetof(struct rnic_req_ctx, infl_mask));
+		memset(&qp->cc, 0, sizeof(qp->cc));
 		qp->req.npsn = qp->attr.sq_psn;
 		qp->req.una = qp->attr.sq_psn;
 		qp->req.sent_psn = rnic_psn_prev(qp->attr.sq_psn);

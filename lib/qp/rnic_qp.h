@@ -89,6 +89,45 @@ struct rnic_inflight {
 					 * received is short of it: the hole's later responses are coming) */
 };
 
+/*
+ * A QP's pacer (lib/engine/rnic_pacer.c): a token bucket in front of the requester, on while a rate below
+ * the line rate applies to the QP (its rate_limit, or DCQCN's current rate). Rates in kbit/s, as verbs'
+ * rate_limit.
+ */
+struct rnic_pacer {
+	uint32_t rate;			/* the rate it paces at (on: struct rnic_req_ctx's paced) */
+	uint64_t bpc;			/* bytes per TSC cycle, << RNIC_PACER_SHIFT */
+	uint64_t fill_cycles;		/* cycles an empty bucket takes to fill */
+	int64_t burst;			/* what the bucket holds, in bytes << RNIC_PACER_SHIFT */
+	int64_t tokens;			/* what the QP may send now (below 0: owed), the same unit: a fraction
+					 * of a byte earned is kept, however often it is counted */
+	uint64_t refill_tsc;		/* when tokens were last counted */
+	uint64_t released;		/* bytes it let go (frames, as sent) */
+};
+
+/* A QP's DCQCN reaction point (lib/engine/rnic_dcqcn.c; SIGCOMM'15, with mlx5's parameters). */
+struct rnic_dcqcn_rp {
+	uint8_t active;			/* a CNP cut the rate and it is not back at the line rate */
+	uint8_t cnp_in_period;		/* a CNP came in the current alpha period */
+	uint16_t alpha;			/* in 1/1024 */
+	uint32_t rc;			/* current rate, kbit/s */
+	uint32_t rt;			/* target rate, kbit/s */
+	uint32_t t_stage;		/* increase timer events since the last cut */
+	uint32_t bc_stage;		/* byte counter events since the last cut */
+	uint32_t bytes;			/* bytes sent since the last byte counter event */
+	uint64_t alpha_tsc;		/* start of the current alpha period */
+	uint64_t inc_tsc;		/* the last increase timer event (or cut) */
+	uint64_t cut_tsc;		/* the last cut */
+};
+
+/* Congestion control's share of the QP context, written on the requester's lcore: its pacer, its DCQCN
+ * reaction point, and when the completer last sent a CNP for it. */
+struct rnic_qp_cc {
+	struct rnic_pacer pacer;
+	struct rnic_dcqcn_rp rp;
+	uint64_t cnp_tsc;		/* the last CNP sent for a CE-marked response (NP) */
+};
+
 /* Requester fields of the QP context (the seed's WQE scheduler, transmit control, receive control). */
 struct rnic_req_ctx {
 	uint32_t npsn;			/* PSN of the next request packet */
@@ -133,6 +172,8 @@ struct rnic_req_ctx {
 	uint32_t rtx_next;		/* going back: the next kept frame to send again */
 	uint32_t peer_gen;		/* rnic_qp_peers_gen when the destination QP was last checked (0: never) */
 	uint8_t peer_ok;		/* ... and whether it is connected to this QP */
+	uint8_t paced;			/* its pacer is on (struct rnic_qp_cc): asked before every packet */
+	uint32_t rate_limit;		/* the rate_limit attribute as the requester last saw it (0: none) */
 	/* Kept across resets (zeroing stops here): a ring as long as the SQ, up to RNIC_MAX_INFLIGHT, since
 	 * no more WQEs can be in flight than the SQ holds; so a QP of a short SQ is a small QP. */
 	uint32_t infl_mask;		/* entries - 1 (a power of two) */
@@ -210,6 +251,7 @@ struct rnic_resp_ctx {
 	uint8_t last_wqe_raised;	/* ... and the Last WQE Reached event of its error was raised */
 	uint32_t srq_index;		/* the held WQE's counter in the SRQ, and its wr_id (the CQE carries it: */
 	uint64_t srq_wr_id;		/* the SRQ's slot is free for a new post once taken) */
+	uint64_t cnp_tsc;		/* the last CNP this side sent for a CE-marked request (NP) */
 	/* Kept across resets (zeroing stops here): the responder resources, as many as max_dest_rd_atomic
 	 * rounded up to a power of two, allocated when an RC QP enters RTR or max_dest_rd_atomic changes
 	 * (SQD -> SQD); a WRITE/SEND QP needs one. */
@@ -250,6 +292,9 @@ struct rnic_qp_priv {
 		rte_spinlock_t sq;
 		rte_spinlock_t rq;
 	} post_lock __rte_cache_aligned;
+	/* Reset when the QP enters RTS; used only while the QP is paced or hears of congestion, so it is not
+	 * among the lines rnic_qp_prefetch brings ahead of every visit. */
+	struct rnic_qp_cc cc __rte_cache_aligned;
 };
 
 static inline struct rnic_qp_priv *

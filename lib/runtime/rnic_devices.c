@@ -86,6 +86,7 @@ rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device **out
 		dev->socket_id = (int)rte_socket_id();
 	dev->active_mtu = conf->mtu;
 	dev->lim = conf->lim;
+	dev->cc = conf->cc;
 	dev->doorbell_ring_size = conf->doorbell_ring_size;
 	dev->gid[0] = conf->gid;
 	dev->gid_count = 1;

@@ -108,6 +108,7 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 		conf.port_id = port_id[i];
 		conf.mtu = fit_mtu(port_id[i], args->mtu);
 		conf.lim = args->lim;
+		conf.cc = args->cc;
 		/* Room for a doorbell from every QP at once: a post never finds the ring full for lack of it. */
 		conf.doorbell_ring_size = RTE_MAX(16384u, rte_align32pow2(args->lim.max_qp + 1));
 		if (i < args->nb_ips)

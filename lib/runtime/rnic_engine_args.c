@@ -3,6 +3,7 @@
  * the device limits (rnic_engine_usage, config/softrnic.conf).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,8 @@ rnic_engine_usage(void *stream)
 		"  --fault SPEC     faults on what every port receives (doc/rnic_rt.md): drop=P,\n"
 		"                   ge_p=P,ge_r=P[,ge_bad=P,ge_good=P] (burst loss), reorder=P[,depth=K]\n"
 		"                   [,delay=US], duplicate=P, corrupt=P, down=MS[,at=MS,every=MS],\n"
-		"                   rate=MBIT[,queue=FRAMES,bucket=BYTES], only=responses|requests, seed=S\n"
+		"                   rate=MBIT[,queue=FRAMES,bucket=BYTES,kmin=F,kmax=F,pmax=P] (a queue that\n"
+		"                   marks ECN by depth), ecn=P, only=responses|requests, seed=S\n"
 		"                   (reproducible for a seed); port=N: only what device N receives\n"
 		"                   (repeatable; overrides the spec without port=)\n"
 		"  --no-latency     take no per-stage latency stamps (rnic_query_stage_latency)\n"
@@ -72,6 +74,14 @@ rnic_engine_usage(void *stream)
 		"                   microseconds (1 .. %u) per loop until work comes (default: poll)\n"
 		"  --window BYTES   bytes of SEND/WRITE frames an RC QP may have sent and not had\n"
 		"                   acknowledged (%u .. %u, default %u)\n"
+		"  --cc SPEC        congestion control (doc/congestion.md): dcqcn (the default: answer\n"
+		"                   CE marks with CNPs, cut and recover a QP's rate on CNPs) or none,\n"
+		"                   and NAME=VALUE of mlx5's DCQCN parameters: rp_enable, np_enable,\n"
+		"                   np_min_time_between_cnps, np_cnp_dscp, rp_time_reset,\n"
+		"                   rp_byte_reset, rp_threshold, rp_ai_rate, rp_hai_rate, rp_gd,\n"
+		"                   rp_min_dec_fac, rp_min_rate, rp_max_rate, rp_dce_tcp_g,\n"
+		"                   rp_dce_tcp_rtt, rp_rate_reduce_monitor_period,\n"
+		"                   rp_initial_alpha_value; comma-separated, repeatable\n"
 		"  --max-qp N  --max-cq N  --max-cqe N  --max-mr N  --max-pd N\n"
 		"  --max-qp-wr N  --max-sge N  --max-inline N   device limits\n",
 		DEFAULT_MBUFS, IDLE_LOOPS_BEFORE_SLEEP, MAX_IDLE_SLEEP_US, RNIC_MIN_WINDOW, RNIC_MAX_WINDOW,
@@ -129,8 +139,85 @@ parse_mtu(const char *text, enum rnic_mtu *mtu)
 enum {
 	OPT_PORT = 256, OPT_IP, OPT_MTU, OPT_MBUFS, OPT_STAGES, OPT_NEIGH, OPT_PCAP, OPT_PCAP_SNAPLEN, OPT_PCAP_COUNT,
 	OPT_PCAP_FILTER, OPT_FAULT, OPT_NO_LATENCY, OPT_IDLE_SLEEP, OPT_MAX_QP, OPT_MAX_CQ, OPT_MAX_CQE, OPT_MAX_MR,
-	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE, OPT_WINDOW,
+	OPT_MAX_PD, OPT_MAX_QP_WR, OPT_MAX_SGE, OPT_MAX_INLINE, OPT_WINDOW, OPT_CC,
 };
+
+/* A --cc parameter: its mlx5 name, where it goes and its range. */
+struct cc_key {
+	const char *name;
+	size_t off;
+	uint32_t min;
+	uint32_t max;
+};
+
+#define CC_U32(n, lo, hi) { #n, offsetof(struct rnic_cc_params, n), lo, hi }
+
+static const struct cc_key cc_keys[] = {
+	CC_U32(rp_enable, 0, 1),
+	CC_U32(np_enable, 0, 1),
+	CC_U32(np_cnp_dscp, 0, 63),
+	CC_U32(np_min_time_between_cnps, 0, 1000000),
+	CC_U32(rp_time_reset, 1, 1000000),
+	CC_U32(rp_byte_reset, 1, 1u << 24),
+	CC_U32(rp_threshold, 1, 1000),
+	CC_U32(rp_ai_rate, 1, 1000000),
+	CC_U32(rp_hai_rate, 1, 1000000),
+	CC_U32(rp_gd, 0, 15),
+	CC_U32(rp_min_dec_fac, 0, 100),
+	CC_U32(rp_min_rate, 1, 1000000),
+	CC_U32(rp_max_rate, 0, 1000000),
+	CC_U32(rp_dce_tcp_g, 0, 1024),
+	CC_U32(rp_dce_tcp_rtt, 1, 1000000),
+	CC_U32(rp_rate_reduce_monitor_period, 0, 1000000),
+	CC_U32(rp_initial_alpha_value, 0, 1023),
+};
+
+/* One item of --cc: dcqcn, none, or NAME=VALUE. */
+static int
+parse_cc_item(char *item, struct rnic_cc_params *cc)
+{
+	char *eq = strchr(item, '=');
+	uint32_t v;
+
+	if (strcmp(item, "dcqcn") == 0 || strcmp(item, "none") == 0) {
+		cc->rp_enable = cc->np_enable = item[0] == 'd';
+		return 0;
+	}
+	if (eq != NULL) {
+		*eq = '\0';
+		for (unsigned int i = 0; i < RTE_DIM(cc_keys); i++) {
+			const struct cc_key *k = &cc_keys[i];
+
+			char opt[64];
+
+			if (strcmp(item, k->name) != 0)
+				continue;
+			snprintf(opt, sizeof(opt), "cc %s=", k->name);
+			if (rnic_parse_u32(opt, eq + 1, k->min, k->max, &v) != 0)
+				return -EINVAL;
+			*(uint32_t *)(void *)((uint8_t *)cc + k->off) = v;
+			return 0;
+		}
+	}
+	RNIC_LOG(ERR, "--cc %s: expected dcqcn, none or NAME=VALUE of a DCQCN parameter (rnic_engine_usage)", item);
+	return -EINVAL;
+}
+
+static int
+parse_cc(const char *text, struct rnic_cc_params *cc)
+{
+	char buf[512], *save;
+
+	if (strlen(text) >= sizeof(buf)) {
+		RNIC_LOG(ERR, "--cc: longer than %zu characters", sizeof(buf) - 1);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *item = strtok_r(buf, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save))
+		if (parse_cc_item(item, cc) != 0)
+			return -EINVAL;
+	return 0;
+}
 
 /* --pcap and its options. */
 static int
@@ -258,6 +345,7 @@ static const struct option engine_longopts[] = {
 	{ "max-sge", required_argument, NULL, OPT_MAX_SGE },
 	{ "max-inline", required_argument, NULL, OPT_MAX_INLINE },
 	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "cc", required_argument, NULL, OPT_CC },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -306,6 +394,8 @@ parse_option(int opt, char *arg, struct rnic_engine_args *args)
 		break;
 	case OPT_IDLE_SLEEP:
 		return rnic_parse_u32("idle-sleep", arg, 1, MAX_IDLE_SLEEP_US, &args->idle_sleep_us);
+	case OPT_CC:
+		return parse_cc(arg, &args->cc);
 	default:
 		return parse_limit(opt, arg, &args->lim);
 	}
@@ -321,6 +411,7 @@ parse_engine_args(int argc, char **argv, struct rnic_engine_args *args)
 	args->mtu = RNIC_MTU_4096;
 	args->mbufs = DEFAULT_MBUFS;
 	args->lim = default_limits;
+	args->cc = (struct rnic_cc_params)RNIC_CC_DEFAULTS;
 
 	optind = 0;	/* 0, not 1: glibc then forgets the state EAL's own getopt left behind */
 	opterr = 0;

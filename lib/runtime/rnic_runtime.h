@@ -42,6 +42,7 @@ struct rnic_engine_args {
 	enum rnic_mtu mtu;
 	uint32_t mbufs;
 	struct rnic_limits lim;
+	struct rnic_cc_params cc;		/* --cc */
 	const char *stages;			/* NULL: "two" with two worker lcores or more, else "one" */
 	struct rnic_capture_conf capture;	/* --pcap FILE and how: every frame of every port, by default */
 	int capture_options;			/* --pcap-snaplen, --pcap-count or --pcap-filter given */

@@ -29,6 +29,28 @@
 #define RNIC_CNP_RSVD_LEN 16
 #define RNIC_DEFAULT_PKEY 0xffff
 
+/* ECN, the low two bits of the IPv4 TOS / IPv6 traffic class (RFC 3168): a switch marks CE on an ECN-capable
+ * (ECT) packet instead of dropping it; DCQCN answers CE with a CNP (doc/congestion.md). */
+#define RNIC_ECN_MASK 3
+#define RNIC_ECN_NOT_ECT 0
+#define RNIC_ECN_ECT1 1
+#define RNIC_ECN_ECT0 2
+#define RNIC_ECN_CE 3
+
+static inline int
+rnic_ecn_ce(uint8_t traffic_class)
+{
+	return (traffic_class & RNIC_ECN_MASK) == RNIC_ECN_CE;
+}
+
+/* The traffic class a sender puts on the wire for an address vector's: its DSCP and ECN bits, but CE, which
+ * only the network sets (RFC 3168 5.), leaves as ECT(0). */
+static inline uint8_t
+rnic_tclass_out(uint8_t traffic_class)
+{
+	return rnic_ecn_ce(traffic_class) ? (uint8_t)(traffic_class ^ 1) : traffic_class;
+}
+
 /* PSNs are 24-bit serial numbers that wrap (IBA 9.7.1): every PSN sum and comparison goes through these. */
 #define RNIC_PSN_MASK 0xffffffu
 
@@ -232,6 +254,24 @@ struct rnic_pkt_desc {
 	uint32_t payload_len;
 	uint32_t payload_off;		/* parser: offset of the payload from the frame start */
 };
+
+/* The transport fields of a CNP (RoCEv2 annex A17.9.3) to QP dqpn, as a ConnectX sends it: BTH opcode 0x81,
+ * BECN set, P_Key 0xffff, PSN 0, no AckReq, the 16 reserved bytes (the builder zeroes them); the traffic
+ * class given (the sender's DSCP for CNPs, ECT(0)). The addresses and ports are the caller's. */
+static inline void
+rnic_cnp_fill(struct rnic_pkt_desc *d, uint8_t traffic_class, uint32_t dqpn)
+{
+	d->traffic_class = traffic_class;
+	d->opcode = RNIC_OP_CNP;
+	d->becn = 1;
+	d->fecn = 0;
+	d->se = 0;
+	d->ack_req = 0;
+	d->pkey = RNIC_DEFAULT_PKEY;
+	d->dqpn = dqpn;
+	d->psn = 0;
+	d->payload_len = 0;
+}
 
 /* Length of the frame the builder makes for this descriptor (headers, payload, pad, ICRC). */
 uint32_t rnic_pkt_frame_len(const struct rnic_pkt_desc *d);

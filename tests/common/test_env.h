@@ -84,7 +84,7 @@ test_side_close(struct test_side *s)
 }
 
 /* How a test connects a QP: path MTU, the first PSN both ways, loss timer exponent, timeout and RNR
- * retries, READs and atomics outstanding each way (0: 16). */
+ * retries, READs and atomics outstanding each way (0: 16), the address vector's traffic class. */
 struct test_path {
 	enum rnic_mtu mtu;
 	uint32_t psn;
@@ -92,6 +92,7 @@ struct test_path {
 	uint8_t retry_cnt;
 	uint8_t rnr_retry;
 	uint8_t rd_atomic;
+	uint8_t traffic_class;
 };
 
 /*
@@ -114,7 +115,8 @@ test_connect(struct rnic_qp *qp, uint32_t peer_qpn, const union rnic_gid *peer_g
 	a = (struct rnic_qp_attr){
 		.qp_state = RNIC_QPS_RTR, .path_mtu = path->mtu, .dest_qp_num = peer_qpn, .rq_psn = path->psn,
 		.max_dest_rd_atomic = path->rd_atomic != 0 ? path->rd_atomic : 16, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = *peer_gid } },
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = *peer_gid, .traffic_class = path->traffic_class } },
 	};
 	ret = rnic_modify_qp(qp, &a, RNIC_QP_STATE |
 			     (ud ? 0 : RNIC_QP_AV | RNIC_QP_PATH_MTU | RNIC_QP_DEST_QPN | RNIC_QP_RQ_PSN) |

@@ -199,9 +199,11 @@ test_requests(void **state)
 	assert_int_equal(counter(&A, "local_ack_timeout_err"), counter(&A, "timeouts"));
 	assert_int_equal(counter(&A, "packet_seq_err"), counter(&A, "seq_naks_received"));
 	assert_int_equal(counter(&B, "out_of_sequence"), test_counter(B.ctx, "out_of_sequence"));
-	assert_int_equal(counter(&A, "rp_cnp_handled"), counter(&A, "cnp_received"));
+	assert_int_equal(counter(&A, "rp_cnp_handled"), counter(&A, "cnp_handled"));
+	assert_int_equal(counter(&A, "rp_cnp_ignored"), counter(&A, "cnp_ignored"));
+	assert_int_equal(counter(&B, "np_ecn_marked_roce_packets"), counter(&B, "ecn_marked"));
 	assert_int_equal(counter(&A, "rx_icrc_encapsulated"), counter(&A, "rx_drop_bad_icrc"));
-	assert_int_equal(counter(&B, "np_cnp_sent"), 0);
+	assert_int_equal(counter(&B, "np_cnp_sent"), 0);	/* nothing marked CE on this link */
 }
 
 /* A SEND to an empty receive queue with no RNR retry: out_of_buffer at the responder, rnr_nak_retry_err at
@@ -255,8 +257,8 @@ test_names(void **state)
 		"out_of_sequence", "duplicate_request", "out_of_buffer", "resp_local_length_error",
 		"resp_remote_access_errors", "rx_write_requests", "rx_read_requests", "rx_atomic_requests",
 		"packet_seq_err", "implied_nak_seq_err", "local_ack_timeout_err", "rnr_nak_retry_err",
-		"req_remote_invalid_request", "req_remote_access_errors", "rp_cnp_handled", "np_cnp_sent",
-		"rx_icrc_encapsulated",
+		"req_remote_invalid_request", "req_remote_access_errors", "np_ecn_marked_roce_packets", "np_cnp_sent",
+		"rp_cnp_handled", "rp_cnp_ignored", "rx_icrc_encapsulated",
 	};
 	static const char *const own[] = { "tx_packets", "rx_packets", "duplicates", "acks_sent", "timeouts",
 					   "rx_drop_bad_icrc", "no_qp" };

@@ -267,6 +267,30 @@ def c_report_both(tmp):
     assert both[0] == local[0] + remote[0] == 200, (both, local, remote)
 
 
+def c_rate_limit(tmp):
+    # 64 KB WRITEs held to 0.5 Gb/s of frames on the wire: the payload's rate just below it (headers: ~1.5 %);
+    # without the limit the loopback pair runs several Gb/s.
+    d = jrun(["--rate_limit", "0.5", "-s", "65536", "-n", "200"])[0]
+    assert 0.3 < d["bw_avg_Gbps"] < 0.55, d
+
+
+def c_rate_units(tmp):
+    d = jrun(["--rate_limit", "50", "--rate_units", "M", "-s", "65536", "-n", "100"])[0]
+    assert 30 < d["bw_avg_MBps"] < 55, d
+    refused(["--rate_limit", "1000", "--rate_units", "p"], needle="packets/s")
+
+
+def c_rate_limit_type(tmp):
+    d = jrun(["--rate_limit", "0.5", "--rate_limit_type", "HW", "-s", "65536", "-n", "100"])[0]
+    assert d["bw_avg_Gbps"] < 0.55, d
+    refused(["--rate_limit", "1", "--rate_limit_type", "SW"], needle="HW only")
+
+
+def c_tclass(tmp):
+    ok(["--tclass", "106", "-s", "4096", "-n", "100", "--verify"])
+    refused(["--tclass", "256"], needle="traffic class")
+
+
 def c_report_gbits(tmp):
     assert "BW average[Gb/sec]" in ok(["--report_gbits", "-s", "4096", "-n", "100"])
 

@@ -677,6 +677,38 @@ test_connectx_cnp_frame(void **state)
 	rnic_frames_free(&pf);
 }
 
+/* The CNP softrnic sends (rnic_cnp_fill) is the ConnectX's, byte for byte, ICRC included, given the same
+ * addresses, ports, IP ID and the traffic class of CNPs (DSCP 48, ECT(0)). */
+static void
+test_cnp_as_connectx(void **state)
+{
+	struct rnic_pkt_desc cx, d;
+	struct rnic_frames pf;
+	char err[PCAP_ERRBUF_SIZE];
+	uint8_t frame[128];
+	char path[512];
+	int len;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/connectx4lx_cnp.pcap", oracles_dir);
+	assert_int_equal(rnic_frames_read(path, &pf, err), 0);
+	assert_int_equal(rnic_pkt_parse(pf.data[0], pf.len[0], &cx, 1), RNIC_DROP_NONE);
+	memset(&d, 0, sizeof(d));
+	d.dst_mac = cx.dst_mac;
+	d.src_mac = cx.src_mac;
+	d.ip_version = cx.ip_version;
+	d.sgid = cx.sgid;
+	d.dgid = cx.dgid;
+	d.hop_limit = cx.hop_limit;
+	d.ip_id = cx.ip_id;
+	d.udp_sport = cx.udp_sport;
+	rnic_cnp_fill(&d, 48 << 2 | RNIC_ECN_ECT0, cx.dqpn);
+	len = rnic_pkt_build(&d, frame, sizeof(frame));
+	assert_int_equal(len, (int)pf.len[0]);
+	assert_memory_equal(frame, pf.data[0], (size_t)len);
+	rnic_frames_free(&pf);
+}
+
 /* ------------------------------------------------------------------------------------------------------ */
 /* mbufs                                                                                                    */
 
@@ -762,6 +794,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_aeth_syndromes),
 		cmocka_unit_test(test_golden_softroce_frames),
 		cmocka_unit_test(test_connectx_cnp_frame),
+		cmocka_unit_test(test_cnp_as_connectx),
 		cmocka_unit_test(test_mbuf_build_and_chained_parse),
 	};
 

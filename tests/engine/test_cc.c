@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Congestion control end to end on the loopback pair (doc/congestion.md): the traffic class's ECN bits on
+ * the wire, the notification point answering CE-marked requests and responses with CNPs (at most one per
+ * np_min_time_between_cnps per QP and side), the reaction point cutting the sender's rate; a QP's
+ * rate_limit held by its pacer (100 Mbit/s to 1 Gbit/s); and 4:1 incast through a congested queue
+ * (CC_SUITE=incast). The fault layer (--fault ecn=P) marks CE as a switch would; the test's arguments give
+ * it one (ecn=0) to update.
+ * Run as: test_cc <EAL args with a worker lcore> -- --fault ecn=0 [--cc ...]
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <rte_cycles.h>
+
+#include "rnic.h"
+#include "rnic_fault.h"
+#include "rnic_pacer.h"
+#include "test_env.h"
+
+#define DEPTH 16
+#define MSG_BYTES 65536
+#define BUF_BYTES (1u << 20)
+#define CNP_GAP_US 1000		/* the test's np_min_time_between_cnps (meson.build) */
+
+static int g_argc;
+static char **g_argv;
+static struct test_side a, b;	/* device 0 sends, device 1 receives */
+
+static int
+setup(void **state)
+{
+	struct rnic_device **list;
+	int access = RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE;
+
+	(void)state;
+	if (rnic_engine_init(g_argc, g_argv) < 0)
+		return -1;
+	list = rnic_get_device_list(NULL);
+	if (test_side_open(&a, list[0], BUF_BYTES, access) != 0 || test_side_open(&b, list[1], BUF_BYTES, access) != 0)
+		return -1;
+	rnic_free_device_list(list);
+	return rnic_engine_start();
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	rnic_engine_stop();
+	test_side_close(&a);
+	test_side_close(&b);
+	return rnic_engine_fini();
+}
+
+static double
+now_s(void)
+{
+	return (double)rte_get_timer_cycles() / (double)rte_get_timer_hz();
+}
+
+static void
+set_fault(struct test_side *s, const char *text)
+{
+	struct rnic_fault_spec spec;
+
+	assert_int_equal(rnic_fault_parse(text, &spec), 0);
+	assert_int_equal(rnic_fault_update(rnic_ctx_dev(s->ctx)->port_id, &spec), 0);
+}
+
+static uint64_t
+counter(struct test_side *s, const char *name)
+{
+	uint64_t v = test_counter(s->ctx, name);
+
+	assert_true(v != UINT64_MAX);	/* the device has the counter */
+	return v;
+}
+
+/* An RC QP of a connected to one of b, both with this traffic class in their address vectors (so the
+ * responses carry it too). */
+static void
+connected_pair(uint8_t tclass, struct rnic_qp **qa, struct rnic_qp **qb)
+{
+	struct rnic_qp_init_attr ia = {
+		.qp_type = RNIC_QPT_RC,
+		.cap = { .max_send_wr = DEPTH, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	const struct test_path path = { .mtu = RNIC_MTU_4096, .psn = 0, .timeout = 14, .retry_cnt = 7,
+					.traffic_class = tclass };
+
+	ia.send_cq = ia.recv_cq = a.cq;
+	*qa = rnic_create_qp(a.pd, &ia);
+	ia.send_cq = ia.recv_cq = b.cq;
+	*qb = rnic_create_qp(b.pd, &ia);
+	assert_non_null(*qa);
+	assert_non_null(*qb);
+	assert_int_equal(test_connect(*qa, (*qb)->qp_num, &b.gid, &path), 0);
+	assert_int_equal(test_connect(*qb, (*qa)->qp_num, &a.gid, &path), 0);
+}
+
+/* n WRITEs of 64 KB on qp, their wr_id's high half tag. */
+static void
+post_tagged(struct rnic_qp *qp, uint32_t tag, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct rnic_sge sge = { (uintptr_t)a.buf, MSG_BYTES, a.mr->lkey };
+		struct rnic_send_wr wr = { .wr_id = (uint64_t)tag << 32 | i, .sg_list = &sge, .num_sge = 1,
+					   .opcode = RNIC_WR_RDMA_WRITE,
+					   .send_flags = RNIC_SEND_SIGNALED,
+					   .wr.rdma = { (uintptr_t)b.buf, b.mr->rkey } };
+		struct rnic_send_wr *bad;
+
+		assert_int_equal(rnic_post_send(qp, &wr, &bad), 0);
+	}
+}
+
+static void
+post_writes(struct rnic_qp *qp, uint32_t n)
+{
+	post_tagged(qp, 0, n);
+}
+
+/* n WRITEs of 64 KB on qp, DEPTH at a time, each completing successfully; returns the seconds taken. */
+static double
+run_writes(struct rnic_qp *qp, uint32_t n)
+{
+	uint32_t posted = RTE_MIN(n, (uint32_t)DEPTH), done = 0;
+	double t0 = now_s();
+	struct rnic_wc wc[DEPTH];
+
+	post_writes(qp, posted);
+	while (done < n) {
+		int got = rnic_poll_cq(a.cq, DEPTH, wc);
+
+		for (int i = 0; i < got; i++)
+			assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+		done += (uint32_t)got;
+		if (posted < n && got > 0) {
+			uint32_t more = RTE_MIN(n - posted, (uint32_t)got);
+
+			post_writes(qp, more);
+			posted += more;
+		}
+		if (now_s() - t0 > 30)
+			fail_msg("%u of %u WRITEs done in 30 s", done, n);
+	}
+	return now_s() - t0;
+}
+
+static void
+destroy_pair(struct rnic_qp *qa, struct rnic_qp *qb)
+{
+	assert_int_equal(rnic_destroy_qp(qa), 0);
+	assert_int_equal(rnic_destroy_qp(qb), 0);
+}
+
+/* Counters before and after a run. */
+struct snapshot {
+	uint64_t marked_b, cnp_sent_b, cnp_handled_a, cuts_a, rx_b, marked_a, cnp_sent_a, cnp_handled_b;
+};
+
+static void
+snap(struct snapshot *s)
+{
+	s->marked_b = counter(&b, "ecn_marked");
+	s->cnp_sent_b = counter(&b, "cnp_sent");
+	s->cnp_handled_a = counter(&a, "cnp_handled");
+	s->cuts_a = counter(&a, "rate_cuts");
+	s->rx_b = counter(&b, "rx_packets");
+	s->marked_a = counter(&a, "ecn_marked");
+	s->cnp_sent_a = counter(&a, "cnp_sent");
+	s->cnp_handled_b = counter(&b, "cnp_handled");
+}
+
+static int
+np_on(void)
+{
+	return rnic_ctx_dev(a.ctx)->cc.np_enable;
+}
+
+/* ECT(0) requests, every one marked CE on the way to device 1: each counted there, and CNPs back to the
+ * sender, no more than one per np_min_time_between_cnps, every one acted on (a cut of its rate). With
+ * --cc none, marked frames are counted and nothing else happens. */
+static void
+test_marked_requests(void **state)
+{
+	struct rnic_qp *qa, *qb;
+	struct snapshot s0, s1;
+	double secs;
+
+	(void)state;
+	connected_pair(26 << 2 | RNIC_ECN_ECT0, &qa, &qb);
+	set_fault(&b, "ecn=1");
+	snap(&s0);
+	secs = run_writes(qa, 64);
+	set_fault(&b, "ecn=0");
+	snap(&s1);
+	print_message("%.3f s: %llu frames marked, %llu CNPs sent, %llu handled, %llu cuts\n", secs,
+		      (unsigned long long)(s1.marked_b - s0.marked_b), (unsigned long long)(s1.cnp_sent_b - s0.cnp_sent_b),
+		      (unsigned long long)(s1.cnp_handled_a - s0.cnp_handled_a), (unsigned long long)(s1.cuts_a - s0.cuts_a));
+	/* Every frame device 1 received was a request, and marked. */
+	assert_true(s1.marked_b - s0.marked_b >= 64 * (MSG_BYTES / 4096));
+	assert_int_equal(s1.marked_b - s0.marked_b, s1.rx_b - s0.rx_b);
+	assert_int_equal(counter(&b, "np_ecn_marked_roce_packets"), counter(&b, "ecn_marked"));
+	if (!np_on()) {
+		assert_int_equal(s1.cnp_sent_b, s0.cnp_sent_b);
+		destroy_pair(qa, qb);
+		return;
+	}
+	assert_true(s1.cnp_sent_b - s0.cnp_sent_b >= 1);
+	assert_true((double)(s1.cnp_sent_b - s0.cnp_sent_b) <= secs * 1e6 / CNP_GAP_US + 2);
+	assert_int_equal(counter(&b, "np_cnp_sent"), counter(&b, "cnp_sent"));
+	/* The CNPs' link is not marked nor lossy: each reaches the sender's QP and is acted on. */
+	assert_int_equal(s1.cnp_handled_a - s0.cnp_handled_a, s1.cnp_sent_b - s0.cnp_sent_b);
+	assert_int_equal(counter(&a, "rp_cnp_handled"), counter(&a, "cnp_handled"));
+	assert_true(s1.cuts_a - s0.cuts_a >= 1);
+	destroy_pair(qa, qb);
+}
+
+/* Responses (ACKs) marked on the way back: the completer's side is the notification point, the responder's
+ * QP the reaction point. */
+static void
+test_marked_responses(void **state)
+{
+	struct rnic_qp *qa, *qb;
+	struct snapshot s0, s1;
+
+	(void)state;
+	connected_pair(26 << 2 | RNIC_ECN_ECT0, &qa, &qb);
+	set_fault(&a, "ecn=1");
+	snap(&s0);
+	run_writes(qa, 32);
+	set_fault(&a, "ecn=0");
+	snap(&s1);
+	assert_true(s1.marked_a - s0.marked_a >= 1);
+	if (!np_on()) {
+		assert_int_equal(s1.cnp_sent_a, s0.cnp_sent_a);
+		destroy_pair(qa, qb);
+		return;
+	}
+	assert_true(s1.cnp_sent_a - s0.cnp_sent_a >= 1);
+	assert_int_equal(s1.cnp_handled_b - s0.cnp_handled_b, s1.cnp_sent_a - s0.cnp_sent_a);
+	destroy_pair(qa, qb);
+}
+
+/* Not ECN-capable (ECN bits 00): a switch does not mark it, nothing answers. An address vector's CE is not
+ * sent as CE (only the network sets it): no frame arrives marked. */
+static void
+test_not_ect_and_no_fake_ce(void **state)
+{
+	static const uint8_t tclass[] = { 26 << 2 | RNIC_ECN_NOT_ECT, 26 << 2 | RNIC_ECN_CE };
+
+	(void)state;
+	for (unsigned int i = 0; i < RTE_DIM(tclass); i++) {
+		struct rnic_qp *qa, *qb;
+		struct snapshot s0, s1;
+
+		connected_pair(tclass[i], &qa, &qb);
+		if (i == 0)
+			set_fault(&b, "ecn=1");
+		snap(&s0);
+		run_writes(qa, 16);
+		set_fault(&b, "ecn=0");
+		snap(&s1);
+		assert_int_equal(s1.marked_b, s0.marked_b);
+		assert_int_equal(s1.cnp_sent_b, s0.cnp_sent_b);
+		destroy_pair(qa, qb);
+	}
+}
+
+/* Keep qp's queue full for secs seconds: each completion replaced by a new WRITE. */
+static void
+keep_busy(struct rnic_qp *qp, double secs)
+{
+	struct rnic_wc wc[DEPTH];
+
+	for (double t0 = now_s(); now_s() - t0 < secs;) {
+		int got = rnic_poll_cq(a.cq, DEPTH, wc);
+
+		for (int i = 0; i < got; i++)
+			assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+		if (got > 0)
+			post_writes(qp, (uint32_t)got);
+	}
+}
+
+/* Let the n WRITEs outstanding on a's CQ complete. */
+static void
+drain(uint32_t n)
+{
+	struct rnic_wc wc[DEPTH];
+
+	for (double t0 = now_s(); n > 0;) {
+		int got = rnic_poll_cq(a.cq, (int)RTE_MIN(n, (uint32_t)DEPTH), wc);
+
+		for (int i = 0; i < got; i++)
+			assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+		n -= (uint32_t)got;
+		if (now_s() - t0 > 30)
+			fail_msg("%u WRITEs not done in 30 s", n);
+	}
+}
+
+static int
+cmp_double(const void *x, const void *y)
+{
+	double a_ = *(const double *)x, b_ = *(const double *)y;
+
+	return (a_ > b_) - (a_ < b_);
+}
+
+#define RL_WINDOWS 5
+#define RL_WINDOW_S 0.2
+
+/*
+ * A QP with rate_limit X (modify_qp RTS -> RTS) and its queue kept full of 64 KB WRITEs: what its pacer
+ * let go (frames, headers included) over windows of 0.2 s. No window more than 5 % above X and two buckets
+ * (a pacer that lets more through is broken whatever the machine does; without the pacer the QP sends at
+ * the engine's speed, several Gbit/s); the best of the 5 windows at least 0.9 X (a window in which the
+ * loaded machine took the engine's lcore away releases less, and says nothing of the pacer; a pacer that
+ * earns too little fails every window: the count that dropped fractions of a byte released 0.14 X).
+ */
+static void
+test_rate_limit(void **state)
+{
+	static const uint32_t mbps[] = { 100, 300, 1000 };
+
+	(void)state;
+	for (unsigned int i = 0; i < RTE_DIM(mbps); i++) {
+		struct rnic_qp_attr attr = { .qp_state = RNIC_QPS_RTS, .rate_limit = mbps[i] * 1000 };
+		const uint64_t *released;
+		double rate[RL_WINDOWS], x = mbps[i] * 1e6, burst_bits;
+		struct rnic_qp *qa, *qb;
+
+		connected_pair(0, &qa, &qb);
+		assert_int_equal(rnic_modify_qp(qa, &attr, RNIC_QP_STATE | RNIC_QP_RATE_LIMIT), 0);
+		released = &rnic_qp_priv(qa)->cc.pacer.released;
+		post_writes(qa, DEPTH);
+		keep_busy(qa, 0.1);
+		for (int w = 0; w < RL_WINDOWS; w++) {
+			uint64_t b0 = __atomic_load_n(released, __ATOMIC_RELAXED), c0 = rte_get_timer_cycles(), b1, c1;
+
+			keep_busy(qa, RL_WINDOW_S);
+			b1 = __atomic_load_n(released, __ATOMIC_RELAXED);
+			c1 = rte_get_timer_cycles();
+			rate[w] = (double)(b1 - b0) * 8 / ((double)(c1 - c0) / (double)rte_get_timer_hz());
+		}
+		burst_bits = (double)(rnic_qp_priv(qa)->cc.pacer.burst >> RNIC_PACER_SHIFT) * 8;
+		drain(DEPTH);
+		qsort(rate, RL_WINDOWS, sizeof(rate[0]), cmp_double);
+		print_message("rate_limit %u Mbit/s: released %.1f .. %.1f Mbit/s, median %.1f\n", mbps[i],
+			      rate[0] / 1e6, rate[RL_WINDOWS - 1] / 1e6, rate[RL_WINDOWS / 2] / 1e6);
+		assert_true(rate[RL_WINDOWS - 1] >= 0.9 * x);
+		assert_true(rate[RL_WINDOWS - 1] <= 1.05 * x + 2 * burst_bits / RL_WINDOW_S);
+		destroy_pair(qa, qb);
+	}
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Incast                                                                                                   */
+
+#define INCAST_QPS 4
+#define INCAST_WARMUP_S 0.5
+#define INCAST_S 2.0
+
+/* The bottleneck the test's arguments give device 1's port: --fault port=1,rate=R,queue=Q,kmax=K,... */
+static const struct rnic_fault_spec *
+bottleneck(struct rnic_fault_spec *spec)
+{
+	for (int i = 0; i < g_argc; i++)
+		if (strcmp(g_argv[i], "--fault") == 0 && i + 1 < g_argc && strstr(g_argv[i + 1], "rate=") != NULL &&
+		    rnic_fault_parse(g_argv[i + 1], spec) == 0)
+			return spec;
+	fail_msg("no --fault with rate= in the test's arguments");
+	return NULL;
+}
+
+/* Keep every QP's queue full for secs seconds; per QP, the WRITEs completed. */
+static void
+incast_window(struct rnic_qp *const *qps, double secs, uint64_t *done)
+{
+	struct rnic_wc wc[DEPTH];
+
+	for (double t0 = now_s(); now_s() - t0 < secs;) {
+		int got = rnic_poll_cq(a.cq, DEPTH, wc);
+
+		for (int i = 0; i < got; i++) {
+			struct rnic_qp *qp = qps[wc[i].wr_id >> 32];
+
+			if (wc[i].status != RNIC_WC_SUCCESS)
+				fail_msg("QP %u: %s", qp->qp_num, rnic_wc_status_str(wc[i].status));
+			done[wc[i].wr_id >> 32]++;
+			post_tagged(qp, wc[i].wr_id >> 32, 1);
+		}
+	}
+}
+
+/* The depth below which p of the frames found the queue (from the layer's histogram, bins of one frame). */
+static uint32_t
+depth_quantile(const uint64_t *d0, const uint64_t *d1, double p)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (int i = 0; i < RNIC_FAULT_DEPTH_BINS; i++)
+		total += d1[i] - d0[i];
+	for (uint32_t i = 0; i < RNIC_FAULT_DEPTH_BINS; i++) {
+		seen += d1[i] - d0[i];
+		if ((double)seen >= p * (double)total)
+			return i;
+	}
+	return RNIC_FAULT_DEPTH_BINS - 1;
+}
+
+/*
+ * N:1 incast (doc/congestion.md): 4 QPs of device 0 keep 64 KB WRITEs queued to 4 QPs of device 1 through
+ * the fault layer's bottleneck in front of device 1 (a rate-limited queue marking ECN by depth). After a
+ * warm-up, over the measured interval: with DCQCN, the queue's p99 depth below kmax, no frame lost, Jain's
+ * fairness of the QPs' goodputs >= 0.95, their sum >= 0.9 of the bottleneck's rate; with --cc none, the
+ * queue fills (p99 at kmax or more) and frames are lost.
+ */
+static void
+test_incast(void **state)
+{
+	struct rnic_qp *qa[INCAST_QPS], *qb[INCAST_QPS];
+	uint64_t done[INCAST_QPS] = { 0 }, warm[INCAST_QPS] = { 0 };
+	uint16_t port = rnic_ctx_dev(b.ctx)->port_id;
+	struct rnic_fault_counts f0, f1;
+	struct rnic_fault_spec spec;
+	double sum = 0, sq = 0, t0, secs, jain, goodput;
+	uint32_t p99;
+
+	(void)state;
+	bottleneck(&spec);
+	for (int i = 0; i < INCAST_QPS; i++) {
+		connected_pair(26 << 2 | RNIC_ECN_ECT0, &qa[i], &qb[i]);
+		post_tagged(qa[i], (uint32_t)i, DEPTH);
+	}
+	incast_window(qa, INCAST_WARMUP_S, warm);
+	rnic_fault_get_counts(port, &f0);
+	t0 = now_s();
+	incast_window(qa, INCAST_S, done);
+	secs = now_s() - t0;
+	rnic_fault_get_counts(port, &f1);
+	for (int i = 0; i < INCAST_QPS; i++) {
+		double bps = (double)done[i] * MSG_BYTES * 8 / secs;
+
+		sum += bps;
+		sq += bps * bps;
+	}
+	jain = sum * sum / (INCAST_QPS * sq);
+	goodput = sum / (spec.rate_mbps * 1e6);
+	p99 = depth_quantile(f0.depth, f1.depth, 0.99);
+	print_message("incast %d:1, DCQCN %s: goodput %.3f of %u Mbit/s, Jain %.3f, queue p50 %u p99 %u (kmax %u, "
+		      "queue %u), %llu frames lost, %llu marked; WRITEs per QP %llu %llu %llu %llu\n", INCAST_QPS,
+		      rnic_ctx_dev(a.ctx)->cc.rp_enable ? "on" : "off", goodput, spec.rate_mbps, jain,
+		      depth_quantile(f0.depth, f1.depth, 0.5), p99, spec.kmax, spec.queue,
+		      (unsigned long long)(f1.queue_dropped - f0.queue_dropped),
+		      (unsigned long long)(f1.ecn_marked - f0.ecn_marked), (unsigned long long)done[0],
+		      (unsigned long long)done[1], (unsigned long long)done[2], (unsigned long long)done[3]);
+	if (rnic_ctx_dev(a.ctx)->cc.rp_enable) {
+		assert_true(p99 < spec.kmax);
+		assert_int_equal(f1.queue_dropped, f0.queue_dropped);
+		assert_true(jain >= 0.95);
+		assert_true(goodput >= 0.9);
+	} else {
+		assert_true(p99 >= spec.kmax);
+		assert_true(f1.queue_dropped > f0.queue_dropped);
+	}
+	drain(INCAST_QPS * DEPTH);
+	for (int i = 0; i < INCAST_QPS; i++)
+		destroy_pair(qa[i], qb[i]);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_marked_requests),
+		cmocka_unit_test(test_marked_responses),
+		cmocka_unit_test(test_not_ect_and_no_fake_ce),
+		cmocka_unit_test(test_rate_limit),
+	};
+	const struct CMUnitTest incast[] = {
+		cmocka_unit_test(test_incast),
+	};
+	const char *suite = getenv("CC_SUITE");
+
+	g_argc = argc;
+	g_argv = argv;
+	if (suite != NULL && strcmp(suite, "incast") == 0)
+		return cmocka_run_group_tests_name("incast", incast, setup, teardown);
+	return cmocka_run_group_tests_name("cc", tests, setup, teardown);
+}
