@@ -8,13 +8,16 @@
 #   verbs                 verbs-check (guest, libibverbs) against rnic-verbs-check (the same source on
 #                         softrnic): WRITE, WRITE and SEND with immediate, READ, FETCH_ADD, CMP_SWAP, each
 #                         end acting in turn, checked on both ends
-# at path MTU 1024 and 4096 (every link at MTU 9000), and rc-pingpong and verbs again with loss on the
-# bridge (INTEROP_LOSS per mille of the RoCE frames, each way); wire-frames checks the captured frames.
+#   ib_{write,read,send}_bw  Debian's perftest on both ends (softrnic's through softrnic-run, the interposer):
+#                         exit status, size, iterations and bandwidth reported on both ends
+# at path MTU 1024 and 4096 (perftest: 4096; every link at MTU 9000), and rc-pingpong
+# and verbs again with loss on the bridge (INTEROP_LOSS per mille of the RoCE frames, each way);
+# wire-frames checks the captured frames.
 # No side is told the other's MAC (as between real hosts): each learns it by ARP, and arp checks that the
 # guest learned softrnic's; wire-habits checks TTL, IP ID and source ports per QP pair. Cases known not to
-# work yet (none today) count apart: their failure does not fail the run, their pass does (the suite must
-# then make them plain cases). A table of case x direction ends the run, then
-# 'interop: N passed, N failed, N known not to work yet'.
+# work yet (ib_send_bw with softrnic as client: known_exit) count apart: their failure does not fail the
+# run, their pass does (the suite must then make them plain cases). A table of case x direction ends the
+# run, then 'interop: N passed, N failed, N known not to work yet'.
 #   run.sh BUILD_DIR IMAGE_DIR GUEST_BIN_DIR
 # Environment:
 #   INTEROP_STATIC_NEIGH=1  each side is told the other's MAC (softrnic --neigh, the guest's "ip neigh ...
@@ -233,12 +236,15 @@ verbs_case() {	# MTU [NAME_SUFFIX]
 }
 
 # perftest's TOOL (ib_write_bw, ib_read_bw or ib_send_bw: Debian's perftest, unmodified, on both ends) with
-# its defaults but for the count: 200 messages of 64 KB at the path MTU the two ends agree on; softrnic's end
-# through the interposer (softrnic-run, GID index 0), the guest's on rxe0. Each end reports 65536 bytes,
-# 200 iterations and an average bandwidth above 0 (the WRITE and READ servers print their client's figures).
+# its defaults but for the count and the path MTU: 100 messages of 64 KB, 16 packets each (perftest 4.5
+# does not exchange the MTU: each end takes its port's active one unless told); softrnic's end through the
+# interposer (softrnic-run, GID index 0), the guest's on rxe0. Each end reports 65536 bytes, 100 iterations
+# and an average bandwidth above 0 (the WRITE and READ servers print their client's figures).
 perftest_case() {	# TOOL
-	local opts="-s 65536 -n 200 -F"
-	local figures='^[[:space:]]*65536[[:space:]]+200[[:space:]]+[0-9.]+[[:space:]]+([0-9]*[1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)[[:space:]]'
+	local size=65536 iters=100
+	local opts="-s $size -n $iters -m 4096 -F"
+	# " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then the figures
+	local figures="^[[:space:]]*$size[[:space:]]+$iters[[:space:]]+[0-9.]+[[:space:]]+([0-9]*[1-9][0-9]*\\.[0-9]+|0\\.[0-9]*[1-9][0-9]*)[[:space:]]"
 	passive_side=server show_ok=1
 	# Its client leaves an object on its device context at its end: ibv_close_device fails (EBUSY, the
 	# interposer's "Closing a context with objects left", doc/verbs.md), after the figures.
