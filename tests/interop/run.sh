@@ -77,14 +77,14 @@ done
 # frames: 16 frames of 4352 bytes (the mbuf's data room, 4096 + 256, + 32 bytes of ring header at most).
 af_packet_args=${INTEROP_AF_PACKET:-qpairs=2,blocksz=69632,framesz=4352,framecnt=512}
 
-# softrnic's EAL and engine arguments: one lcore, every stage on it (the programs progress the engine
-# whenever they wait), so qemu and the kernel's bridge keep the other core. With DIRECTION the one
-# $passive_side names (a perftest server, which waits on TCP while its peer WRITEs or READs: it does not
-# poll), the stages run on a worker lcore instead, on the same core as the program's thread (0), which
-# sleeps in the TCP exchange meanwhile (doc/verbs.md, "perftest").
-rnic_args() {	# [DIRECTION]
+# softrnic's EAL and engine arguments in DIRECTION (server or client): one lcore, every stage on it (the
+# programs progress the engine whenever they wait), so qemu and the kernel's bridge keep the other core.
+# In the direction $passive_side names (a perftest server, which waits on TCP while its peer WRITEs or
+# READs: it does not poll), the stages run on a worker lcore instead, on the same core as the program's
+# thread (0), which sleeps in the TCP exchange meanwhile (doc/verbs.md, "perftest").
+rnic_args() {	# DIRECTION
 	local lcores="-l 0" stages="--stages devices"
-	[ "${1:-}" != "$passive_side" ] || { lcores="--lcores 0@0,1@0"; stages=; }
+	[ "$1" != "$passive_side" ] || { lcores="--lcores 0@0,1@0"; stages=; }
 	echo "$lcores --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix io-$$" \
 		"--vdev=net_af_packet0,iface=$io_dev,$af_packet_args -- --port net_af_packet0 --ip $rnic_ip $stages"
 	[ "$static_neigh" = 0 ] || echo "--neigh $guest_ip,$guest_mac"
@@ -244,7 +244,7 @@ perftest_case() {	# TOOL
 	local size=65536 iters=100
 	local opts="-s $size -n $iters -m 4096 -F"
 	# " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then the figures
-	local figures="^[[:space:]]*$size[[:space:]]+$iters[[:space:]]+[0-9.]+[[:space:]]+([0-9]*[1-9][0-9]*\\.[0-9]+|0\\.[0-9]*[1-9][0-9]*)[[:space:]]"
+	local figures="^[[:space:]]*${size}[[:space:]]+${iters}[[:space:]]+[0-9.]+[[:space:]]+([0-9]*[1-9][0-9]*\\.[0-9]+|0\\.[0-9]*[1-9][0-9]*)[[:space:]]"
 	passive_side=server show_ok=1
 	# Its client leaves an object on its device context at its end: ibv_close_device fails (EBUSY, the
 	# interposer's "Closing a context with objects left", doc/verbs.md), after the figures.
