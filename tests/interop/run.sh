@@ -77,19 +77,20 @@ done
 # frames: 16 frames of 4352 bytes (the mbuf's data room, 4096 + 256, + 32 bytes of ring header at most).
 af_packet_args=${INTEROP_AF_PACKET:-qpairs=2,blocksz=69632,framesz=4352,framecnt=512}
 
-# softrnic's EAL and engine arguments in DIRECTION (server or client): one lcore, every stage on it (the
-# programs progress the engine whenever they wait), so qemu and the kernel's bridge keep the other core.
-# In the direction $passive_side names (a perftest server, which waits on TCP while its peer WRITEs or
-# READs: it does not poll), the stages run on a worker lcore instead, on the same core as the program's
-# thread (0), which sleeps in the TCP exchange meanwhile (doc/verbs.md, "perftest").
-rnic_args() {	# DIRECTION
+# softrnic's EAL and engine arguments: one lcore, every stage on it (the programs progress the engine
+# whenever they wait), so qemu and the kernel's bridge keep the other core. While $worker_stages is set
+# (perftest), the stages run on a worker lcore instead, on the same core as the program's thread (0):
+# perftest waits in its TCP exchange, polling nothing, while its server's peer WRITEs or READs and while
+# the peer's QP goes to RTR, whose ARP request for softrnic's address only a running engine answers
+# (doc/verbs.md, "perftest").
+rnic_args() {
 	local lcores="-l 0" stages="--stages devices"
-	[ "$1" != "$passive_side" ] || { lcores="--lcores 0@0,1@0"; stages=; }
+	[ -z "$worker_stages" ] || { lcores="--lcores 0@0,1@0"; stages=; }
 	echo "$lcores --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix io-$$" \
 		"--vdev=net_af_packet0,iface=$io_dev,$af_packet_args -- --port net_af_packet0 --ip $rnic_ip $stages"
 	[ "$static_neigh" = 0 ] || echo "--neigh $guest_ip,$guest_mac"
 }
-passive_side=''		# server while a perftest case runs: rnic_args
+worker_stages=''		# set while a perftest case runs: rnic_args
 show_ok=''		# while set, a passed case shows the lines of both ends' output that its checks matched
 known_exit=''		# DIRECTION|SIGN|WHY while a case's softrnic program is known to exit non-zero: run_one
 
@@ -121,10 +122,10 @@ run_one() {
 	local -a host_cmd=("$@" -p "$port")
 	[ "$dir" = server ] || host_cmd+=("$guest_ip")
 	if [ "$1" = "$softrnic_run" ]; then
-		host_cmd=(env SOFTRNIC_ARGS="$(rnic_args "$dir")" "${host_cmd[@]}")
+		host_cmd=(env SOFTRNIC_ARGS="$(rnic_args)" "${host_cmd[@]}")
 	else
 		# shellcheck disable=SC2207
-		host_cmd+=(-- $(rnic_args "$dir"))
+		host_cmd+=(-- $(rnic_args))
 	fi
 	local job		# the guest's program
 	if [ "$dir" = server ]; then
@@ -245,14 +246,14 @@ perftest_case() {	# TOOL
 	local opts="-s $size -n $iters -m 4096 -F"
 	# " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then the figures
 	local figures="^[[:space:]]*${size}[[:space:]]+${iters}[[:space:]]+[0-9.]+[[:space:]]+([0-9]*[1-9][0-9]*\\.[0-9]+|0\\.[0-9]*[1-9][0-9]*)[[:space:]]"
-	passive_side=server show_ok=1
+	worker_stages=1 show_ok=1
 	# Its client leaves an object on its device context at its end: ibv_close_device fails (EBUSY, the
 	# interposer's "Closing a context with objects left", doc/verbs.md), after the figures.
 	[ "$1" != ib_send_bw ] ||
 		known_exit="client|Failed to close device context|softrnic's ib_send_bw client: ibv_close_device EBUSY"
 	# shellcheck disable=SC2086
 	run_case "$1" "$1 -d rxe0 -x $gid_index $opts" "$figures" "$figures" "$softrnic_run" "$1" -x 0 $opts
-	passive_side='' show_ok='' known_exit=''
+	worker_stages='' show_ok='' known_exit=''
 }
 
 # The guest learned softrnic's MAC by ARP (INTEROP_STATIC_NEIGH=0): its neighbour entry for softrnic's
