@@ -338,7 +338,31 @@ struct rnic_qp_cap {
 	uint32_t max_inline_data;
 };
 
-struct rnic_srq;	/* not supported: must be NULL in rnic_qp_init_attr */
+/* A shared receive queue: receive WQEs taken by the QPs of its PD created on it (doc/qp.md, "Shared receive
+ * queues"). */
+struct rnic_srq {
+	struct rnic_context *context;
+	void *srq_context;
+	struct rnic_pd *pd;
+	uint32_t handle;
+	uint32_t events_completed;
+};
+
+struct rnic_srq_attr {
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;	/* armed: SRQ_LIMIT_REACHED once fewer WQEs than this are left (0: not armed) */
+};
+
+struct rnic_srq_init_attr {
+	void *srq_context;
+	struct rnic_srq_attr attr;
+};
+
+enum rnic_srq_attr_mask {
+	RNIC_SRQ_MAX_WR = 1 << 0,	/* resizing: not supported (EOPNOTSUPP) */
+	RNIC_SRQ_LIMIT = 1 << 1,
+};
 
 struct rnic_qp_init_attr {
 	void *qp_context;
@@ -459,6 +483,7 @@ struct rnic_async_event {
 	union {
 		struct rnic_cq *cq;
 		struct rnic_qp *qp;
+		struct rnic_srq *srq;
 		int port_num;
 	} element;
 	enum rnic_event_type event_type;
@@ -506,6 +531,14 @@ int rnic_query_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr, int attr_mask,
 int rnic_destroy_qp(struct rnic_qp *qp);
 int rnic_post_send(struct rnic_qp *qp, struct rnic_send_wr *wr, struct rnic_send_wr **bad_wr);
 int rnic_post_recv(struct rnic_qp *qp, struct rnic_recv_wr *wr, struct rnic_recv_wr **bad_wr);
+
+/* Shared receive queues. A QP created with rnic_qp_init_attr.srq takes its receive WQEs from it (its own
+ * max_recv_wr and max_recv_sge are ignored; rnic_post_recv on it fails with EINVAL). */
+struct rnic_srq *rnic_create_srq(struct rnic_pd *pd, struct rnic_srq_init_attr *srq_init_attr);
+int rnic_modify_srq(struct rnic_srq *srq, struct rnic_srq_attr *attr, int attr_mask);
+int rnic_query_srq(struct rnic_srq *srq, struct rnic_srq_attr *attr);
+int rnic_destroy_srq(struct rnic_srq *srq);
+int rnic_post_srq_recv(struct rnic_srq *srq, struct rnic_recv_wr *wr, struct rnic_recv_wr **bad_wr);
 
 /*
  * Memory for buffers to register (softrnic extension): page-aligned, zeroed, backed by a sealed memfd, so

@@ -107,6 +107,8 @@ struct rnic_device {
 	uint32_t pd_count;
 	uint32_t ah_count;
 	uint32_t next_pdn;
+	uint32_t srq_count;		/* SRQs of the device, up to lim.max_qp */
+	uint32_t next_srqn;		/* SRQ numbers (never 0: a CQE's srqn says "from an SRQ") */
 
 	struct rnic_mr_table *mr_table;
 	struct rnic_cq_table *cq_table;

@@ -40,6 +40,10 @@ struct rnic_provider_ops {
 	int (*query_qp)(struct rnic_qp *qp, struct rnic_qp_attr *attr);
 	int (*destroy_qp)(struct rnic_qp *qp);
 	int (*query_qp_counters)(struct rnic_qp *qp, struct rnic_qp_counters *counters);
+	struct rnic_srq *(*create_srq)(struct rnic_pd *pd, struct rnic_srq_init_attr *ia);
+	int (*modify_srq)(struct rnic_srq *srq, struct rnic_srq_attr *attr, int mask);
+	int (*query_srq)(struct rnic_srq *srq, struct rnic_srq_attr *attr);
+	int (*destroy_srq)(struct rnic_srq *srq);
 };
 
 /* The devices of the process: the engine's own, or rnicd's (rnic_get_device_list lists them). */
@@ -80,6 +84,10 @@ int rnic_local_modify_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr, int mask
 int rnic_local_query_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr);
 int rnic_local_destroy_qp(struct rnic_qp *qp);
 int rnic_local_query_qp_counters(struct rnic_qp *qp, struct rnic_qp_counters *counters);
+struct rnic_srq *rnic_local_create_srq(struct rnic_pd *pd, struct rnic_srq_init_attr *ia);
+int rnic_local_modify_srq(struct rnic_srq *srq, struct rnic_srq_attr *attr, int mask);
+int rnic_local_query_srq(struct rnic_srq *srq, struct rnic_srq_attr *attr);
+int rnic_local_destroy_srq(struct rnic_srq *srq);
 int rnic_local_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counters, int n);
 
 #endif /* RNIC_PROVIDER_H */

@@ -58,6 +58,12 @@ struct rnic_verbs_qp {
 	struct rnic_qp *qp;
 };
 
+/* The rnic_ SRQ's srq_context is this object: an SRQ event names the ibv_srq. */
+struct rnic_verbs_srq {
+	struct ibv_srq ibv;
+	struct rnic_srq *srq;
+};
+
 struct rnic_verbs_ah {
 	struct ibv_ah ibv;
 	struct rnic_ah *ah;
@@ -87,6 +93,12 @@ rnic_verbs_qp(struct ibv_qp *qp)
 	return RNIC_VERBS_CONTAINER(qp, struct rnic_verbs_qp, ibv);
 }
 
+static inline struct rnic_verbs_srq *
+rnic_verbs_srq(struct ibv_srq *srq)
+{
+	return RNIC_VERBS_CONTAINER(srq, struct rnic_verbs_srq, ibv);
+}
+
 /* The engine of the process, brought up on first use from SOFTRNIC_ARGS (rnic_verbs_engine.c): 0 or an errno. */
 int rnic_verbs_engine_up(void);
 
@@ -98,6 +110,7 @@ void rnic_verbs_set_unsupported_ops(struct verbs_context *vctx);
 /* verbs_context entries that rnic_verbs_device.c implements. */
 int rnic_verbs_query_port_ex(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
 			     size_t attr_len);
+struct ibv_srq *rnic_verbs_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);
 int rnic_verbs_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr, size_t attr_size);
 

@@ -43,6 +43,14 @@ RNIC_VERBS_SAME(ibv_recv_wr, rnic_recv_wr, sg_list);
 RNIC_VERBS_SAME(ibv_recv_wr, rnic_recv_wr, num_sge);
 _Static_assert(sizeof(struct ibv_recv_wr) == sizeof(struct rnic_recv_wr), "ibv_recv_wr is rnic_recv_wr");
 
+/* ibv_post_srq_recv: the same receive work request lists; ibv_create_srq / ibv_modify_srq / ibv_query_srq */
+RNIC_VERBS_SAME(ibv_srq_attr, rnic_srq_attr, max_wr);
+RNIC_VERBS_SAME(ibv_srq_attr, rnic_srq_attr, max_sge);
+RNIC_VERBS_SAME(ibv_srq_attr, rnic_srq_attr, srq_limit);
+_Static_assert(sizeof(struct ibv_srq_attr) == sizeof(struct rnic_srq_attr), "ibv_srq_attr is rnic_srq_attr");
+_Static_assert((int)IBV_SRQ_MAX_WR == (int)RNIC_SRQ_MAX_WR && (int)IBV_SRQ_LIMIT == (int)RNIC_SRQ_LIMIT,
+	       "ibv_srq_attr_mask is rnic_srq_attr_mask");
+
 /* ibv_poll_cq: the completion array */
 RNIC_VERBS_SAME(ibv_wc, rnic_wc, wr_id);
 RNIC_VERBS_SAME(ibv_wc, rnic_wc, status);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The fast paths verbs.h inlines (ibv_post_send, ibv_post_recv, ibv_poll_cq, ibv_req_notify_cq) call the
+ * The fast paths verbs.h inlines (ibv_post_send, ibv_post_recv, ibv_post_srq_recv, ibv_poll_cq,
+ * ibv_req_notify_cq) call the
  * context's ops: these entries go straight to the rnic_ data-path verbs, on the program's own work requests
  * and completion array (their layouts are the same: rnic_verbs_abi.c checks), with no copy, lock or
  * system call of their own. A UD send names an ibv_ah, which stands for an rnic_ah: those work requests
@@ -52,6 +53,12 @@ rnic_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 }
 
 static int
+rnic_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	return rnic_post_srq_recv(rnic_verbs_srq(srq)->srq, (struct rnic_recv_wr *)wr, (struct rnic_recv_wr **)bad_wr);
+}
+
+static int
 rnic_verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	return rnic_poll_cq(rnic_verbs_cq(cq)->cq, num_entries, (struct rnic_wc *)wc);
@@ -68,6 +75,7 @@ rnic_verbs_set_datapath_ops(struct ibv_context_ops *ops)
 {
 	ops->post_send = rnic_verbs_post_send;
 	ops->post_recv = rnic_verbs_post_recv;
+	ops->post_srq_recv = rnic_verbs_post_srq_recv;
 	ops->poll_cq = rnic_verbs_poll_cq;
 	ops->req_notify_cq = rnic_verbs_req_notify_cq;
 }

@@ -118,6 +118,7 @@ ibv_open_device(struct ibv_device *device)
 	rnic_verbs_set_unsupported_ops(&c->vctx);
 	c->vctx.query_port = rnic_verbs_query_port_ex;
 	c->vctx.query_device_ex = rnic_verbs_query_device_ex;
+	c->vctx.create_srq_ex = rnic_verbs_create_srq_ex;
 	return context;
 }
 
@@ -283,6 +284,10 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 	case RNIC_EVENT_PATH_MIG_ERR:
 	case RNIC_EVENT_QP_LAST_WQE_REACHED:
 		event->element.qp = &((struct rnic_verbs_qp *)e.element.qp->qp_context)->ibv;
+		break;
+	case RNIC_EVENT_SRQ_ERR:
+	case RNIC_EVENT_SRQ_LIMIT_REACHED:
+		event->element.srq = &((struct rnic_verbs_srq *)e.element.srq->srq_context)->ibv;
 		break;
 	default:
 		event->element.port_num = e.element.port_num;

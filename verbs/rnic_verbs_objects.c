@@ -202,9 +202,8 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct rnic_verbs_qp *q;
 	struct rnic_qp_init_attr ia;
 
-	if (attr->srq != NULL || (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-				  attr->qp_type != IBV_QPT_UD)) {
-		errno = EOPNOTSUPP;	/* SRQ and XRC, raw packet, driver QPs */
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC && attr->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP;	/* XRC, raw packet, driver QPs */
 		return NULL;
 	}
 	q = calloc(1, sizeof(*q));
@@ -216,6 +215,7 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		.qp_context = q,
 		.send_cq = rnic_verbs_cq(attr->send_cq)->cq,
 		.recv_cq = rnic_verbs_cq(attr->recv_cq)->cq,
+		.srq = attr->srq != NULL ? rnic_verbs_srq(attr->srq)->srq : NULL,
 		.qp_type = (enum rnic_qp_type)attr->qp_type,
 		.sq_sig_all = attr->sq_sig_all,
 	};
@@ -228,7 +228,7 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	memcpy(&attr->cap, &ia.cap, sizeof(attr->cap));	/* what the QP got, as libibverbs reports it */
 	q->ibv = (struct ibv_qp){
 		.context = pd->context, .qp_context = attr->qp_context, .pd = pd,
-		.send_cq = attr->send_cq, .recv_cq = attr->recv_cq, .handle = q->qp->handle,
+		.send_cq = attr->send_cq, .recv_cq = attr->recv_cq, .srq = attr->srq, .handle = q->qp->handle,
 		.qp_num = q->qp->qp_num, .state = IBV_QPS_RESET, .qp_type = attr->qp_type,
 	};
 	pthread_mutex_init(&q->ibv.mutex, NULL);
@@ -258,7 +258,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct 
 		return ret;
 	qp->state = attr->qp_state;
 	*init_attr = (struct ibv_qp_init_attr){
-		.qp_context = qp->qp_context, .send_cq = qp->send_cq, .recv_cq = qp->recv_cq,
+		.qp_context = qp->qp_context, .send_cq = qp->send_cq, .recv_cq = qp->recv_cq, .srq = qp->srq,
 		.qp_type = qp->qp_type, .sq_sig_all = ia.sq_sig_all,
 	};
 	memcpy(&init_attr->cap, &ia.cap, sizeof(init_attr->cap));

@@ -33,7 +33,6 @@ RNIC_VERBS_NO_PTR(void, no_compat, void)
 RNIC_VERBS_NO_PTR(struct ibv_mw, no_alloc_mw, struct ibv_pd *pd, enum ibv_mw_type type)
 RNIC_VERBS_NO_INT(no_bind_mw, struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 RNIC_VERBS_NO_INT(no_dealloc_mw, struct ibv_mw *mw)
-RNIC_VERBS_NO_INT(no_post_srq_recv, struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 
 /* struct verbs_context */
 RNIC_VERBS_NO_INT(no_advise_mr, struct ibv_pd *pd, enum ibv_advise_mr_advice a, uint32_t f, struct ibv_sge *s,
@@ -72,7 +71,6 @@ RNIC_VERBS_NO_PTR(struct ibv_flow, no_create_flow, struct ibv_qp *qp, struct ibv
 RNIC_VERBS_NO_PTR(struct ibv_qp, no_open_qp, struct ibv_context *c, struct ibv_qp_open_attr *a)
 RNIC_VERBS_NO_PTR(struct ibv_qp, no_create_qp_ex, struct ibv_context *c, struct ibv_qp_init_attr_ex *a)
 RNIC_VERBS_NO_INT(no_get_srq_num, struct ibv_srq *srq, uint32_t *n)
-RNIC_VERBS_NO_PTR(struct ibv_srq, no_create_srq_ex, struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
 RNIC_VERBS_NO_PTR(struct ibv_xrcd, no_open_xrcd, struct ibv_context *c, struct ibv_xrcd_init_attr *a)
 RNIC_VERBS_NO_INT(no_close_xrcd, struct ibv_xrcd *x)
 
@@ -102,7 +100,6 @@ rnic_verbs_set_unsupported_context_ops(struct ibv_context_ops *ops)
 	ops->_compat_modify_srq = no_compat;
 	ops->_compat_query_srq = no_compat;
 	ops->_compat_destroy_srq = no_compat;
-	ops->post_srq_recv = no_post_srq_recv;
 	ops->_compat_create_qp = no_compat;
 	ops->_compat_query_qp = no_compat;
 	ops->_compat_modify_qp = no_compat;
@@ -150,7 +147,6 @@ rnic_verbs_set_unsupported_ops(struct verbs_context *vctx)
 	vctx->open_qp = no_open_qp;
 	vctx->create_qp_ex = no_create_qp_ex;
 	vctx->get_srq_num = no_get_srq_num;
-	vctx->create_srq_ex = no_create_srq_ex;
 	vctx->open_xrcd = no_open_xrcd;
 	vctx->close_xrcd = no_close_xrcd;
 }
@@ -174,10 +170,6 @@ rnic_verbs_set_unsupported_ops(struct verbs_context *vctx)
 	{                                                                                                  \
 	}
 
-RNIC_VERBS_NO_EXPORT_PTR(struct ibv_srq, ibv_create_srq, struct ibv_pd *pd, struct ibv_srq_init_attr *a)
-RNIC_VERBS_NO_EXPORT_INT(ibv_modify_srq, struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
-RNIC_VERBS_NO_EXPORT_INT(ibv_query_srq, struct ibv_srq *srq, struct ibv_srq_attr *a)
-RNIC_VERBS_NO_EXPORT_INT(ibv_destroy_srq, struct ibv_srq *srq)
 RNIC_VERBS_NO_EXPORT_INT(ibv_resize_cq, struct ibv_cq *cq, int cqe)
 RNIC_VERBS_NO_EXPORT_INT(ibv_attach_mcast, struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 RNIC_VERBS_NO_EXPORT_INT(ibv_detach_mcast, struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)

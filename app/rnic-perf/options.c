@@ -419,7 +419,8 @@ static const struct optdef optdefs[] = {
 	REFUSED("rx-depth", 'r', 1, "the receive queue holds as many receives as -t"),
 	REFUSED("recv_post_list", 0, 1, "receives are posted one at a time"),
 	REFUSED("inline_recv", 0, 1, "no inline receive"),
-	REFUSED("use-srq", 0, 0, "softrnic has no SRQ (rnic_create_qp refuses one: ENOTSUP)"),
+	REFUSED("use-srq", 0, 0, "rnic-perf has no SRQ mode (softrnic has SRQs: perftest's ib_send_bw --use-srq runs "
+		"through softrnic-run, doc/verbs.md)"),
 	REFUSED("mcg", 'g', 0, "no multicast"),
 	REFUSED("MGID", 'M', 1, "no multicast"),
 	REFUSED("report-counters", 'W', 1, "the device's counters are in DPDK telemetry (/rnic/stats)"),

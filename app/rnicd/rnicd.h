@@ -29,16 +29,17 @@ struct rnicd_quota {
 	uint32_t dbq_size;		/* doorbells a client's queue holds */
 };
 
-enum rnicd_obj_kind { OBJ_FREE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_KINDS };
+enum rnicd_obj_kind { OBJ_FREE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_SRQ, OBJ_KINDS };
 
-/* What a tenant's quotas count; an object kind counts as the resource of the same number. */
+/* What a tenant's quotas count; an object kind counts as the resource of the same number, but an SRQ, which
+ * counts as a QP (a receive queue: rnicd_obj_res). */
 enum rnicd_res {
 	RNICD_RES_CONN = OBJ_FREE,	/* connections */
 	RNICD_RES_PD = OBJ_PD,
 	RNICD_RES_MR = OBJ_MR,
 	RNICD_RES_CQ = OBJ_CQ,
 	RNICD_RES_QP = OBJ_QP,
-	RNICD_RES_CTX = OBJ_KINDS,	/* connections that opened a device */
+	RNICD_RES_CTX = OBJ_QP + 1,	/* connections that opened a device */
 	RNICD_RES_MEM,			/* bytes shared: host-interface blocks and registered buffers */
 	RNICD_RES_KINDS
 };
@@ -104,7 +105,7 @@ int rnicd_parse_number(const char *name, const char *text, uint64_t min, uint64_
 
 struct rnicd_obj {
 	uint8_t kind;
-	void *ptr;			/* struct rnic_pd / rnic_mr / rnic_cq / rnic_qp */
+	void *ptr;			/* struct rnic_pd / rnic_mr / rnic_cq / rnic_qp / rnic_srq */
 	void *map;			/* MR: the daemon's mapping of the client's buffer */
 	size_t map_len;
 };

@@ -125,6 +125,7 @@ live_counter(enum rnicd_obj_kind kind)
 	case OBJ_PD: return &rnicd.stats.pds_live;
 	case OBJ_MR: return &rnicd.stats.mrs_live;
 	case OBJ_CQ: return &rnicd.stats.cqs_live;
+	case OBJ_SRQ: return &rnicd.stats.srqs_live;
 	default: return &rnicd.stats.qps_live;
 	}
 }
@@ -136,6 +137,7 @@ freed_counter(enum rnicd_obj_kind kind)
 	case OBJ_PD: return &rnicd.stats.pds_freed;
 	case OBJ_MR: return &rnicd.stats.mrs_freed;
 	case OBJ_CQ: return &rnicd.stats.cqs_freed;
+	case OBJ_SRQ: return &rnicd.stats.srqs_freed;
 	default: return &rnicd.stats.qps_freed;
 	}
 }
@@ -147,8 +149,15 @@ quota_of(enum rnicd_obj_kind kind)
 	case OBJ_PD: return rnicd.quota.max_pd;
 	case OBJ_MR: return rnicd.quota.max_mr;
 	case OBJ_CQ: return rnicd.quota.max_cq;
-	default: return rnicd.quota.max_qp;
+	default: return rnicd.quota.max_qp;	/* QPs, and as many SRQs */
 	}
+}
+
+/* The tenant's resource an object kind is charged as: an SRQ as a QP. */
+static enum rnicd_res
+obj_res(enum rnicd_obj_kind kind)
+{
+	return kind == OBJ_SRQ ? RNICD_RES_QP : (enum rnicd_res)kind;
 }
 
 /* Room for one more object of a kind: under the connection's limit, and counted against its tenant's quota.
@@ -158,13 +167,13 @@ reserve(struct rnicd_session *s, enum rnicd_obj_kind kind)
 {
 	if (s->count[kind] >= quota_of(kind))
 		return EDQUOT;
-	return rnicd_tenant_charge(s->tenant, (enum rnicd_res)kind, 1, s->pid);
+	return rnicd_tenant_charge(s->tenant, obj_res(kind), 1, s->pid);
 }
 
 static void
 unreserve(struct rnicd_session *s, enum rnicd_obj_kind kind)
 {
-	rnicd_tenant_release(s->tenant, (enum rnicd_res)kind, 1);
+	rnicd_tenant_release(s->tenant, obj_res(kind), 1);
 }
 
 /* Record an object reserve() made room for; returns its handle (0 when the table is full). */
@@ -414,6 +423,9 @@ destroy_obj(struct rnicd_session *s, struct rnicd_obj *o)
 	case OBJ_CQ:
 		ret = rnic_destroy_cq(o->ptr);
 		break;
+	case OBJ_SRQ:
+		ret = rnic_destroy_srq(o->ptr);		/* EBUSY while a QP uses it */
+		break;
 	default:
 		ret = rnic_destroy_qp(o->ptr);
 		break;
@@ -478,6 +490,7 @@ do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 	const struct rnicd_obj *pd = obj_get(s, req->u.create_qp.pd, OBJ_PD);
 	const struct rnicd_obj *scq = obj_get(s, req->u.create_qp.send_cq, OBJ_CQ);
 	const struct rnicd_obj *rcq = obj_get(s, req->u.create_qp.recv_cq, OBJ_CQ);
+	const struct rnicd_obj *srq = req->u.create_qp.srq != 0 ? obj_get(s, req->u.create_qp.srq, OBJ_SRQ) : NULL;
 	struct rnic_qp_init_attr ia = {
 		.qp_type = (enum rnic_qp_type)req->u.create_qp.qp_type,
 		.sq_sig_all = req->u.create_qp.sq_sig_all,
@@ -487,13 +500,14 @@ do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 	struct rnic_qp *qp;
 	int ret;
 
-	if (pd == NULL || scq == NULL || rcq == NULL)
+	if (pd == NULL || scq == NULL || rcq == NULL || (req->u.create_qp.srq != 0 && srq == NULL))
 		return ENOENT;
 	ret = reserve(s, OBJ_QP);
 	if (ret != 0)
 		return ret;
 	ia.send_cq = scq->ptr;
 	ia.recv_cq = rcq->ptr;
+	ia.srq = srq != NULL ? srq->ptr : NULL;
 	s->over_quota = 0;
 	qp = rnic_create_qp(pd->ptr, &ia);
 	if (qp == NULL) {
@@ -553,6 +567,59 @@ do_qp_counters(struct rnicd_session *s, const struct rnicd_req *req, struct rnic
 	return o == NULL ? ENOENT : rnic_query_qp_counters(o->ptr, &rep->u.qp_counters);
 }
 
+/* An SRQ whose host-interface block is in the client's shared region: the engine reads its WQEs and head as
+ * hostile input (doc/qp.md, "Shared receive queues"). */
+static int
+do_create_srq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out)
+{
+	const struct rnicd_obj *pd = obj_get(s, req->u.create_srq.pd, OBJ_PD);
+	struct rnic_srq_init_attr ia = { .attr = req->u.create_srq.attr };
+	struct rnic_daemon_srq_hif hif;
+	struct rnic_srq *srq;
+	int ret;
+
+	if (pd == NULL)
+		return ENOENT;
+	ret = reserve(s, OBJ_SRQ);
+	if (ret != 0)
+		return ret;
+	s->over_quota = 0;
+	srq = rnic_create_srq(pd->ptr, &ia);
+	if (srq == NULL) {
+		ret = s->over_quota ? EDQUOT : errno;
+		unreserve(s, OBJ_SRQ);
+		return ret;
+	}
+	rnic_daemon_srq_hif(srq, &hif);
+	rep->u.create_srq.handle = obj_add(s, OBJ_SRQ, srq, NULL, 0);
+	if (rep->u.create_srq.handle == 0) {
+		rnic_destroy_srq(srq);
+		unreserve(s, OBJ_SRQ);
+		return ENOMEM;
+	}
+	rep->u.create_srq.srqn = hif.srqn;
+	rep->u.create_srq.cnt = hif.cnt;
+	rep->u.create_srq.stride = hif.stride;
+	return share_block(s, hif.block, fd_out, &rep->u.create_srq.bytes);
+}
+
+static int
+do_modify_srq(struct rnicd_session *s, const struct rnicd_req *req)
+{
+	const struct rnicd_obj *o = obj_get(s, req->u.modify_srq.handle, OBJ_SRQ);
+	struct rnic_srq_attr attr = req->u.modify_srq.attr;
+
+	return o == NULL ? ENOENT : rnic_modify_srq(o->ptr, &attr, req->u.modify_srq.mask);
+}
+
+static int
+do_query_srq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep)
+{
+	const struct rnicd_obj *o = obj_get(s, req->u.obj.handle, OBJ_SRQ);
+
+	return o == NULL ? ENOENT : rnic_query_srq(o->ptr, &rep->u.query_srq);
+}
+
 static int
 do_device_counters(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep)
 {
@@ -608,6 +675,14 @@ dispatch(struct rnicd_session *s, const struct rnicd_req *req, int fd_in, struct
 		return do_destroy(s, req, OBJ_QP);
 	case RNICD_QUERY_QP_COUNTERS:
 		return do_qp_counters(s, req, rep);
+	case RNICD_CREATE_SRQ:
+		return do_create_srq(s, req, rep, fd_out);
+	case RNICD_MODIFY_SRQ:
+		return do_modify_srq(s, req);
+	case RNICD_QUERY_SRQ:
+		return do_query_srq(s, req, rep);
+	case RNICD_DESTROY_SRQ:
+		return do_destroy(s, req, OBJ_SRQ);
 	default:
 		return do_device_counters(s, req, rep);
 	}
@@ -677,7 +752,7 @@ rnicd_session_new(int sock)
 		free(s);
 		return NULL;
 	}
-	s->nb_obj = RTE_MIN(rnicd.quota.max_pd + rnicd.quota.max_cq + rnicd.quota.max_qp + rnicd.quota.max_mr,
+	s->nb_obj = RTE_MIN(rnicd.quota.max_pd + rnicd.quota.max_cq + 2 * rnicd.quota.max_qp + rnicd.quota.max_mr,
 			    MAX_OBJ);
 	s->obj = calloc(s->nb_obj, sizeof(*s->obj));
 	if (s->obj == NULL) {
@@ -718,7 +793,8 @@ destroy_all(struct rnicd_session *s, enum rnicd_obj_kind kind)
 			continue;
 		if (destroy_obj(s, &s->obj[i]) != 0) {
 			RNICD_LOG(ERR, "client %u: cannot free a %s", s->id,
-				  kind == OBJ_QP ? "QP" : kind == OBJ_CQ ? "CQ" : kind == OBJ_MR ? "MR" : "PD");
+				  kind == OBJ_QP ? "QP" : kind == OBJ_SRQ ? "SRQ" : kind == OBJ_CQ ? "CQ" :
+				  kind == OBJ_MR ? "MR" : "PD");
 			continue;
 		}
 		(*freed_counter(kind))++;
@@ -729,7 +805,8 @@ void
 rnicd_session_end(struct rnicd_session *s)
 {
 	struct rnicd_session **pp;
-	uint32_t live = s->count[OBJ_QP] + s->count[OBJ_CQ] + s->count[OBJ_MR] + s->count[OBJ_PD], left_out;
+	uint32_t live = s->count[OBJ_QP] + s->count[OBJ_SRQ] + s->count[OBJ_CQ] + s->count[OBJ_MR] + s->count[OBJ_PD];
+	uint32_t left_out;
 	char note[64];
 
 	pthread_mutex_lock(&rnicd.lock);
@@ -737,9 +814,9 @@ rnicd_session_end(struct rnicd_session *s)
 	if (rnicd_tenant_log_ok(s->tenant, &left_out)) {
 		left_out_note(left_out, note, sizeof(note));
 		if (live != 0)
-			RNICD_LOG(WARNING, "client %u (pid %d, tenant %s) went with %u QPs, %u CQs, %u MRs, %u PDs: "
-				  "freeing them%s", s->id, (int)s->pid, s->tenant->name, s->count[OBJ_QP],
-				  s->count[OBJ_CQ], s->count[OBJ_MR], s->count[OBJ_PD], note);
+			RNICD_LOG(WARNING, "client %u (pid %d, tenant %s) went with %u QPs, %u SRQs, %u CQs, %u MRs, "
+				  "%u PDs: freeing them%s", s->id, (int)s->pid, s->tenant->name, s->count[OBJ_QP],
+				  s->count[OBJ_SRQ], s->count[OBJ_CQ], s->count[OBJ_MR], s->count[OBJ_PD], note);
 		else
 			RNICD_LOG(INFO, "client %u (pid %d, tenant %s) disconnected%s", s->id, (int)s->pid,
 				  s->tenant->name, note);
@@ -753,6 +830,7 @@ rnicd_session_end(struct rnicd_session *s)
 			rnic_modify_qp(s->obj[i].ptr, &attr, RNIC_QP_STATE);
 	}
 	destroy_all(s, OBJ_QP);
+	destroy_all(s, OBJ_SRQ);
 	destroy_all(s, OBJ_MR);
 	destroy_all(s, OBJ_CQ);
 	destroy_all(s, OBJ_PD);

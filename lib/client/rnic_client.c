@@ -22,6 +22,7 @@
 #include "rnic_dbq.h"
 #include "rnic_mr.h"
 #include "rnic_qp.h"
+#include "rnic_srq.h"
 
 struct rnic_client {
 	int sock;
@@ -627,7 +628,7 @@ client_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	int fd = -1, ret;
 
 	if (ia->send_cq == NULL || ia->recv_cq == NULL || ia->send_cq->context != ctx ||
-	    ia->recv_cq->context != ctx) {
+	    ia->recv_cq->context != ctx || (ia->srq != NULL && ia->srq->context != ctx)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -637,10 +638,7 @@ client_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	req.u.create_qp.qp_type = ia->qp_type;
 	req.u.create_qp.sq_sig_all = ia->sq_sig_all;
 	req.u.create_qp.cap = ia->cap;
-	if (ia->srq != NULL) {
-		errno = ENOTSUP;
-		return NULL;
-	}
+	req.u.create_qp.srq = ia->srq != NULL ? ia->srq->handle : 0;
 	ret = call(ctx, &req, RNICD_CREATE_QP, -1, &rep, &fd);
 	if (ret == 0) {
 		rnic_qp_hif_layout(rep.u.create_qp.sq_cnt, rep.u.create_qp.sq_stride, rep.u.create_qp.rq_cnt,
@@ -682,6 +680,7 @@ client_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	qp->pub.pd = pd;
 	qp->pub.send_cq = ia->send_cq;
 	qp->pub.recv_cq = ia->recv_cq;
+	qp->pub.srq = ia->srq;
 	qp->pub.handle = rep.u.create_qp.handle;
 	qp->pub.qp_num = rep.u.create_qp.qpn;
 	qp->pub.state = RNIC_QPS_RESET;
@@ -742,6 +741,93 @@ client_query_qp_counters(struct rnic_qp *qp, struct rnic_qp_counters *counters)
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
+/* SRQs                                                                                                     */
+
+/* The daemon's SRQ, bound to this process's mapping of its block: rnic_post_srq_recv writes it unchanged. */
+static struct rnic_srq *
+client_create_srq(struct rnic_pd *pd, struct rnic_srq_init_attr *ia)
+{
+	struct rnic_context *ctx = pd->context;
+	struct rnicd_req req = { .u.create_srq = { .pd = pd->handle, .attr = ia->attr } };
+	struct rnicd_rep rep;
+	struct rnic_srq_hif_layout l;
+	struct rnic_srq_priv *srq = NULL;
+	void *block = NULL;
+	int fd = -1, ret = call(ctx, &req, RNICD_CREATE_SRQ, -1, &rep, &fd);
+
+	if (ret == 0) {
+		rnic_srq_hif_layout(rep.u.create_srq.cnt, rep.u.create_srq.stride, &l);
+		if (!pow2(rep.u.create_srq.cnt) || !pow2(rep.u.create_srq.stride) || rep.u.create_srq.stride < 64 ||
+		    l.size != rep.u.create_srq.bytes)
+			ret = EPROTO;
+	}
+	if (ret == 0) {
+		block = map_shared(fd, l.size);
+		fd = -1;
+		srq = block != NULL ? zalloc_aligned(sizeof(*srq)) : NULL;
+		if (srq == NULL) {
+			ret = ENOMEM;
+			if (block != NULL)
+				munmap(block, l.size);
+			call_obj(ctx, RNICD_DESTROY_SRQ, rep.u.create_srq.handle, &rep);
+		}
+	}
+	if (ret != 0) {
+		if (fd >= 0)
+			close(fd);
+		errno = ret;
+		return NULL;
+	}
+	rnic_srq_bind(srq, block, rep.u.create_srq.cnt, rep.u.create_srq.stride);
+	rte_spinlock_init(&srq->post_lock);
+	srq->srqn = rep.u.create_srq.srqn;
+	srq->pub.context = ctx;
+	srq->pub.srq_context = ia->srq_context;
+	srq->pub.pd = pd;
+	srq->pub.handle = rep.u.create_srq.handle;
+	ia->attr.max_wr = srq->max_wr;
+	ia->attr.max_sge = srq->max_sge;
+	ia->attr.srq_limit = 0;
+	return &srq->pub;
+}
+
+static int
+client_modify_srq(struct rnic_srq *srq, struct rnic_srq_attr *attr, int mask)
+{
+	struct rnicd_req req = { .u.modify_srq = { .handle = srq->handle, .mask = mask, .attr = *attr } };
+	struct rnicd_rep rep;
+
+	return call(srq->context, &req, RNICD_MODIFY_SRQ, -1, &rep, NULL);
+}
+
+static int
+client_query_srq(struct rnic_srq *srq, struct rnic_srq_attr *attr)
+{
+	struct rnicd_rep rep;
+	int ret = call_obj(srq->context, RNICD_QUERY_SRQ, srq->handle, &rep);
+
+	if (ret == 0)
+		*attr = rep.u.query_srq;
+	return ret;
+}
+
+static int
+client_destroy_srq(struct rnic_srq *pub)
+{
+	struct rnic_srq_priv *srq = rnic_srq_priv(pub);
+	struct rnic_srq_hif_layout l;
+	struct rnicd_rep rep;
+	int ret = destroyed(call_obj(pub->context, RNICD_DESTROY_SRQ, pub->handle, &rep));
+
+	if (ret != 0)
+		return ret;	/* EBUSY: a QP of this client still uses it */
+	rnic_srq_hif_layout(srq->wq.wqe_cnt, srq->wq.stride, &l);
+	munmap(srq->hif, l.size);
+	free(srq);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
 /* The provider                                                                                             */
 
 /* Neither async events nor completion events are forwarded to clients yet (doc/rnicd.md). */
@@ -781,4 +867,8 @@ static const struct rnic_provider_ops client_ops = {
 	.query_qp = client_query_qp,
 	.destroy_qp = client_destroy_qp,
 	.query_qp_counters = client_query_qp_counters,
+	.create_srq = client_create_srq,
+	.modify_srq = client_modify_srq,
+	.query_srq = client_query_srq,
+	.destroy_srq = client_destroy_srq,
 };

@@ -8,6 +8,7 @@
 #include "rnic_daemon.h"
 #include "rnic_mr.h"
 #include "rnic_qp.h"
+#include "rnic_srq.h"
 
 void
 rnic_daemon_device_info(const struct rnic_device *dev, struct rnicd_dev_info *info)
@@ -72,6 +73,17 @@ rnic_daemon_qp_hif(struct rnic_qp *pub, struct rnic_daemon_qp_hif *out)
 	out->rq_cnt = qp->rq.wqe_cnt;
 	out->rq_stride = qp->rq.stride;
 	out->block = qp->hif;
+}
+
+void
+rnic_daemon_srq_hif(struct rnic_srq *pub, struct rnic_daemon_srq_hif *out)
+{
+	const struct rnic_srq_priv *srq = rnic_srq_priv(pub);
+
+	out->srqn = srq->srqn;
+	out->cnt = srq->wq.wqe_cnt;
+	out->stride = srq->wq.stride;
+	out->block = srq->hif;
 }
 
 int

@@ -49,6 +49,15 @@ struct rnic_daemon_qp_hif {
 };
 void rnic_daemon_qp_hif(struct rnic_qp *qp, struct rnic_daemon_qp_hif *out);
 
+/* What a client maps of an SRQ: its number, its queue's geometry and the host-interface block
+ * (rnic_srq_hif_layout). */
+struct rnic_daemon_srq_hif {
+	uint32_t srqn;
+	uint32_t cnt, stride;
+	const void *block;
+};
+void rnic_daemon_srq_hif(struct rnic_srq *srq, struct rnic_daemon_srq_hif *out);
+
 /* A tenant's counters on the engine's device index (rnic_get_device_list's order); -ENODEV past the last. */
 int rnic_daemon_tenant_stats(int index, uint32_t tenant, struct rnic_tenant_stats *out);
 

@@ -35,6 +35,10 @@ enum rnicd_cmd {
 	RNICD_QUERY_QP_COUNTERS,
 	RNICD_QUERY_DEVICE_COUNTERS,
 	RNICD_STATS,		/* the daemon's counters (rnicd_stats) */
+	RNICD_CREATE_SRQ,	/* reply + the memfd of the SRQ's host-interface block */
+	RNICD_MODIFY_SRQ,
+	RNICD_QUERY_SRQ,
+	RNICD_DESTROY_SRQ,
 	RNICD_CMD_END,
 };
 
@@ -60,6 +64,7 @@ struct rnicd_stats {
 					 * devices and one per device it opens */
 	uint64_t quota_refusals;	/* connections, contexts, objects and memory refused by a tenant's quota */
 	uint64_t tenants;		/* tenants with connections now */
+	uint64_t srqs_live, srqs_freed;
 };
 
 struct rnicd_req {
@@ -67,7 +72,8 @@ struct rnicd_req {
 	uint32_t version;
 	union {
 		struct { uint32_t index; } open;
-		struct { uint32_t handle; } obj;	/* DEALLOC_PD, DEREG_MR, DESTROY_*, QUERY_QP(_COUNTERS) */
+		struct { uint32_t handle; } obj;	/* DEALLOC_PD, DEREG_MR, DESTROY_*, QUERY_QP(_COUNTERS),
+							 * QUERY_SRQ */
 		struct {
 			uint32_t pd;
 			int32_t access;
@@ -78,6 +84,7 @@ struct rnicd_req {
 		struct { int32_t cqe; } create_cq;
 		struct {
 			uint32_t pd, send_cq, recv_cq;
+			uint32_t srq;		/* 0: none */
 			int32_t qp_type;
 			int32_t sq_sig_all;
 			struct rnic_qp_cap cap;
@@ -88,6 +95,15 @@ struct rnicd_req {
 			struct rnic_qp_attr attr;
 		} modify_qp;
 		struct { int32_t n; } counters;
+		struct {
+			uint32_t pd;
+			struct rnic_srq_attr attr;
+		} create_srq;
+		struct {
+			uint32_t handle;
+			int32_t mask;
+			struct rnic_srq_attr attr;
+		} modify_srq;
 	} u;
 };
 
@@ -126,6 +142,8 @@ struct rnicd_rep {
 			struct rnic_counter c[RNICD_MAX_COUNTERS];
 		} counters;
 		struct rnicd_stats stats;
+		struct { uint32_t handle, srqn, cnt, stride; uint64_t bytes; } create_srq;
+		struct rnic_srq_attr query_srq;
 	} u;
 };
 
@@ -139,12 +157,15 @@ rnicd_req_size(uint32_t cmd)
 	switch (cmd) {
 	case RNICD_OPEN: return hdr + sizeof(r->u.open);
 	case RNICD_DEALLOC_PD: case RNICD_DEREG_MR: case RNICD_DESTROY_CQ: case RNICD_DESTROY_QP:
-	case RNICD_QUERY_QP: case RNICD_QUERY_QP_COUNTERS: return hdr + sizeof(r->u.obj);
+	case RNICD_QUERY_QP: case RNICD_QUERY_QP_COUNTERS: case RNICD_QUERY_SRQ: case RNICD_DESTROY_SRQ:
+		return hdr + sizeof(r->u.obj);
 	case RNICD_REG_MR: return hdr + sizeof(r->u.reg_mr);
 	case RNICD_CREATE_CQ: return hdr + sizeof(r->u.create_cq);
 	case RNICD_CREATE_QP: return hdr + sizeof(r->u.create_qp);
 	case RNICD_MODIFY_QP: return hdr + sizeof(r->u.modify_qp);
 	case RNICD_QUERY_DEVICE_COUNTERS: return hdr + sizeof(r->u.counters);
+	case RNICD_CREATE_SRQ: return hdr + sizeof(r->u.create_srq);
+	case RNICD_MODIFY_SRQ: return hdr + sizeof(r->u.modify_srq);
 	default: return hdr;	/* LIST, QUERY_PORT, ALLOC_PD, STATS */
 	}
 }

@@ -355,6 +355,10 @@ encode_cqe(struct rnic_cqe64 *cqe, const struct rnic_cqe_desc *d)
 	memset(cqe, 0, offsetof(struct rnic_cqe64, op_own));
 	cqe->sop_drop_qpn = rte_cpu_to_be_32((uint32_t)d->wqe_opcode << 24 | (d->qpn & 0xffffff));
 	cqe->wqe_counter = rte_cpu_to_be_16(d->wqe_counter);
+	if (d->srqn != 0) {
+		cqe->srqn_uidx = rte_cpu_to_be_32(d->srqn);
+		cqe->srq_wr_id = rte_cpu_to_be_64(d->wr_id);
+	}
 	if (d->status != RNIC_WC_SUCCESS) {
 		((uint8_t *)cqe)[RNIC_ERR_CQE_VENDOR_SYND] = d->vendor_err;
 		((uint8_t *)cqe)[RNIC_ERR_CQE_SYNDROME] = rnic_cqe_syndrome(d->status);

@@ -49,7 +49,8 @@ enum rnic_cqe_syndrome {
 
 /* The 64-byte CQE, mlx5 layout, all fields big-endian. */
 struct rnic_cqe64 {
-	uint8_t rsvd0[12];		/* 0x00: outer header / LRO fields, unused */
+	uint64_t srq_wr_id;		/* 0x00: a receive from an SRQ: the WQE's wr_id (mlx5: LRO fields) */
+	uint8_t rsvd0[4];
 	uint32_t rss_hash_result;	/* 0x0c */
 	uint8_t rss_hash_type;		/* 0x10 */
 	uint8_t ml_path;		/* 0x11 */
@@ -60,7 +61,7 @@ struct rnic_cqe64 {
 	uint8_t hds_ip_ext;		/* 0x1c */
 	uint8_t l4_hdr_type_etc;	/* 0x1d */
 	uint16_t vlan_info;		/* 0x1e */
-	uint32_t srqn_uidx;		/* 0x20 */
+	uint32_t srqn_uidx;		/* 0x20: a receive from an SRQ: its number (else 0) */
 	uint32_t imm_inval_pkey;	/* 0x24 */
 	uint8_t rsvd2[4];
 	uint32_t byte_cnt;		/* 0x2c */
@@ -158,6 +159,8 @@ struct rnic_cqe_desc {
 	uint32_t byte_cnt;
 	uint32_t imm_inval;		/* immediate (network byte order) or invalidated rkey */
 	uint32_t src_qp;		/* UD: source QPN */
+	uint32_t srqn;			/* receive from an SRQ: its number (0: the QP's RQ), and the WQE's */
+	uint64_t wr_id;			/* wr_id, which the CQE carries (poll cannot map an SRQ slot back) */
 };
 
 /* Create/free the device's CQ table (called by the device module). */

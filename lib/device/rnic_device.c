@@ -193,6 +193,9 @@ rnic_query_device(struct rnic_context *context, struct rnic_device_attr *attr)
 	attr->max_qp_init_rd_atom = (int)lim->max_qp_rd_atom;
 	attr->atomic_cap = RNIC_ATOMIC_HCA;
 	attr->max_ah = (int)lim->max_ah;
+	attr->max_srq = (int)lim->max_qp;	/* as many SRQs as QPs, each as deep and wide as a QP's RQ */
+	attr->max_srq_wr = (int)lim->max_qp_wr;
+	attr->max_srq_sge = (int)lim->max_sge;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;
 	attr->phys_port_cnt = 1;
@@ -279,6 +282,10 @@ rnic_ack_async_event(struct rnic_async_event *event)
 	case RNIC_EVENT_SQ_DRAINED:
 	case RNIC_EVENT_QP_LAST_WQE_REACHED:
 		__atomic_fetch_add(&event->element.qp->events_completed, 1, __ATOMIC_RELEASE);
+		break;
+	case RNIC_EVENT_SRQ_ERR:
+	case RNIC_EVENT_SRQ_LIMIT_REACHED:
+		__atomic_fetch_add(&event->element.srq->events_completed, 1, __ATOMIC_RELEASE);
 		break;
 	default:
 		break;
@@ -435,6 +442,10 @@ static const struct rnic_provider_ops local_ops = {
 	.query_qp = rnic_local_query_qp,
 	.destroy_qp = rnic_local_destroy_qp,
 	.query_qp_counters = rnic_local_query_qp_counters,
+	.create_srq = rnic_local_create_srq,
+	.modify_srq = rnic_local_modify_srq,
+	.query_srq = rnic_local_query_srq,
+	.destroy_srq = rnic_local_destroy_srq,
 };
 
 static const struct rnic_provider local_provider = {

@@ -12,6 +12,7 @@
 #include "rnic_neigh.h"
 #include "rnic_pipeline.h"
 #include "rnic_responder.h"
+#include "rnic_srq.h"
 #include "rnic_wqe.h"
 
 #define GRH_LEN 40	/* the space a UD receive buffer reserves for the GRH, as libibverbs */
@@ -181,6 +182,15 @@ no_recv_wqe(struct rnic_pipeline *p, const struct rnic_qp *qp, int posted)
 	return posted < 0 ? V_NAK_OP : V_RNR;
 }
 
+/* The bytes the scatter list copied into recv_sge holds. */
+static void
+recv_capacity(struct rnic_resp_ctx *r)
+{
+	r->recv_capacity = 0;
+	for (uint32_t i = 0; i < r->recv_nb_sge; i++)
+		r->recv_capacity += rte_be_to_cpu_32(r->recv_sge[i].byte_count);
+}
+
 /*
  * A message's first packet takes its receive WQE: the scatter list is copied from the RQ once (the RQ is the
  * poster's memory, which it may rewrite while the message's packets come), and every packet of the message
@@ -193,9 +203,71 @@ take_recv_wqe(struct rnic_qp_priv *q)
 
 	r->recv_nb_sge = rnic_recv_wqe_copy(r->recv_sge, RTE_MAX(q->cap.max_recv_sge, 1u),
 					    rnic_wq_slot(&q->rq, r->rq_done), q->rq.stride);
-	r->recv_capacity = 0;
-	for (uint32_t i = 0; i < r->recv_nb_sge; i++)
-		r->recv_capacity += rte_be_to_cpu_32(r->recv_sge[i].byte_count);
+	recv_capacity(r);
+}
+
+/*
+ * A QP on an SRQ takes the SRQ's oldest WQE, its scatter list copied as from an RQ (rnic_srq_take, lock-free:
+ * the SRQ's other QPs may be on other responder lcores), and holds it until the message completes. One it
+ * holds already (a UC message cut short by a loss) takes the next message. 1, 0 (none posted), or -1: the SRQ
+ * is in error (its head was past what it holds), and so is the QP.
+ */
+static int
+take_srq_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
+{
+	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
+	struct rnic_srq_wqe w;
+	int taken;
+
+	if (r->srq_held)
+		return 1;
+	taken = rnic_srq_take(qp->srq, r->recv_sge, &w);
+	if (taken < 0) {
+		RNIC_STATS(p, RESPONDER)->bad_queue_index++;
+		responder_fail(qp, RNIC_EVENT_QP_FATAL);
+	} else if (taken > 0) {
+		r->srq_held = 1;
+		r->srq_index = w.index;
+		r->srq_wr_id = w.wr_id;
+		r->recv_nb_sge = w.nb_sge;
+		recv_capacity(r);
+	}
+	return taken;
+}
+
+/* A message that needs a receive WQE takes it: 1, or 0 when none is posted, or -1 when the QP failed here (its
+ * receive queue in a state no poster writes). scatter: a SEND, which copies the WQE's scatter list. */
+static int
+take_recv(struct rnic_pipeline *p, struct rnic_qp *qp, int scatter)
+{
+	int posted;
+
+	if (qp->srq != NULL)
+		return take_srq_wqe(p, qp);
+	posted = rq_posted(p, qp);
+	if (posted > 0 && scatter)
+		take_recv_wqe(rnic_qp_priv(qp));
+	return posted;
+}
+
+/* Complete the receive WQE a message took: the RQ's oldest one, or the one it holds from its SRQ (whose
+ * number and wr_id the CQE carries). */
+static void
+push_recv_cqe(struct rnic_qp *qp, struct rnic_cqe_desc *c)
+{
+	struct rnic_resp_ctx *r = &rnic_qp_priv(qp)->resp;
+
+	if (qp->srq != NULL) {
+		c->wqe_counter = (uint16_t)r->srq_index;
+		c->srqn = rnic_srq_priv(qp->srq)->srqn;
+		c->wr_id = r->srq_wr_id;
+		r->srq_held = 0;
+		rnic_cq_push(qp->recv_cq, c);
+		return;
+	}
+	c->wqe_counter = (uint16_t)r->rq_done;
+	rnic_cq_push(qp->recv_cq, c);
+	r->rq_done++;
 }
 
 /* Place len bytes at message offset off of the receive WQE's scatter list (the copy take_recv_wqe made). */
@@ -229,7 +301,6 @@ complete_recv(struct rnic_qp *qp, const struct rnic_pkt_desc *d, uint32_t byte_l
 	uint16_t hdrs = rnic_opcode_info(d->opcode)->hdrs;
 	struct rnic_cqe_desc c = {
 		.qpn = qp->qp_num,
-		.wqe_counter = (uint16_t)q->resp.rq_done,
 		.status = RNIC_WC_SUCCESS,
 		.solicited = d->se,
 		.with_imm = !!(hdrs & RNIC_HDR_IMMDT),
@@ -241,10 +312,9 @@ complete_recv(struct rnic_qp *qp, const struct rnic_pkt_desc *d, uint32_t byte_l
 		.src_qp = d->deth.src_qp,
 	};
 
-	rnic_cq_push(qp->recv_cq, &c);
-	q->resp.rq_done++;
+	push_recv_cqe(qp, &c);
 	/* The next SEND's receive WQE, written by the poster's lcore: on its way before that SEND comes. */
-	if ((int32_t)(q->resp.rq_head_seen - q->resp.rq_done) > 0)
+	if (qp->srq == NULL && (int32_t)(q->resp.rq_head_seen - q->resp.rq_done) > 0)
 		rte_prefetch0(rnic_wq_slot(&q->rq, q->resp.rq_done));
 }
 
@@ -263,12 +333,11 @@ do_send(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rte_mbuf *m, c
 	if ((pos == RNIC_POS_FIRST || pos == RNIC_POS_MIDDLE) && d->payload_len != pmtu)
 		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
 	if (first) {
-		int posted = rq_posted(p, qp);
+		int posted = take_recv(p, qp, 1);
 
 		if (posted <= 0)
 			return no_recv_wqe(p, qp, posted);
 		r->recv_off = 0;
-		take_recv_wqe(q);
 	}
 	/* Too long for the receive buffer: detected before a byte is placed (IBA 9.9.3.1.2 local length). */
 	if ((uint64_t)r->recv_off + (ud ? GRH_LEN : 0) + d->payload_len > r->recv_capacity)
@@ -286,18 +355,14 @@ do_send(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rte_mbuf *m, c
 	}
 	if (st != RNIC_MR_OK) {
 		/* Too long for the buffer, or a bad local key: the receive WQE completes in error. */
-		struct rnic_cqe_desc c = { .qpn = qp->qp_num, .wqe_counter = (uint16_t)q->resp.rq_done,
+		struct rnic_cqe_desc c = { .qpn = qp->qp_num,
 					   .status = st == RNIC_MR_OUT_OF_BOUNDS ? RNIC_WC_LOC_LEN_ERR :
 					   RNIC_WC_LOC_PROT_ERR };
 
 		RNIC_STATS(p, RESPONDER)->recv_length_errors += st == RNIC_MR_OUT_OF_BOUNDS;
-		if (ud) {		/* UD: this message is lost, the QP goes on */
-			rnic_cq_push(qp->recv_cq, &c);
-			q->resp.rq_done++;
+		push_recv_cqe(qp, &c);
+		if (ud)			/* UD: this message is lost, the QP goes on */
 			return V_DROP;
-		}
-		rnic_cq_push(qp->recv_cq, &c);
-		q->resp.rq_done++;
 		r->in_send = 0;
 		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
 	}
@@ -328,7 +393,7 @@ do_write(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc
 		return qp->qp_type == RNIC_QPT_RC ? V_NAK_INVALID : V_DROP;
 	/* WRITE with immediate consumes a receive WQE: none posted is an RNR before anything is written. */
 	if (last && (info->hdrs & RNIC_HDR_IMMDT)) {
-		int posted = rq_posted(p, qp);
+		int posted = take_recv(p, qp, 0);
 
 		if (posted <= 0)
 			return no_recv_wqe(p, qp, posted);

@@ -54,27 +54,37 @@ retire(struct retiring *rt)
 	rt->pending = 0;
 }
 
+/* The wr_id of a CQE's WQE on its QP's SQ or RQ, whose slots up to it the poll then retires. */
+static uint64_t
+wq_wrid(struct rnic_cq_priv *cq, struct retiring *rt, uint32_t qpn, int is_send, uint16_t counter)
+{
+	if (rt->qp == NULL || rt->qpn != qpn || rt->is_send != is_send) {
+		retire(rt);
+		rt->qp = rnic_qp_lookup(rnic_ctx_dev(cq->pub.context), qpn);
+		rt->qpn = qpn;
+		rt->is_send = is_send;
+	}
+	if (rt->qp == NULL)
+		return 0;
+	rt->counter = counter;
+	rt->pending = 1;
+	return is_send ? rnic_qp_sq_wrid(rt->qp, counter) : rnic_qp_rq_wrid(rt->qp, counter);
+}
+
 static void
 decode_cqe(struct rnic_cq_priv *cq, const struct rnic_cqe64 *cqe, struct rnic_wc *wc, struct retiring *rt)
 {
 	uint32_t sop = rte_be_to_cpu_32(cqe->sop_drop_qpn);
 	uint8_t opcode = cqe->op_own >> 4;
-	uint16_t counter = rte_be_to_cpu_16(cqe->wqe_counter);
 	int is_send = opcode == RNIC_CQE_REQ || opcode == RNIC_CQE_REQ_ERR;
 
 	memset(wc, 0, sizeof(*wc));
 	wc->qp_num = sop & 0xffffff;
-	if (rt->qp == NULL || rt->qpn != wc->qp_num || rt->is_send != is_send) {
-		retire(rt);
-		rt->qp = rnic_qp_lookup(rnic_ctx_dev(cq->pub.context), wc->qp_num);
-		rt->qpn = wc->qp_num;
-		rt->is_send = is_send;
-	}
-	if (rt->qp != NULL) {
-		wc->wr_id = is_send ? rnic_qp_sq_wrid(rt->qp, counter) : rnic_qp_rq_wrid(rt->qp, counter);
-		rt->counter = counter;
-		rt->pending = 1;
-	}
+	/* A receive from an SRQ carries its wr_id: the SRQ's slot was free for a new post once taken. */
+	if (!is_send && cqe->srqn_uidx != 0)
+		wc->wr_id = rte_be_to_cpu_64(cqe->srq_wr_id);
+	else
+		wc->wr_id = wq_wrid(cq, rt, wc->qp_num, is_send, rte_be_to_cpu_16(cqe->wqe_counter));
 	if (opcode == RNIC_CQE_REQ_ERR || opcode == RNIC_CQE_RESP_ERR) {
 		wc->status = rnic_cqe_status(((const uint8_t *)cqe)[RNIC_ERR_CQE_SYNDROME]);
 		wc->vendor_err = ((const uint8_t *)cqe)[RNIC_ERR_CQE_VENDOR_SYND];

@@ -12,6 +12,7 @@
 #include "rnic_cq.h"
 #include "rnic_dbq.h"
 #include "rnic_qp.h"
+#include "rnic_srq.h"
 #include "rnic_wire.h"
 #include "rnic_wqe.h"
 
@@ -170,16 +171,16 @@ rnic_qp_hif_layout(uint32_t sq_cnt, uint32_t sq_stride, uint32_t rq_cnt, uint32_
 /*
  * What the engine keeps of a QP's queues in its own memory, in one block: the requester's in-flight ring (one
  * entry per SQ slot, RNIC_MAX_INFLIGHT at most) with a copy of each entry's WQE (a slot of the SQ's stride),
- * and the responder's copy of the scatter list of the receive WQE a SEND is landing in.
+ * and the responder's copy of the scatter list of the receive WQE a SEND is landing in (recv_sges entries).
  */
 static int
-engine_mem_alloc(struct rnic_qp_priv *qp, int socket_id)
+engine_mem_alloc(struct rnic_qp_priv *qp, int socket_id, uint32_t recv_sges)
 {
 	uint32_t n = RTE_MIN(qp->sq.wqe_cnt, (uint32_t)RNIC_MAX_INFLIGHT);
 	size_t ring = RTE_ALIGN_CEIL(sizeof(*qp->req.infl) * n, RTE_CACHE_LINE_SIZE);
 	size_t copies = (size_t)n * qp->sq.stride;
 	uint8_t *block = rte_zmalloc_socket("rnic_qp_engine", ring + copies +
-					    sizeof(struct rnic_wqe_data) * RTE_MAX(qp->cap.max_recv_sge, 1u),
+					    sizeof(struct rnic_wqe_data) * recv_sges,
 					    RTE_CACHE_LINE_SIZE, socket_id);
 
 	if (block == NULL)
@@ -263,12 +264,42 @@ rnic_qp_flush_sq(struct rnic_qp *pub)
 	flush_wq(qp, &qp->sq, &qp->req.sq_done, pub->send_cq, 1);
 }
 
+/*
+ * A QP on an SRQ in error: the one WQE it took and has not completed (a SEND cut short) completes flushed;
+ * the SRQ's other WQEs stay there for its other QPs (IBA 10.2.9.5). Then, once, the Last WQE Reached event
+ * (IBA 11.6.3.1): the QP will take no more from the SRQ.
+ */
+static void
+flush_srq_wqe(struct rnic_qp_priv *qp)
+{
+	struct rnic_resp_ctx *r = &qp->resp;
+	struct rnic_cqe_desc d = {
+		.qpn = qp->pub.qp_num,
+		.status = RNIC_WC_WR_FLUSH_ERR,
+		.wqe_counter = (uint16_t)r->srq_index,
+		.srqn = rnic_srq_priv(qp->pub.srq)->srqn,
+		.wr_id = r->srq_wr_id,
+	};
+
+	if (r->srq_held && rnic_cq_push(qp->pub.recv_cq, &d) != 0)
+		RNIC_LOG_LIMITED(ERR, "QP %u: flush completion lost (CQ %u full or in error)", qp->pub.qp_num,
+				 rnic_cq_priv(qp->pub.recv_cq)->cqn);
+	r->srq_held = 0;
+	if (!r->last_wqe_raised) {
+		r->last_wqe_raised = 1;
+		rnic_async_event_raise(qp->pub.context, RNIC_EVENT_QP_LAST_WQE_REACHED, &qp->pub);
+	}
+}
+
 void
 rnic_qp_flush_rq(struct rnic_qp *pub)
 {
 	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
 
-	flush_wq(qp, &qp->rq, &qp->resp.rq_done, pub->recv_cq, 0);
+	if (pub->srq != NULL)
+		flush_srq_wqe(qp);
+	else
+		flush_wq(qp, &qp->rq, &qp->resp.rq_done, pub->recv_cq, 0);
 }
 
 void
@@ -348,8 +379,6 @@ check_init_attr(const struct rnic_device *dev, const struct rnic_qp_init_attr *i
 
 	if (ia->qp_type != RNIC_QPT_RC && ia->qp_type != RNIC_QPT_UC && ia->qp_type != RNIC_QPT_UD)
 		return EINVAL;
-	if (ia->srq != NULL)
-		return ENOTSUP;		/* shared receive queues are not implemented */
 	if (ia->send_cq == NULL || ia->recv_cq == NULL)
 		return EINVAL;
 	if (ia->cap.max_send_wr == 0 || ia->cap.max_send_wr > lim->max_qp_wr ||
@@ -392,6 +421,9 @@ rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 		return NULL;
 	}
 	err = check_init_attr(rnic_ctx_dev(pd->context), ia);
+	/* An SRQ is shared by QPs of its own PD (whose keys its WQEs' scatter lists use). */
+	if (err == 0 && ia->srq != NULL && ia->srq->pd != pd)
+		err = EINVAL;
 	if (err != 0) {
 		errno = err;
 		return NULL;
@@ -404,7 +436,6 @@ rnic_local_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 {
 	struct rnic_device *dev = rnic_ctx_dev(pd->context);
 	struct rnic_qp_priv *qp;
-	uint32_t recv_bytes;
 	int err;
 
 	qp = rte_zmalloc_socket("rnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, dev->socket_id);
@@ -412,13 +443,17 @@ rnic_local_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* An RQ WQE: NextSeg, the scatter entries, the all-zero delimiter. */
-	recv_bytes = (uint32_t)sizeof(struct rnic_wqe_next) +
-		     RTE_MAX(ia->cap.max_recv_sge, 1u) * (uint32_t)sizeof(struct rnic_wqe_data) + RNIC_WQE_SEG;
+	/* On an SRQ, the QP has no receive queue of its own (libibverbs ignores its receive caps then): its
+	 * messages land in the SRQ's WQEs, whose scatter lists the responder copies as for an RQ. */
+	if (ia->srq != NULL) {
+		ia->cap.max_recv_wr = 0;
+		ia->cap.max_recv_sge = 0;
+	}
 	qp->cap = ia->cap;
 	if (qp_hif_alloc(pd->context, qp, ia->cap.max_send_wr, max_send_wqe_bytes(ia->qp_type, &ia->cap),
-			 RTE_MAX(ia->cap.max_recv_wr, 1u), recv_bytes) != 0 ||
-	    engine_mem_alloc(qp, dev->socket_id) != 0) {
+			 RTE_MAX(ia->cap.max_recv_wr, 1u), rnic_recv_wqe_stride(ia->cap.max_recv_sge)) != 0 ||
+	    engine_mem_alloc(qp, dev->socket_id,
+			     ia->srq != NULL ? rnic_srq_priv(ia->srq)->max_sge : RTE_MAX(ia->cap.max_recv_sge, 1u)) != 0) {
 		err = ENOMEM;
 		goto fail;
 	}
@@ -440,6 +475,7 @@ rnic_local_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	qp->pub.pd = pd;
 	qp->pub.send_cq = ia->send_cq;
 	qp->pub.recv_cq = ia->recv_cq;
+	qp->pub.srq = ia->srq;
 	qp->pub.handle = qp->pub.qp_num;
 	qp->pub.state = RNIC_QPS_RESET;
 	qp->pub.qp_type = ia->qp_type;
@@ -447,6 +483,8 @@ rnic_local_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	qp->attr.cap = qp->cap;
 	rnic_cq_attach(ia->send_cq);
 	rnic_cq_attach(ia->recv_cq);
+	if (ia->srq != NULL)
+		rnic_srq_attach(ia->srq);
 	rnic_pd_get(pd);
 	return &qp->pub;
 
@@ -469,6 +507,8 @@ qp_release(void *arg)
 	rnic_engine_release_qp(pub);
 	rnic_cq_detach(pub->send_cq);
 	rnic_cq_detach(pub->recv_cq);
+	if (pub->srq != NULL)
+		rnic_srq_detach(pub->srq);
 	rnic_pd_put(pub->pd);
 	rnic_hostmem_free(pub->context, qp->hif);
 	rte_free(qp->req.infl);
@@ -717,6 +757,10 @@ reset_queues(struct rnic_qp_priv *qp)
 		RNIC_LOG(WARNING, "QP %u: engine did not quiesce; reset anyway", qp->pub.qp_num);
 	wq_reset(&qp->sq, &qp->req.sq_done);
 	wq_reset(&qp->rq, &qp->resp.rq_done);
+	/* A WQE taken from an SRQ and not completed (a reset straight from a working state) is dropped, as
+	 * the RQ's are; the next error raises Last WQE Reached again. */
+	qp->resp.srq_held = 0;
+	qp->resp.last_wqe_raised = 0;
 	rnic_engine_release_qp(&qp->pub);
 }
 
@@ -919,6 +963,7 @@ rnic_query_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_mask, str
 	init->qp_context = pub->qp_context;
 	init->send_cq = pub->send_cq;
 	init->recv_cq = pub->recv_cq;
+	init->srq = pub->srq;
 	init->cap = qp->cap;
 	init->qp_type = pub->qp_type;
 	init->sq_sig_all = qp->sq_sig_all;

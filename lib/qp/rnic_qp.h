@@ -206,6 +206,10 @@ struct rnic_resp_ctx {
 					 * packet: its scatter entries (in recv_sge) and their bytes */
 	uint64_t recv_capacity;
 	uint16_t unacked;		/* requests taken since the last ACK/NAK was queued */
+	uint8_t srq_held;		/* a QP on an SRQ: it took the WQE below and has not completed it */
+	uint8_t last_wqe_raised;	/* ... and the Last WQE Reached event of its error was raised */
+	uint32_t srq_index;		/* the held WQE's counter in the SRQ, and its wr_id (the CQE carries it: */
+	uint64_t srq_wr_id;		/* the SRQ's slot is free for a new post once taken) */
 	/* Kept across resets (zeroing stops here): the responder resources, as many as max_dest_rd_atomic
 	 * rounded up to a power of two, allocated when an RC QP enters RTR or max_dest_rd_atomic changes
 	 * (SQD -> SQD); a WRITE/SEND QP needs one. */

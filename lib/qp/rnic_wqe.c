@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Posting work requests: rnic_post_send writes send WQEs and rings one 64-bit doorbell per call,
- * rnic_post_recv writes receive WQEs; and the parser the engine reads send WQEs with.
+ * rnic_post_recv and rnic_post_srq_recv write receive WQEs; and the parser the engine reads send WQEs with.
  */
 #include <errno.h>
 #include <string.h>
@@ -10,6 +10,7 @@
 #include <rte_cycles.h>
 
 #include "rnic_qp.h"
+#include "rnic_srq.h"
 #include "rnic_wqe.h"
 
 static const uint8_t wr_to_wqe_opcode[] = {
@@ -389,48 +390,76 @@ write_recv_wqe(const struct rnic_recv_wr *wr, uint8_t *wqe)
 	memset(p, 0, RNIC_WQE_SEG);	/* the delimiter that ends the scatter list */
 }
 
-int
-rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr **bad_wr)
+/*
+ * Write a list of receive work requests into a receive queue (an RQ, or an SRQ) and publish its head: the
+ * engine fetches receive WQEs when a message needs one (no doorbell). Under the queue's posting lock. Returns
+ * 0 or the errno of the first WR not posted (*bad_wr); *n: the WRs posted.
+ */
+static int
+post_recv_wqes(struct rnic_wq *wq, uint32_t max_sge, struct rnic_recv_wr *wr, struct rnic_recv_wr **bad_wr,
+	       uint32_t *n)
 {
-	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
-	struct rnic_wq *rq;
-	enum rnic_qp_state state;
-	uint32_t first, n = 0;
+	uint32_t first = wq->idx->head;
 	int err = 0;
 
-	if (pub == NULL || bad_wr == NULL)
-		return EINVAL;
-	*bad_wr = NULL;
-	rq = &qp->rq;
-	state = __atomic_load_n(qp->post_state, __ATOMIC_ACQUIRE);
-	if (state == RNIC_QPS_RESET || qp->cap.max_recv_wr == 0) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-	rte_spinlock_lock(&qp->post_lock.rq);
-	first = rq->idx->head;
-	for (; wr != NULL; wr = wr->next, n++) {
-		uint32_t tail = __atomic_load_n(&rq->idx->tail, __ATOMIC_ACQUIRE);
+	for (*n = 0; wr != NULL; wr = wr->next, (*n)++) {
+		uint32_t tail = __atomic_load_n(&wq->idx->tail, __ATOMIC_ACQUIRE);
 
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
-		    (wr->num_sge > 0 && wr->sg_list == NULL))
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge || (wr->num_sge > 0 && wr->sg_list == NULL))
 			err = EINVAL;
-		else if (first + n - tail >= rq->wqe_cnt)
+		else if (first + *n - tail >= wq->wqe_cnt)
 			err = ENOMEM;
 		if (err != 0) {
 			*bad_wr = wr;
 			break;
 		}
-		rq->wrid[(first + n) & (rq->wqe_cnt - 1)] = wr->wr_id;
-		write_recv_wqe(wr, rnic_wq_slot(rq, first + n));
+		wq->wrid[(first + *n) & (wq->wqe_cnt - 1)] = wr->wr_id;
+		write_recv_wqe(wr, rnic_wq_slot(wq, first + *n));
 	}
-	/* The engine fetches receive WQEs when a request needs one (no RQ doorbell): publishing head is enough. */
-	__atomic_store_n(&rq->idx->head, first + n, __ATOMIC_RELEASE);
+	__atomic_store_n(&wq->idx->head, first + *n, __ATOMIC_RELEASE);
 	/* The next post's slot, which the engine's lcore read last: owned again by the time that post writes
 	 * it, so the barrier of its lock does not wait for the transfer. */
-	rte_prefetch0_write(rnic_wq_slot(rq, first + n));
+	rte_prefetch0_write(rnic_wq_slot(wq, first + *n));
+	return err;
+}
+
+int
+rnic_post_recv(struct rnic_qp *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr **bad_wr)
+{
+	struct rnic_qp_priv *qp = rnic_qp_priv(pub);
+	enum rnic_qp_state state;
+	uint32_t n;
+	int err;
+
+	if (pub == NULL || bad_wr == NULL)
+		return EINVAL;
+	*bad_wr = NULL;
+	state = __atomic_load_n(qp->post_state, __ATOMIC_ACQUIRE);
+	/* A QP on an SRQ has no receive queue: its receives are posted to the SRQ (EINVAL, as providers). */
+	if (state == RNIC_QPS_RESET || qp->cap.max_recv_wr == 0 || pub->srq != NULL) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	rte_spinlock_lock(&qp->post_lock.rq);
+	err = post_recv_wqes(&qp->rq, qp->cap.max_recv_sge, wr, bad_wr, &n);
 	if (n > 0 && state == RNIC_QPS_ERR)
 		rnic_qp_error_flush(pub);
 	post_unlock(&qp->post_lock.rq);
+	return err;
+}
+
+int
+rnic_post_srq_recv(struct rnic_srq *pub, struct rnic_recv_wr *wr, struct rnic_recv_wr **bad_wr)
+{
+	struct rnic_srq_priv *srq = rnic_srq_priv(pub);
+	uint32_t n;
+	int err;
+
+	if (pub == NULL || bad_wr == NULL)
+		return EINVAL;
+	*bad_wr = NULL;
+	rte_spinlock_lock(&srq->post_lock);
+	err = post_recv_wqes(&srq->wq, srq->max_sge, wr, bad_wr, &n);
+	post_unlock(&srq->post_lock);
 	return err;
 }

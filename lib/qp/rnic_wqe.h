@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include <rte_byteorder.h>
+#include <rte_common.h>
 
 /* WQE opcodes (mthca/mlx5 values). */
 enum rnic_wqe_opcode {
@@ -163,6 +164,17 @@ int rnic_send_wqe_parse(const uint8_t *wqe, uint32_t size16, int is_ud, struct r
  * or 0 when the slot cannot hold it (size 0 or past the slot: nothing more is read).
  */
 uint32_t rnic_send_wqe_copy(uint8_t *dst, const uint8_t *slot, uint32_t stride);
+
+/* Bytes of a receive queue slot for max_sge scatter entries: NextSeg, the entries, the all-zero delimiter,
+ * rounded up to a power of two of at least 64. */
+static inline uint32_t
+rnic_recv_wqe_stride(uint32_t max_sge)
+{
+	uint32_t bytes = (uint32_t)sizeof(struct rnic_wqe_next) +
+			 (max_sge > 1 ? max_sge : 1) * (uint32_t)sizeof(struct rnic_wqe_data) + RNIC_WQE_SEG;
+
+	return rte_align32pow2(bytes > 64 ? bytes : 64);
+}
 
 /*
  * Copy the scatter list of the receive WQE in an RQ slot of stride bytes: its DataSegs up to the all-zero

@@ -83,6 +83,11 @@ SAME_FIELD(device_attr, max_qp_rd_atom); SAME_FIELD(device_attr, atomic_cap); SA
 SAME_FIELD(device_attr, max_pkeys); SAME_FIELD(device_attr, phys_port_cnt);
 SAME_FIELD(port_attr, state); SAME_FIELD(port_attr, max_mtu); SAME_FIELD(port_attr, active_mtu);
 SAME_FIELD(port_attr, gid_tbl_len); SAME_FIELD(port_attr, max_msg_sz); SAME_FIELD(port_attr, link_layer);
+SAME_VALUE(SRQ_MAX_WR); SAME_VALUE(SRQ_LIMIT);
+SAME_FIELD(srq_attr, max_wr); SAME_FIELD(srq_attr, max_sge); SAME_FIELD(srq_attr, srq_limit);
+SAME_FIELD(srq_init_attr, srq_context); SAME_FIELD(srq_init_attr, attr);
+SAME_FIELD(async_event, element.srq); SAME_FIELD(async_event, event_type);
+SAME_FIELD(device_attr, max_srq); SAME_FIELD(device_attr, max_srq_wr); SAME_FIELD(device_attr, max_srq_sge);
 
 int
 main(void)

@@ -403,7 +403,16 @@ test_create_limits(void **state)
 	REFUSE(ia.cap.max_inline_data, dattr.max_inline_data + 1, EINVAL);
 	REFUSE(ia.send_cq, NULL, EINVAL);
 	REFUSE(ia.qp_type, (enum rnic_qp_type)8, EINVAL);
-	REFUSE(ia.srq, (struct rnic_srq *)0x1, ENOTSUP);
+	{
+		struct rnic_pd *other = rnic_alloc_pd(ctx);
+		struct rnic_srq_init_attr sia = { .attr = { .max_wr = 4, .max_sge = 1 } };
+		struct rnic_srq *srq = other != NULL ? rnic_create_srq(other, &sia) : NULL;
+
+		assert_non_null(srq);
+		REFUSE(ia.srq, srq, EINVAL);	/* an SRQ is shared by QPs of its own PD only */
+		assert_int_equal(rnic_destroy_srq(srq), 0);
+		assert_int_equal(rnic_dealloc_pd(other), 0);
+	}
 #undef REFUSE
 	assert_null(rnic_create_qp(NULL, &ia));
 

@@ -8,8 +8,10 @@
 #              figures checked
 #   perftest   ib_write_bw and ib_read_bw (perftest) the same way, with --use_old_post_send, and ib_write_bw
 #              with its default options
-# pingpong and perftest need root (skipped, exit 77, without it).
-# Usage: stock-tools.sh devices|pingpong|perftest SOFTRNIC_RUN
+#   srq        ibv_srq_pingpong (16 RC QPs on one shared receive queue each side), and perftest's ib_send_bw
+#              and ib_send_lat with --use-srq, the same way
+# pingpong, perftest and srq need root (skipped, exit 77, without it).
+# Usage: stock-tools.sh devices|pingpong|perftest|srq SOFTRNIC_RUN
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
@@ -22,13 +24,14 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	[ "$what" != pingpong ] || veth_cleanup
+	[ "$what" = devices ] || veth_cleanup
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-for tool in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ib_write_bw ib_read_bw; do
+for tool in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ib_write_bw \
+	ib_read_bw ib_send_bw ib_send_lat; do
 	command -v $tool >/dev/null || { echo "$tool missing (ibverbs-utils, perftest): skipped"; exit 77; }
 done
 
@@ -121,12 +124,14 @@ run_pair() {
 	server_rc=$?
 }
 
-# TOOL SIZE ITERS: server in namespace a, client in b, GID index 0 (RoCE v2: the engine's IPv4 address)
+# TOOL SIZE ITERS [OPTIONS...]: server in namespace a, client in b, GID index 0 (RoCE v2: the engine's IPv4
+# address)
 pingpong() {
 	local tool=$1 size=$2 iters=$3 port=$((18000 + RANDOM % 1000))
-	run_pair a b "$port" "$tool" -g 0 -s "$size" -n "$iters" -p "$port"
-	check "$tool -s $size -n $iters: server exits 0" test $server_rc -eq 0
-	check "$tool -s $size -n $iters: client exits 0" test $client_rc -eq 0
+	shift 3
+	run_pair a b "$port" "$tool" -g 0 -s "$size" -n "$iters" -p "$port" "$@"
+	check "$tool -s $size -n $iters $*: server exits 0" test $server_rc -eq 0
+	check "$tool -s $size -n $iters $*: client exits 0" test $client_rc -eq 0
 	for side in server client; do
 		# "<bytes> bytes in <s> seconds = <rate> Mbit/sec" and "<iters> iters in <s> seconds = <t> usec/iter"
 		check "$tool: the $side reports $((2 * size * iters)) bytes and $iters iters" awk -v b=$((2 * size * iters)) -v n="$iters" '
@@ -168,6 +173,28 @@ perftest() {
 	fi
 }
 
+# TOOL OPTIONS...: a perftest latency tool between the namespaces, placed as perftest's (the server's stages
+# on a worker lcore, so they run while it waits on TCP): both exit 0, the client reports 2-byte messages,
+# 200 iterations and latencies above 0.
+srq_lat() {
+	local tool=$1 port=$((19000 + RANDOM % 1000))
+	shift
+	run_pair a-worker b-cpu0 "$port" "$tool" -x 0 -F -p "$port" "$@"
+	local before=$failed
+	check "$tool $*: server exits 0" test $server_rc -eq 0
+	check "$tool $*: client exits 0" test $client_rc -eq 0
+	# " #bytes #iterations t_min[usec] t_max[usec] t_typical[usec] ...", then the figures
+	check "$tool: the client reports 2 bytes, 200 iterations, latencies" awk '
+		prev && $1 == 2 && $2 == 200 && $3 + 0 > 0 && $5 + 0 >= $3 { ok = 1 }
+		{ prev = ($1 == "#bytes") }
+		END { exit ok ? 0 : 1 }' "$tmp/client.txt"
+	grep -h -A1 '#bytes' "$tmp/client.txt" | sed 's/^/      client: /'
+	if [ $failed -ne $before ]; then
+		sed 's/^/    server: /' "$tmp/server.txt"
+		sed 's/^/    client: /' "$tmp/client.txt"
+	fi
+}
+
 case $what in
 devices)
 	devices
@@ -185,8 +212,17 @@ perftest)
 	# by default too: Debian's perftest 4.5 leaves its ibv_wr_* API off on this device ("ibv_wr* API : OFF")
 	perftest ib_write_bw -s 65536 -n 200
 	;;
+srq)
+	veth_setup || exit $?
+	# 16 QPs (its default) on one SRQ each side, every received buffer checked (-c)
+	pingpong ibv_srq_pingpong 4096 100 -q 16 -c
+	# both ways (-b): each end receives into its SRQ; one way, the client leaves its receive CQ at exit
+	# (perftest 4.5), which softrnic's ibv_close_device refuses (doc/verbs.md)
+	perftest ib_send_bw -s 65536 -n 200 --use-srq -b
+	srq_lat ib_send_lat -s 2 -n 200 --use-srq
+	;;
 *)
-	echo "usage: stock-tools.sh devices|pingpong|perftest SOFTRNIC_RUN" >&2
+	echo "usage: stock-tools.sh devices|pingpong|perftest|srq SOFTRNIC_RUN" >&2
 	exit 2
 	;;
 esac

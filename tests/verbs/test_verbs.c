@@ -4,9 +4,11 @@
  * the embedded default (two devices joined by a net_ring pair). It checks the devices and their attributes
  * as verbs.h's inline functions read them, that every verb softrnic does not do fails with EOPNOTSUPP
  * rather than crash (the context's function pointers and the exported verbs), and RC and UD traffic
- * between the two devices through verbs.h's inline ibv_post_send / ibv_post_recv / ibv_poll_cq.
+ * between the two devices through verbs.h's inline ibv_post_send / ibv_post_recv / ibv_poll_cq, and into a
+ * shared receive queue through ibv_post_srq_recv, with its limit event.
  */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +29,7 @@ struct end {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
+	struct ibv_srq *srq;		/* the QP's, when make_end is asked for one */
 	struct ibv_mr *mr;
 	uint8_t *buf;
 	union ibv_gid gid;
@@ -137,7 +140,10 @@ test_unsupported(void **state)
 					       .send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE,
 					       .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
 							.max_recv_sge = 1 } };
-	struct ibv_srq_init_attr srq_attr = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	/* an XRC SRQ (a basic one works: test_srq) */
+	struct ibv_srq_init_attr_ex srq_attr = { .attr = { .max_wr = 16, .max_sge = 1 }, .srq_type = IBV_SRQT_XRC,
+						 .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+							      IBV_SRQ_INIT_ATTR_CQ };
 	struct ibv_xrcd_init_attr xrcd_attr = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
 						.fd = -1 };
 	struct ibv_td_init_attr td_attr = { 0 };
@@ -147,8 +153,6 @@ test_unsupported(void **state)
 	struct ibv_values_ex values = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
 	struct ibv_counters_init_attr counters_attr = { 0 };
 	struct ibv_modify_cq_attr modify_cq = { .attr_mask = IBV_CQ_ATTR_MODERATE };
-	struct ibv_qp_init_attr srq_qp = { .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 1, .max_recv_wr = 1,
-					   .max_send_sge = 1, .max_recv_sge = 1 } };
 	uint8_t buf[64];
 
 	(void)state;
@@ -161,7 +165,9 @@ test_unsupported(void **state)
 	ASSERT_NULL_EOPNOTSUPP(ibv_alloc_mw(pd, IBV_MW_TYPE_1));
 	ASSERT_NULL_EOPNOTSUPP(ibv_create_cq_ex(ctx, &cq_attr));
 	ASSERT_NULL_EOPNOTSUPP(ibv_create_qp_ex(ctx, &qp_attr));
-	ASSERT_NULL_EOPNOTSUPP(ibv_create_srq(pd, &srq_attr));
+	srq_attr.pd = pd;
+	srq_attr.cq = cq;
+	ASSERT_NULL_EOPNOTSUPP(ibv_create_srq_ex(ctx, &srq_attr));
 	ASSERT_NULL_EOPNOTSUPP(ibv_open_xrcd(ctx, &xrcd_attr));
 	ASSERT_NULL_EOPNOTSUPP(ibv_alloc_td(ctx, &td_attr));
 	ASSERT_NULL_EOPNOTSUPP(ibv_alloc_dm(ctx, &dm_attr));
@@ -172,9 +178,6 @@ test_unsupported(void **state)
 	ASSERT_NULL_EOPNOTSUPP(ibv_import_pd(ctx, 1));
 	/* An IOVA other than the address (softrnic's MRs are addressed by virtual address) */
 	ASSERT_NULL_EOPNOTSUPP(ibv_reg_mr_iova(pd, buf, sizeof(buf), 0x1000, IBV_ACCESS_LOCAL_WRITE));
-	srq_qp.send_cq = srq_qp.recv_cq = cq;
-	srq_qp.srq = (struct ibv_srq *)buf;	/* never read: a QP on an SRQ fails before */
-	ASSERT_NULL_EOPNOTSUPP(ibv_create_qp(pd, &srq_qp));
 	assert_int_equal(ibv_query_rt_values_ex(ctx, &values), EOPNOTSUPP);
 	assert_int_equal(ibv_resize_cq(cq, 32), EOPNOTSUPP);
 	assert_int_equal(ibv_modify_cq(cq, &modify_cq), EOPNOTSUPP);
@@ -182,8 +185,9 @@ test_unsupported(void **state)
 	assert_int_equal(ibv_dealloc_pd(pd), 0);
 }
 
+/* A QP of the type (on a new SRQ of its PD when with_srq), its PD, CQ and registered buffer, in INIT. */
 static void
-make_end(struct end *e, enum ibv_qp_type type)
+make_end(struct end *e, enum ibv_qp_type type, int with_srq)
 {
 	struct ibv_qp_init_attr ia = { .qp_type = type, .cap = { .max_send_wr = 16, .max_recv_wr = 16,
 				       .max_send_sge = 1, .max_recv_sge = 1 } };
@@ -196,6 +200,17 @@ make_end(struct end *e, enum ibv_qp_type type)
 	e->cq = ibv_create_cq(e->ctx, 32, NULL, NULL, 0);
 	assert_non_null(e->cq);
 	ia.send_cq = ia.recv_cq = e->cq;
+	if (with_srq) {
+		/* Through verbs.h's ibv_create_srq_ex, which takes a basic SRQ of a PD to ibv_create_srq. */
+		struct ibv_srq_init_attr_ex sa = { .attr = { .max_wr = 8, .max_sge = 1 }, .pd = e->pd,
+						   .comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE,
+						   .srq_type = IBV_SRQT_BASIC };
+
+		e->srq = ibv_create_srq_ex(e->ctx, &sa);
+		assert_non_null(e->srq);
+		assert_true(sa.attr.max_wr >= 8);
+		ia.srq = e->srq;
+	}
 	e->qp = ibv_create_qp(e->pd, &ia);
 	assert_non_null(e->qp);
 	assert_true(ia.cap.max_send_wr >= 16);
@@ -239,12 +254,12 @@ connect_end(struct end *e, const struct end *peer, enum ibv_qp_type type)
 	assert_int_equal(e->qp->state, IBV_QPS_RTS);
 }
 
-/* A QP of the type on each device, connected to each other */
+/* A QP of the type on each device, connected to each other; the second one's on an SRQ when b_srq. */
 static void
-make_pair(enum ibv_qp_type type)
+make_pair(enum ibv_qp_type type, int b_srq)
 {
-	make_end(&ends[0], type);
-	make_end(&ends[1], type);
+	make_end(&ends[0], type, 0);
+	make_end(&ends[1], type, b_srq);
 	connect_end(&ends[0], &ends[1], type);
 	connect_end(&ends[1], &ends[0], type);
 }
@@ -253,6 +268,9 @@ static void
 free_end(struct end *e)
 {
 	assert_int_equal(ibv_destroy_qp(e->qp), 0);
+	if (e->srq != NULL)
+		assert_int_equal(ibv_destroy_srq(e->srq), 0);
+	e->srq = NULL;
 	assert_int_equal(ibv_dereg_mr(e->mr), 0);
 	assert_int_equal(ibv_destroy_cq(e->cq), 0);
 	assert_int_equal(ibv_dealloc_pd(e->pd), 0);
@@ -292,7 +310,7 @@ test_rc(void **state)
 	struct ibv_wc wc;
 
 	(void)state;
-	make_pair(IBV_QPT_RC);
+	make_pair(IBV_QPT_RC, 0);
 	for (int i = 0; i < BUF_SIZE; i++)
 		a->buf[i] = (uint8_t)(i * 7 + 1);
 	post_recv(b, 4096, 4096, 77);
@@ -335,7 +353,7 @@ test_ud(void **state)
 	struct ibv_wc wc;
 
 	(void)state;
-	make_pair(IBV_QPT_UD);
+	make_pair(IBV_QPT_UD, 0);
 	ah = ibv_create_ah(a->pd, &ah_attr);
 	assert_non_null(ah);
 	for (int i = 0; i < 512; i++)
@@ -365,6 +383,63 @@ test_ud(void **state)
 	free_end(b);
 }
 
+/*
+ * An SRQ through the interposer: receives posted with verbs.h's inline ibv_post_srq_recv land the peer's
+ * SENDs, each wr_id and byte right; the QP's own ibv_post_recv is refused; the armed limit comes as
+ * IBV_EVENT_SRQ_LIMIT_REACHED naming the ibv_srq; destroying the SRQ under its QP is refused.
+ */
+static void
+test_srq(void **state)
+{
+	struct end *a = &ends[0], *b = &ends[1];
+	struct ibv_srq_attr attr = { .srq_limit = 2 };
+	struct ibv_recv_wr rwr = { .wr_id = 1 }, *rbad;
+	struct ibv_async_event ev;
+	struct pollfd pfd;
+	struct ibv_wc wc;
+
+	(void)state;
+	make_pair(IBV_QPT_RC, 1);
+	assert_ptr_equal(b->qp->srq, b->srq);
+	assert_int_equal(ibv_post_recv(b->qp, &rwr, &rbad), EINVAL);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)b->buf + 1024 * i, .length = 1024, .lkey = b->mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 };
+
+		assert_int_equal(ibv_post_srq_recv(b->srq, &wr, &rbad), 0);
+	}
+	assert_int_equal(ibv_modify_srq(b->srq, &attr, IBV_SRQ_LIMIT), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)a->buf + 1024 * i, .length = 100 + i, .lkey = a->mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		memset(a->buf + 1024 * i, 'a' + (int)i, 100 + i);
+		assert_int_equal(ibv_post_send(a->qp, &wr, &bad), 0);
+		wc = poll_one(a->cq);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		wc = poll_one(b->cq);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, 100 + i);
+		assert_int_equal(wc.byte_len, 100 + i);
+		assert_int_equal(wc.qp_num, b->qp->qp_num);
+		assert_memory_equal(b->buf + 1024 * i, a->buf + 1024 * i, 100 + i);
+	}
+	/* One WQE left, fewer than the limit of 2. */
+	pfd = (struct pollfd){ .fd = b->ctx->async_fd, .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, WAIT_S * 1000), 1);
+	assert_int_equal(ibv_get_async_event(b->ctx, &ev), 0);
+	assert_int_equal(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+	assert_ptr_equal(ev.element.srq, b->srq);
+	ibv_ack_async_event(&ev);
+	assert_int_equal(ibv_query_srq(b->srq, &attr), 0);
+	assert_int_equal(attr.srq_limit, 0);
+	assert_true(attr.max_wr >= 8);
+	assert_int_equal(ibv_destroy_srq(b->srq), EBUSY);
+	free_end(a);
+	free_end(b);
+}
+
 int
 main(void)
 {
@@ -373,6 +448,7 @@ main(void)
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_rc),
 		cmocka_unit_test(test_ud),
+		cmocka_unit_test(test_srq),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
