@@ -4,7 +4,7 @@
 # (install-deps.sh --interop), builds softrnic in build/ (as scripts/test.sh does) with the guest's
 # verbs-check, builds the guest image or finds it in the cache, then runs tests/interop/run.sh with a
 # private /var/run/dpdk. Ends with the table of case x direction and 'interop: N passed, N failed, N known
-# not to work yet' (cases of issue 17's engine part: they neither pass nor fail the run).
+# not to work yet' (cases known not to work yet neither pass nor fail the run: doc/interop.md).
 # Exit 0 when no case failed, 1 otherwise, 77 when this machine cannot run it (no root, /dev/net/tun,
 # network namespaces or qemu: it says which).
 #   scripts/interop.sh            the cache: $INTEROP_CACHE, else /var/cache/softrnic-interop

@@ -8,13 +8,16 @@
 #   verbs                 verbs-check (guest, libibverbs) against rnic-verbs-check (the same source on
 #                         softrnic): WRITE, WRITE and SEND with immediate, READ, FETCH_ADD, CMP_SWAP, each
 #                         end acting in turn, checked on both ends
-# at path MTU 1024 and 4096 (every link at MTU 9000), and rc-pingpong and verbs again with loss on the
-# bridge (INTEROP_LOSS per mille of the RoCE frames, each way); wire-frames checks the captured frames.
+#   ib_{write,read,send}_bw  Debian's perftest on both ends (softrnic's through softrnic-run, the interposer):
+#                         exit status, size, iterations and bandwidth reported on both ends
+# at path MTU 1024 and 4096 (perftest: 4096; every link at MTU 9000), and rc-pingpong
+# and verbs again with loss on the bridge (INTEROP_LOSS per mille of the RoCE frames, each way);
+# wire-frames checks the captured frames.
 # No side is told the other's MAC (as between real hosts): each learns it by ARP, and arp checks that the
 # guest learned softrnic's; wire-habits checks TTL, IP ID and source ports per QP pair. Cases known not to
-# work yet (none today) count apart: their failure does not fail the run, their pass does (the suite must
-# then make them plain cases). A table of case x direction ends the run, then
-# 'interop: N passed, N failed, N known not to work yet'.
+# work yet count apart: their failure does not fail the
+# run, their pass does (the suite must then make them plain cases). A table of case x direction ends the
+# run, then 'interop: N passed, N failed, N known not to work yet'.
 #   run.sh BUILD_DIR IMAGE_DIR GUEST_BIN_DIR
 # Environment:
 #   INTEROP_STATIC_NEIGH=1  each side is told the other's MAC (softrnic --neigh, the guest's "ip neigh ...
@@ -45,6 +48,7 @@ results=()		# "case|direction|result|seconds"
 passed=0
 failed=0
 known_failed=0		# cases known not to work yet that failed, as expected
+known_whys=()		# why those are known not to work yet
 known=''		# while set: why the cases being run are known not to work yet (record)
 lock_s=0		# time spent waiting for INTEROP_LOCK
 
@@ -59,7 +63,12 @@ trap 'exit 1' INT TERM
 vm_can_run || exit $?
 pingpong=$build/app/rnic-ibv-pingpong/rnic-ibv-pingpong
 verbs_check=$build/tests/interop/rnic-verbs-check
-for f in "$pingpong" "$verbs_check" "$guest_bin/verbs-check" "$image/root.img"; do
+softrnic_run=$build/verbs/softrnic-run
+perftest_tools="ib_write_bw ib_read_bw ib_send_bw"
+for t in $perftest_tools; do
+	command -v "$t" >/dev/null || { echo "interop: $t is missing (perftest: scripts/install-deps.sh)"; exit 1; }
+done
+for f in "$pingpong" "$verbs_check" "$softrnic_run" "$guest_bin/verbs-check" "$image/root.img"; do
 	[ -e "$f" ] || { echo "interop: $f is missing"; exit 1; }
 done
 
@@ -69,13 +78,20 @@ done
 af_packet_args=${INTEROP_AF_PACKET:-qpairs=2,blocksz=69632,framesz=4352,framecnt=512}
 
 # softrnic's EAL and engine arguments: one lcore, every stage on it (the programs progress the engine
-# whenever they wait), so qemu and the kernel's bridge keep the other core.
+# whenever they wait), so qemu and the kernel's bridge keep the other core. While $worker_stages is set
+# (perftest), the stages run on a worker lcore instead, on the same core as the program's thread (0):
+# perftest waits in its TCP exchange, polling nothing, while its server's peer WRITEs or READs and while
+# the peer's QP goes to RTR, whose ARP request for softrnic's address only a running engine answers
+# (doc/verbs.md, "perftest").
 rnic_args() {
-	echo "-l 0 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix io-$$" \
-		"--vdev=net_af_packet0,iface=$io_dev,$af_packet_args -- --port net_af_packet0 --ip $rnic_ip" \
-		"--stages devices"
+	local lcores="-l 0" stages="--stages devices"
+	[ -z "$worker_stages" ] || { lcores="--lcores 0@0,1@0"; stages=; }
+	echo "$lcores --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix io-$$" \
+		"--vdev=net_af_packet0,iface=$io_dev,$af_packet_args -- --port net_af_packet0 --ip $rnic_ip $stages"
 	[ "$static_neigh" = 0 ] || echo "--neigh $guest_ip,$guest_mac"
 }
+worker_stages=''		# set while a perftest case runs: rnic_args
+show_ok=''		# while set, a passed case shows the lines of both ends' output that its checks matched
 
 # Whether softrnic's server listens on PORT, within 20 s (the stock clients connect once, without retry).
 host_listens() {
@@ -86,43 +102,68 @@ host_listens() {
 	return 1
 }
 
+# Whether the guest's server listens on PORT, within 20 s (perftest's clients connect once, without retry).
+guest_listens() {
+	guest_run "i=0; until ss -Hltn 'sport = :$1' | grep -q .; do
+		i=\$((i + 1)); [ \$i -lt 100 ] || exit 1; sleep 0.2; done" 30 >/dev/null
+}
+
 # NAME DIRECTION GUEST_CMD GUEST_OK HOST_OK HOST_CMD...: one case in one direction (server: softrnic
 # serves and the guest's program connects to 10.97.0.1; client: the other way). GUEST_CMD and HOST_CMD
 # get the TCP port; it passes when both ends exit 0 and their output matches GUEST_OK and HOST_OK
-# (grep -E), and no stock server's -c check printed "invalid data".
+# (grep -E), and no stock server's -c check printed "invalid data". A HOST_CMD of softrnic-run (a stock
+# program on the interposer) gets softrnic's arguments in SOFTRNIC_ARGS, any other after "--".
 run_one() {
 	local name=$1 dir=$2 guest_cmd=$3 guest_ok=$4 host_ok=$5
 	shift 5
 	local port=$((18600 + ${#results[@]})) start=$SECONDS host_rc guest_rc why=''
 	local host_log=$work/$name-$dir.host.log
-	# shellcheck disable=SC2046
+	local -a host_cmd=("$@" -p "$port")
+	[ "$dir" = server ] || host_cmd+=("$guest_ip")
+	if [ "$1" = "$softrnic_run" ]; then
+		host_cmd=(env SOFTRNIC_ARGS="$(rnic_args)" "${host_cmd[@]}")
+	else
+		# shellcheck disable=SC2207
+		host_cmd+=(-- $(rnic_args))
+	fi
+	local job		# the guest's program
 	if [ "$dir" = server ]; then
-		ip netns exec "$io_ns" timeout 90 "$@" -p $port -- $(rnic_args) >"$host_log" 2>&1 &
+		ip netns exec "$io_ns" timeout 90 "${host_cmd[@]}" >"$host_log" 2>&1 &
 		host_pid=$!
 		host_listens $port || why="softrnic's server does not listen on TCP port $port"
 		guest_start "timeout 60 $guest_cmd -p $port $host_ip"
+		job=$guest_job
 	else
 		guest_start "timeout 60 $guest_cmd -p $port"
-		ip netns exec "$io_ns" timeout 90 "$@" -p $port $guest_ip -- $(rnic_args) >"$host_log" 2>&1 &
+		job=$guest_job
+		guest_listens $port || why="the guest's server does not listen on TCP port $port"
+		ip netns exec "$io_ns" timeout 90 "${host_cmd[@]}" >"$host_log" 2>&1 &
 		host_pid=$!
 	fi
 	wait "$host_pid"
 	host_rc=$?
 	host_pid=''
-	guest_wait "$guest_job" 30
+	guest_wait "$job" 30
 	guest_rc=$?
-	if [ ! -e "$vm_share/jobs/$guest_job.rc" ]; then
+	if [ ! -e "$vm_share/jobs/$job.rc" ]; then
 		guest_rc="none 30 s after softrnic's"
-		guest_run "busybox killall -q ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong verbs-check" 20 >/dev/null
+		guest_run "busybox killall -q ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong verbs-check $perftest_tools" 20 \
+			>/dev/null
 	fi
-	local guest_out=$vm_share/jobs/$guest_job.out
-	[ -n "$why" ] || [ "$host_rc" = 0 ] || why="softrnic exit $host_rc"
-	[ -n "$why" ] || [ "$guest_rc" = 0 ] || why="guest exit $guest_rc"
-	[ -n "$why" ] || grep -Eq "$host_ok" "$host_log" || why="softrnic's output lacks /$host_ok/"
-	[ -n "$why" ] || grep -Eq "$guest_ok" "$guest_out" || why="the guest's output lacks /$guest_ok/"
-	[ -n "$why" ] || ! grep -q "invalid data" "$guest_out" || why="the stock server found invalid data"
+	local guest_out=$vm_share/jobs/$job.out
+	local -a fails=()
+	[ -z "$why" ] || fails+=("$why")
+	[ "$host_rc" = 0 ] || fails+=("softrnic exit $host_rc")
+	[ "$guest_rc" = 0 ] || fails+=("guest exit $guest_rc")
+	grep -Eq "$host_ok" "$host_log" || fails+=("softrnic's output lacks /$host_ok/")
+	grep -Eqs "$guest_ok" "$guest_out" || fails+=("the guest's output lacks /$guest_ok/")
+	! grep -qs "invalid data" "$guest_out" || fails+=("the stock server found invalid data")
+	why=${fails[0]:-}
 	record "$name" "$dir" "$why" $((SECONDS - start))
-	if [ -n "$why" ]; then
+	if [ -n "$show_ok" ] && { [ -z "$why" ] || [ -n "$known" ]; }; then
+		grep -Em1 "$host_ok" "$host_log" | sed 's/^/    softrnic: /'
+		grep -Em1 "$guest_ok" "$guest_out" | sed 's/^/    guest: /'
+	elif [ -n "$why" ]; then
 		# A failure known from before needs no more than its first lines.
 		local lines=1000
 		[ -z "$known" ] || lines=4
@@ -150,6 +191,7 @@ record() {
 	elif [ -n "$known" ]; then
 		res=known
 		known_failed=$((known_failed + 1))
+		[[ " ${known_whys[*]} " == *" $known "* ]] || known_whys+=("$known")
 		echo "interop: $what: known not to work yet ($known): $3"
 	else
 		res=FAIL
@@ -182,6 +224,22 @@ pingpong_case() {	# TRANSPORT MTU [NAME_SUFFIX]
 verbs_case() {	# MTU [NAME_SUFFIX]
 	run_case "verbs-mtu$1${2:-}" "/mnt/host/bin/verbs-check -d rxe0 -g $gid_index -m $1 -s 65536 -n 4 -T $wait_s" \
 		"all [0-9]+ checks passed" "all [0-9]+ checks passed" "$verbs_check" -m "$1" -s 65536 -n 4 -T $wait_s
+}
+
+# perftest's TOOL (ib_write_bw, ib_read_bw or ib_send_bw: Debian's perftest, unmodified, on both ends) with
+# its defaults but for the count and the path MTU: 100 messages of 64 KB, 16 packets each (perftest 4.5
+# does not exchange the MTU: each end takes its port's active one unless told); softrnic's end through the
+# interposer (softrnic-run, GID index 0), the guest's on rxe0. Each end reports 65536 bytes, 100 iterations
+# and an average bandwidth above 0 (the WRITE and READ servers print their client's figures).
+perftest_case() {	# TOOL
+	local size=65536 iters=100
+	local opts="-s $size -n $iters -m 4096 -F"
+	# " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then the figures
+	local figures="^[[:space:]]*${size}[[:space:]]+${iters}[[:space:]]+[0-9.]+[[:space:]]+([0-9]*[1-9][0-9]*\\.[0-9]+|0\\.[0-9]*[1-9][0-9]*)[[:space:]]"
+	worker_stages=1 show_ok=1
+	# shellcheck disable=SC2086
+	run_case "$1" "$1 -d rxe0 -x $gid_index $opts" "$figures" "$figures" "$softrnic_run" "$1" -x 0 $opts
+	worker_stages='' show_ok=''
 }
 
 # The guest learned softrnic's MAC by ARP (INTEROP_STATIC_NEIGH=0): its neighbour entry for softrnic's
@@ -268,7 +326,11 @@ print_table() {
 			printf '%-28s  %-16s  %-16s\n' "$name" "${cell[$name|server]:--}" "${cell[$name|client]:--}"
 		fi
 	done
-	[ "$known_failed" -eq 0 ] || echo "(known: failed as expected, known not to work yet: issue 17's engine part)"
+	if [ "$known_failed" -gt 0 ]; then
+		local whys
+		whys=$(printf '%s; ' "${known_whys[@]}")
+		echo "(known: failed as expected, known not to work yet: ${whys%; })"
+	fi
 	echo "interop: boot $boot_s s, cases $cases_s s${INTEROP_LOCK:+ ($lock_s s of it waiting for $INTEROP_LOCK)}"
 }
 
@@ -308,6 +370,9 @@ for mtu in 1024 4096; do
 	[ $mtu != 1024 ] || wire_case
 done
 [ "$static_neigh" != 0 ] || arp_case
+for t in $perftest_tools; do
+	perftest_case "$t"
+done
 vm_loss "$loss"
 lost_before=$(vm_lost)
 ran_before=${#results[@]}
