@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
 # Debian's own, unmodified ibverbs-utils on softrnic through libsoftrnic-verbs (softrnic-run):
 #   devices    ibv_devices and ibv_devinfo -v on the embedded default: the devices listed, their attributes
-#              checked field by field; RNIC_DAEMON set: a clear refusal
+#              checked field by field; RNIC_DAEMON naming no daemon: a clear error
 #   pingpong   ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong between two processes in two network
 #              namespaces joined by a veth pair (each engine on net_af_packet; the tools' own TCP exchange
 #              runs over the same veth between the namespaces' kernel addresses), exit status and reported
 #              figures checked
 #   perftest   ib_write_bw and ib_read_bw (perftest) the same way, with --use_old_post_send, and ib_write_bw
 #              with its default options
+#   daemon-devices, daemon-pingpong, daemon-perftest
+#              the same through rnicd (RNIC_DAEMON): the test starts a daemon on its embedded loopback pair
+#              (rnic0 and rnic1 joined in the daemon; its socket in the test's temporary directory), the
+#              tools are its clients, two of them talking to each other through rnic0 and rnic1 (their own
+#              TCP exchange over 127.0.0.1); ibv_rc_pingpong with and without -e (completion events); the
+#              daemon exits 0 on SIGTERM and removes its socket
 # pingpong and perftest need root (skipped, exit 77, without it).
 # Usage: stock-tools.sh devices|pingpong|perftest SOFTRNIC_RUN
+#        stock-tools.sh daemon-devices|daemon-pingpong|daemon-perftest SOFTRNIC_RUN RNICD
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
 what=$1
 run=(sh "$2")
+rnicd=${3:-}
+# The daemon's clients exchange their TCP over a loopback of their own (a network namespace that ends with
+# the script): no other test's port is theirs.
+case $what in
+daemon-pingpong | daemon-perftest)
+	if [ -z "${STOCK_TOOLS_NETNS:-}" ]; then
+		[ "$(id -u)" -eq 0 ] || { echo "needs root (a network namespace): skipped"; exit 77; }
+		STOCK_TOOLS_NETNS=1 exec unshare --net "$0" "$@"
+	fi
+	ip link set lo up || exit 1
+	;;
+esac
 tmp=$(mktemp -d)
 failed=0
 pids=()
@@ -47,9 +66,19 @@ check() {	# NAME, then a command that succeeds when the check holds
 has() { grep -Eq "$2" "$1"; }
 
 devices() {
-	local out=$tmp/devinfo.txt
 	# One lcore, the stages on it: the tools make no traffic, and each run leaves the other core alone.
 	export SOFTRNIC_ARGS="-l 0 --no-huge -m 256 --no-pci --no-shconf --log-level=error --file-prefix vd-$$ -- --stages devices"
+	device_checks
+	RNIC_DAEMON=/nonexistent.sock timeout 60 "${run[@]}" ibv_devices >"$tmp/daemon.txt" 2>&1
+	check "RNIC_DAEMON naming no daemon: ibv_devices fails" test $? -ne 0
+	check "RNIC_DAEMON naming no daemon: says so" has "$tmp/daemon.txt" \
+		'cannot be a client of rnicd at RNIC_DAEMON=/nonexistent.sock: No such file'
+	unset SOFTRNIC_ARGS
+}
+
+# ibv_devices and ibv_devinfo -v -d rnic0: the devices listed, rnic0's attributes field by field.
+device_checks() {
+	local out=$tmp/devinfo.txt
 	timeout 60 "${run[@]}" ibv_devices >"$tmp/devices.txt" 2>&1
 	check "ibv_devices exits 0" test $? -eq 0
 	check "ibv_devices lists rnic0 and rnic1 with their GUIDs" \
@@ -70,10 +99,6 @@ devices() {
 	check "GID[0] an IPv4-mapped address, RoCE v2" has "$out" \
 		'GID\[  0\]:[[:space:]]+::ffff:[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+, RoCE v2$'
 	check "no port 2" sh -c "! grep -q 'port:[[:space:]]2$' '$out'"
-	RNIC_DAEMON=/nonexistent.sock timeout 60 "${run[@]}" ibv_devices >"$tmp/daemon.txt" 2>&1
-	check "RNIC_DAEMON set: ibv_devices fails" test $? -ne 0
-	check "RNIC_DAEMON set: says client mode is not supported" has "$tmp/daemon.txt" 'RNIC_DAEMON is set.*not supported'
-	unset SOFTRNIC_ARGS
 }
 
 # SIDE: the engine arguments of side a (the server: engine address 10.99.0.1, as in the interop suite's
@@ -121,20 +146,68 @@ run_pair() {
 	server_rc=$?
 }
 
-# TOOL SIZE ITERS: server in namespace a, client in b, GID index 0 (RoCE v2: the engine's IPv4 address)
+# The same through rnicd (pair=run_daemon_pair): the server a client of the daemon on rnic0, the client on
+# rnic1, their TCP exchange over 127.0.0.1. Both on cpu 0: the daemon's stages have cpu 1 to themselves
+# (doc/rnicd.md, "Performance").
+run_daemon_pair() {
+	local port=$3
+	shift 3
+	RNIC_DAEMON=$sock timeout 60 taskset -c 0 "${run[@]}" "$1" -d rnic0 "${@:2}" >"$tmp/server.txt" 2>&1 &
+	local server=$!
+	pids+=("$server")
+	for _ in $(seq 100); do
+		ss -ltn 2>/dev/null | grep -q ":$port " && break
+		sleep 0.1
+	done
+	RNIC_DAEMON=$sock timeout 60 taskset -c 0 "${run[@]}" "$1" -d rnic1 "${@:2}" 127.0.0.1 >"$tmp/client.txt" 2>&1
+	client_rc=$?
+	wait "$server"
+	server_rc=$?
+}
+
+# rnicd on its embedded loopback pair (rnic0, rnic1), its socket in $tmp, until daemon_stop.
+daemon_start() {
+	sock=$tmp/rnicd.sock
+	"$rnicd" --socket "$sock" -- -l 0,1 --no-huge -m 1024 --no-pci --no-shconf --log-level=error \
+		--file-prefix vdd-$$ >"$tmp/rnicd.txt" 2>&1 &
+	daemon=$!
+	pids+=("$daemon")
+	for _ in $(seq 300); do
+		[ -S "$sock" ] && return 0
+		kill -0 "$daemon" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "FAIL  rnicd does not serve on $sock"
+	sed 's/^/    rnicd: /' "$tmp/rnicd.txt"
+	exit 1
+}
+
+daemon_stop() {
+	kill -TERM "$daemon"
+	wait "$daemon"
+	check "rnicd exits 0 on SIGTERM" test $? -eq 0
+	check "rnicd removed its socket" test ! -e "$sock"
+}
+
+# How a tool's two ends run (run_pair, run_daemon_pair), and the GIDs they report (the engines' addresses).
+pair=run_pair
+gid_re='::ffff:10\.9[89]\.0\.[12]'
+
+# TOOL SIZE ITERS [OPTION...]: server in namespace a, client in b, GID index 0 (RoCE v2: the engine's IPv4
+# address)
 pingpong() {
 	local tool=$1 size=$2 iters=$3 port=$((18000 + RANDOM % 1000))
-	run_pair a b "$port" "$tool" -g 0 -s "$size" -n "$iters" -p "$port"
-	check "$tool -s $size -n $iters: server exits 0" test $server_rc -eq 0
-	check "$tool -s $size -n $iters: client exits 0" test $client_rc -eq 0
+	shift 3
+	$pair a b "$port" "$tool" -g 0 -s "$size" -n "$iters" -p "$port" "$@"
+	check "$tool -s $size -n $iters $*: server exits 0" test $server_rc -eq 0
+	check "$tool -s $size -n $iters $*: client exits 0" test $client_rc -eq 0
 	for side in server client; do
 		# "<bytes> bytes in <s> seconds = <rate> Mbit/sec" and "<iters> iters in <s> seconds = <t> usec/iter"
 		check "$tool: the $side reports $((2 * size * iters)) bytes and $iters iters" awk -v b=$((2 * size * iters)) -v n="$iters" '
 			$2 == "bytes" && $3 == "in" && $1 == b && $5 == "seconds" && $7 + 0 > 0 && $8 == "Mbit/sec" { ok++ }
 			$2 == "iters" && $3 == "in" && $1 == n && $5 == "seconds" && $7 + 0 > 0 && $8 == "usec/iter" { ok++ }
 			END { exit ok == 2 ? 0 : 1 }' "$tmp/$side.txt"
-		check "$tool: the $side's local address a RoCE v2 GID" has "$tmp/$side.txt" \
-			'local address: .*GID ::ffff:10\.9[89]\.0\.[12]'
+		check "$tool: the $side's local address a RoCE v2 GID" has "$tmp/$side.txt" "local address: .*GID $gid_re"
 	done
 	grep -h -E ' (bytes|iters) in ' "$tmp/server.txt" | sed 's/^/      server: /'
 	grep -h -E ' (bytes|iters) in ' "$tmp/client.txt" | sed 's/^/      client: /'
@@ -150,7 +223,7 @@ pingpong() {
 perftest() {
 	local tool=$1 port=$((19000 + RANDOM % 1000))
 	shift
-	run_pair a-worker b-cpu0 "$port" "$tool" -x 0 -F -p "$port" "$@"
+	$pair a-worker b-cpu0 "$port" "$tool" -x 0 -F -p "$port" "$@"
 	local before=$failed
 	check "$tool $*: server exits 0" test $server_rc -eq 0
 	check "$tool $*: client exits 0" test $client_rc -eq 0
@@ -185,8 +258,32 @@ perftest)
 	# by default too: Debian's perftest 4.5 leaves its ibv_wr_* API off on this device ("ibv_wr* API : OFF")
 	perftest ib_write_bw -s 65536 -n 200
 	;;
+daemon-devices)
+	daemon_start
+	RNIC_DAEMON=$sock device_checks
+	daemon_stop
+	;;
+daemon-pingpong)
+	daemon_start
+	pair=run_daemon_pair
+	gid_re='::ffff:10\.77\.0\.[12]'
+	pingpong ibv_rc_pingpong 4096 200
+	pingpong ibv_rc_pingpong 4096 200 -e
+	pingpong ibv_uc_pingpong 4096 200
+	pingpong ibv_ud_pingpong 1024 200
+	daemon_stop
+	;;
+daemon-perftest)
+	daemon_start
+	pair=run_daemon_pair
+	perftest ib_write_bw -s 65536 -n 200 --use_old_post_send
+	perftest ib_read_bw -s 65536 -n 200 --use_old_post_send
+	perftest ib_write_bw -s 65536 -n 200
+	daemon_stop
+	;;
 *)
 	echo "usage: stock-tools.sh devices|pingpong|perftest SOFTRNIC_RUN" >&2
+	echo "       stock-tools.sh daemon-devices|daemon-pingpong|daemon-perftest SOFTRNIC_RUN RNICD" >&2
 	exit 2
 	;;
 esac
