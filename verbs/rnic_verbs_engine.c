@@ -48,10 +48,9 @@ rnic_verbs_engine_start(void)
 	static char *argv[RNIC_VERBS_MAX_ARGS];
 	const char *env = getenv("SOFTRNIC_ARGS");
 	char defaults[sizeof(RNIC_VERBS_DEFAULT_ARGS) + 48];
+	const char *daemon = getenv("RNIC_DAEMON");
 	char *args;
 	int argc, ret;
-
-	const char *daemon = getenv("RNIC_DAEMON");
 
 	/* rnicd's client: no EAL, no arguments; the program's buffers are not rnic_alloc_buf's. */
 	if (daemon != NULL && daemon[0] != '\0') {

@@ -351,6 +351,8 @@ mr_segments(const struct rnicd_req *req, const int *fds, int nb_fds, struct mr_s
 		*nb_seg = 1;
 		return 0;
 	}
+	if (offset != 0)
+		return EINVAL;		/* the segments say where the region is */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rnicd_mr_seg *g = &req->u.reg_mr.seg[i];
 

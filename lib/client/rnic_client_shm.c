@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -313,12 +315,15 @@ span_usable(uintptr_t a, uintptr_t b, int writable, const struct vma *v, int nb)
 /* Moving pages in place                                                                                    */
 
 /*
- * The move runs on a thread of its own: the pages may hold the registering thread's stack (a buffer on it),
- * and a thread writing to its stack between the copy and the remap would lose the write. The caller waits
- * in pthread_join, writing nothing there meanwhile. The copies are system calls (pwrite, pread) on the
- * program's memory, not loads by the library (which a sanitizer would check against the program's own
- * objects on those pages).
+ * The move runs in a child sharing the memory, on a stack of its own, while the kernel holds the caller
+ * (clone with CLONE_VM | CLONE_VFORK): the pages may hold the registering thread's stack (a buffer on it),
+ * and a thread writing to its stack between the copy and the remap would lose the write, or its return
+ * address. The copies are system calls (pwrite, pread) on the program's memory, not loads by the library
+ * (which a sanitizer would check against the program's own objects on those pages); the child's code is
+ * not instrumented, so that its frames leave nothing in the sanitizer's view of a stack that goes.
  */
+#define MOVE_STACK (64u << 10)
+
 struct move_op {
 	uint8_t *addr;
 	size_t len;
@@ -327,7 +332,7 @@ struct move_op {
 	int err;
 };
 
-static int
+static __attribute__((no_sanitize_address)) int
 copy_all(long nr, int fd, uint8_t *buf, size_t len)
 {
 	for (size_t done = 0; done < len;) {
@@ -342,8 +347,8 @@ copy_all(long nr, int fd, uint8_t *buf, size_t len)
 	return 0;
 }
 
-static void *
-move_thread(void *arg)
+static __attribute__((no_sanitize_address)) int
+move_child(void *arg)
 {
 	struct move_op *op = arg;
 	void *anon, *p;
@@ -354,12 +359,12 @@ move_thread(void *arg)
 			p = mmap(op->addr, op->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, op->fd, 0);
 			op->err = p == MAP_FAILED ? errno : 0;
 		}
-		return NULL;
+		return 0;
 	}
 	anon = mmap(NULL, op->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (anon == MAP_FAILED) {
 		op->err = errno;
-		return NULL;
+		return 0;
 	}
 	op->err = copy_all(SYS_pread64, op->fd, anon, op->len);
 	if (op->err == 0) {
@@ -368,7 +373,32 @@ move_thread(void *arg)
 	}
 	if (op->err != 0)
 		munmap(anon, op->len);
-	return NULL;
+	return 0;
+}
+
+/* Run the move in the child (its stack and the operation in a mapping of their own); 0 or an errno. */
+static int
+run_move(uint8_t *addr, size_t len, int fd, int back)
+{
+	uint8_t *area = mmap(NULL, MOVE_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	struct move_op *op = (struct move_op *)(void *)area;
+	pid_t pid;
+	int ret, st;
+
+	if (area == MAP_FAILED)
+		return errno;
+	*op = (struct move_op){ .addr = addr, .len = len, .fd = fd, .back = back, .err = ECHILD };
+	/* No exit signal: a program's SIGCHLD handler and wait() never see the child; __WALL reaps it. */
+	pid = clone(move_child, area + MOVE_STACK, CLONE_VM | CLONE_VFORK, op);
+	if (pid < 0) {
+		ret = errno;
+	} else {
+		while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
+			;
+		ret = op->err;
+	}
+	munmap(area, MOVE_STACK);
+	return ret;
 }
 
 /* Move [addr, addr + len) onto fd or back off it, then give each page the protection the mappings v gave it
@@ -376,16 +406,11 @@ move_thread(void *arg)
 static int
 move_pages(uint8_t *addr, size_t len, int fd, int back, const struct vma *v, int nb)
 {
-	struct move_op op = { .addr = addr, .len = len, .fd = fd, .back = back };
 	uintptr_t a = (uintptr_t)addr, b = a + len;
-	pthread_t t;
-	int ret = pthread_create(&t, NULL, move_thread, &op);
+	int ret = run_move(addr, len, fd, back);
 
 	if (ret != 0)
 		return ret;
-	pthread_join(t, NULL);
-	if (op.err != 0)
-		return op.err;
 	for (int i = 0; i < nb; i++) {
 		uintptr_t s = RTE_MAX(v[i].start, a), e = RTE_MIN(v[i].end, b);
 

@@ -14,15 +14,20 @@
 #              tools are its clients, two of them talking to each other through rnic0 and rnic1 (their own
 #              TCP exchange over 127.0.0.1); ibv_rc_pingpong with and without -e (completion events); the
 #              daemon exits 0 on SIGTERM and removes its socket
+#   daemon-program PROGRAM
+#              a program of the project's built against libibverbs (tests/verbs/test_verbs.c) as a client of
+#              a daemon started the same way: it must exit 0
 # pingpong and perftest need root (skipped, exit 77, without it).
 # Usage: stock-tools.sh devices|pingpong|perftest SOFTRNIC_RUN
 #        stock-tools.sh daemon-devices|daemon-pingpong|daemon-perftest SOFTRNIC_RUN RNICD
+#        stock-tools.sh daemon-program SOFTRNIC_RUN RNICD PROGRAM
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
 what=$1
 run=(sh "$2")
 rnicd=${3:-}
+program=${4:-}
 # The daemon's clients exchange their TCP over a loopback of their own (a network namespace that ends with
 # the script): no other test's port is theirs.
 case $what in
@@ -271,6 +276,14 @@ daemon-pingpong)
 	pingpong ibv_rc_pingpong 4096 200 -e
 	pingpong ibv_uc_pingpong 4096 200
 	pingpong ibv_ud_pingpong 1024 200
+	daemon_stop
+	;;
+daemon-program)
+	daemon_start
+	RNIC_DAEMON=$sock timeout 120 taskset -c 0 "${run[@]}" "$program" >"$tmp/program.txt" 2>&1
+	rc=$?
+	check "$(basename "$program") through rnicd exits 0" test $rc -eq 0
+	[ $rc -eq 0 ] || sed 's/^/    program: /' "$tmp/program.txt"
 	daemon_stop
 	;;
 daemon-perftest)
