@@ -12,8 +12,8 @@
 #              the same through rnicd (RNIC_DAEMON): the test starts a daemon on its embedded loopback pair
 #              (rnic0 and rnic1 joined in the daemon; its socket in the test's temporary directory), the
 #              tools are its clients, two of them talking to each other through rnic0 and rnic1 (their own
-#              TCP exchange over 127.0.0.1); ibv_rc_pingpong with and without -e (completion events); the
-#              daemon exits 0 on SIGTERM and removes its socket
+#              TCP exchange over 127.0.0.1); the pingpong tools with -e (completion events), and
+#              ibv_rc_pingpong polling too; the daemon exits 0 on SIGTERM and removes its socket
 #   daemon-program PROGRAM
 #              a program of the project's built against libibverbs (tests/verbs/test_verbs.c) as a client of
 #              a daemon started the same way: it must exit 0
@@ -272,10 +272,13 @@ daemon-pingpong)
 	daemon_start
 	pair=run_daemon_pair
 	gid_re='::ffff:10\.77\.0\.[12]'
-	pingpong ibv_rc_pingpong 4096 200
+	# With -e the tools sleep in ibv_get_cq_event (completion channels through the daemon). Polling, the
+	# two clients spin on one core and take turns at the scheduler's pace (tens of ms a round trip, more
+	# on a loaded machine): 20 round trips.
 	pingpong ibv_rc_pingpong 4096 200 -e
-	pingpong ibv_uc_pingpong 4096 200
-	pingpong ibv_ud_pingpong 1024 200
+	pingpong ibv_uc_pingpong 4096 200 -e
+	pingpong ibv_ud_pingpong 1024 200 -e
+	pingpong ibv_rc_pingpong 4096 20
 	daemon_stop
 	;;
 daemon-program)
