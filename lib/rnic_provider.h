@@ -32,6 +32,11 @@ struct rnic_provider_ops {
 	struct rnic_mr *(*reg_mr)(struct rnic_pd *pd, void *addr, size_t length, int access);
 	int (*dereg_mr)(struct rnic_mr *mr);
 	struct rnic_comp_channel *(*create_comp_channel)(struct rnic_context *ctx);
+	int (*destroy_comp_channel)(struct rnic_comp_channel *channel);
+	int (*get_cq_event)(struct rnic_comp_channel *channel, struct rnic_cq **cq, void **cq_context);
+	/* A CQ of a channel fired (its arm is cleared): queue its completion event on the channel. From the
+	 * engine's producers or the consumer arming over CQEs already there; lock-free. */
+	void (*deliver_cq_event)(struct rnic_cq *cq);
 	struct rnic_cq *(*create_cq)(struct rnic_context *ctx, int cqe, void *cq_context,
 				     struct rnic_comp_channel *channel, int comp_vector);
 	int (*destroy_cq)(struct rnic_cq *cq);
@@ -76,6 +81,9 @@ int rnic_provider_remote(void);
 struct rnic_mr *rnic_local_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access);
 int rnic_local_dereg_mr(struct rnic_mr *mr);
 struct rnic_comp_channel *rnic_local_create_comp_channel(struct rnic_context *ctx);
+int rnic_local_destroy_comp_channel(struct rnic_comp_channel *channel);
+int rnic_local_get_cq_event(struct rnic_comp_channel *channel, struct rnic_cq **cq, void **cq_context);
+void rnic_local_deliver_cq_event(struct rnic_cq *cq);
 struct rnic_cq *rnic_local_create_cq(struct rnic_context *ctx, int cqe, void *cq_context,
 				     struct rnic_comp_channel *channel, int comp_vector);
 int rnic_local_destroy_cq(struct rnic_cq *cq);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The interposer's engine: what a kernel driver and firmware do for a hardware RNIC, done in the process on
- * its first verb (doc/verbs.md, "Configuration"). SOFTRNIC_ARGS holds EAL arguments, then "--" and engine
+ * its first verb (doc/verbs.md, "Two ways to run"). SOFTRNIC_ARGS holds EAL arguments, then "--" and engine
  * arguments, separated by blanks; unset, the embedded default below (two devices joined by a net_ring pair).
+ * With RNIC_DAEMON=/path/to/socket, rnicd runs the engine instead and the program is its client
+ * (rnic_engine_init chooses; lib/client): its registrations of ordinary memory move it onto memory shared
+ * with the daemon, in place.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rnic_client.h"
 #include "rnic_verbs.h"
 
 /* The embedded default: one worker lcore runs the stages, so a program blocked in ibv_get_cq_event still
@@ -44,15 +48,19 @@ rnic_verbs_engine_start(void)
 	static char *argv[RNIC_VERBS_MAX_ARGS];
 	const char *env = getenv("SOFTRNIC_ARGS");
 	char defaults[sizeof(RNIC_VERBS_DEFAULT_ARGS) + 48];
+	const char *daemon = getenv("RNIC_DAEMON");
 	char *args;
 	int argc, ret;
 
-	/* rnicd's client mode (issue 19's second provider) is not wired into the interposer yet: say so
-	 * rather than start an engine of our own the user did not ask for. */
-	if (getenv("RNIC_DAEMON") != NULL && getenv("RNIC_DAEMON")[0] != '\0') {
-		fprintf(stderr, "softrnic-verbs: RNIC_DAEMON is set, but the interposer runs the engine in the "
-			"process only (rnicd's client mode is not supported yet: doc/verbs.md); unset it\n");
-		return ENOTSUP;
+	/* rnicd's client: no EAL, no arguments; the program's buffers are not rnic_alloc_buf's. */
+	if (daemon != NULL && daemon[0] != '\0') {
+		argv[0] = (char *)"softrnic-verbs";
+		rnic_client_move_in_place(1);
+		ret = rnic_engine_init(1, argv);
+		if (ret < 0)
+			fprintf(stderr, "softrnic-verbs: cannot be a client of rnicd at RNIC_DAEMON=%s: %s\n", daemon,
+				strerror(-ret));
+		return ret < 0 ? -ret : 0;
 	}
 	/* The default's file prefix carries the PID: two programs on the embedded default never share one. */
 	snprintf(defaults, sizeof(defaults), "%s --file-prefix softrnic-verbs-%d", RNIC_VERBS_DEFAULT_ARGS,

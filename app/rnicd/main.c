@@ -502,17 +502,27 @@ reload(void)
 static void
 serve(int lsock, int sigfd)
 {
-	static struct pollfd pfd[MAX_CLIENTS + 2];
-	static struct rnicd_session *who[MAX_CLIENTS + 2];
+	/* Per session: its connection, then the fds of its events (rnicd_events_fds, at most 2). */
+	static struct pollfd pfd[3 * MAX_CLIENTS + 2];
+	static struct rnicd_session *who[3 * MAX_CLIENTS + 2];
+	static uint8_t is_event[3 * MAX_CLIENTS + 2];
 
 	for (;;) {
 		nfds_t n = 2;
 
 		pfd[0] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = lsock, .events = POLLIN };
-		for (struct rnicd_session *s = rnicd.sessions; s != NULL && n < RTE_DIM(pfd); s = s->next) {
+		for (struct rnicd_session *s = rnicd.sessions; s != NULL && n + 3 <= RTE_DIM(pfd); s = s->next) {
+			int fds[2], nb = rnicd_events_fds(s, fds);
+
 			who[n] = s;
+			is_event[n] = 0;
 			pfd[n++] = (struct pollfd){ .fd = s->sock, .events = POLLIN };
+			for (int i = 0; i < nb; i++) {
+				who[n] = s;
+				is_event[n] = 1;
+				pfd[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+			}
 		}
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
@@ -532,8 +542,16 @@ serve(int lsock, int sigfd)
 			RNICD_LOG(NOTICE, "%s: shutting down", strsignal((int)si.ssi_signo));
 			return;
 		}
+		/* Events first: a session a request ends below is not in the list any more. */
 		for (nfds_t i = 2; i < n; i++) {
-			if (pfd[i].revents == 0)
+			if (is_event[i] && pfd[i].revents != 0) {
+				pthread_mutex_lock(&rnicd.lock);
+				rnicd_events_forward(who[i]);
+				pthread_mutex_unlock(&rnicd.lock);
+			}
+		}
+		for (nfds_t i = 2; i < n; i++) {
+			if (is_event[i] || pfd[i].revents == 0)
 				continue;
 			/* Requests first: a client that sent and closed still gets its last one read. */
 			if ((pfd[i].revents & POLLIN) && rnicd_session_serve(who[i]) == 0)

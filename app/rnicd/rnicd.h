@@ -118,6 +118,14 @@ struct rnicd_block {
 	int fd;
 };
 
+/* A client's completion channel: the daemon's end of its event socket, and the CQs bound to it. */
+#define RNICD_MAX_CHANNELS 8	/* per connection */
+struct rnicd_channel {
+	uint8_t used;
+	int sock;
+	uint32_t cqs;
+};
+
 struct rnicd_session {
 	struct rnicd_session *next;
 	int sock;
@@ -136,6 +144,13 @@ struct rnicd_session {
 	uint64_t bytes;
 	uint8_t over_quota;		/* the last host-memory allocation hit max_bytes */
 	uint8_t quota_logged;		/* a refusal for max_bytes was logged (once per session) */
+	/* Events (events.c): the daemon's end of the async event socket (-1 before OPEN), the daemon's
+	 * completion channel of the session's CQs that have a client's channel, the client's channels. */
+	int async_sock;
+	struct rnic_comp_channel *evch;
+	struct rnicd_channel chan[RNICD_MAX_CHANNELS];
+	uint64_t events_dropped;	/* the client's event socket was full */
+	uint8_t events_logged;
 };
 
 struct rnicd {
@@ -154,6 +169,26 @@ struct rnicd_session *rnicd_session_new(int sock);
 int rnicd_session_serve(struct rnicd_session *s);
 /* The connection is gone: every object of the client is destroyed and its memory unmapped. */
 void rnicd_session_end(struct rnicd_session *s);
+
+/* The client's handle of the session's object of this kind at ptr, or 0 (it has none there). */
+uint32_t rnicd_session_handle_of(const struct rnicd_session *s, const void *ptr, enum rnicd_obj_kind kind);
+
+/* Events (events.c). After OPEN: the async event socket, its client end in *client_end (0 or an errno). */
+int rnicd_events_open(struct rnicd_session *s, int *client_end);
+/* CREATE_COMP_CHANNEL / DESTROY_COMP_CHANNEL (EBUSY while a CQ is bound to it). */
+int rnicd_events_create_channel(struct rnicd_session *s, struct rnicd_rep *rep, int *client_end, int *daemon_end);
+int rnicd_events_destroy_channel(struct rnicd_session *s, uint32_t handle);
+/* What a CQ bound to the client's channel handle (0: none) is created with: the daemon's channel and a CQ
+ * context naming the client's channel. 0 or ENOENT. */
+int rnicd_events_cq_channel(struct rnicd_session *s, uint32_t handle, struct rnic_comp_channel **evch,
+			    void **cq_context);
+/* A CQ made with rnicd_events_cq_channel's context was created (+1) / destroyed (-1). */
+void rnicd_events_cq_bound(struct rnicd_session *s, const struct rnic_cq *cq, int delta);
+/* Send the client every event pending for it; the fds poll() watches for them (at most 2). */
+void rnicd_events_forward(struct rnicd_session *s);
+int rnicd_events_fds(const struct rnicd_session *s, int *fds);
+/* After the session's objects are gone: its channels and sockets. */
+void rnicd_events_close(struct rnicd_session *s);
 
 /* Telemetry commands under /rnicd. */
 void rnicd_telemetry_register(void);

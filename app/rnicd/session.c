@@ -20,6 +20,14 @@
 #include "rnic_dbq.h"
 
 #define PAGE 4096ul
+
+/* The descriptors of a message: received with a request, or sent with a reply (owned: bit i set when the
+ * daemon closes fd[i] once it is sent, a socket end it keeps no copy of). */
+struct msg_fds {
+	int fd[RNICD_MAX_FDS];
+	int nb;
+	uint32_t owned;
+};
 #define HANDLE_SHIFT 16
 #define MAX_OBJ 65535u
 
@@ -203,6 +211,15 @@ obj_get(struct rnicd_session *s, uint32_t handle, enum rnicd_obj_kind kind)
 	return &s->obj[index];
 }
 
+uint32_t
+rnicd_session_handle_of(const struct rnicd_session *s, const void *ptr, enum rnicd_obj_kind kind)
+{
+	for (uint32_t i = 0; i < s->nb_obj; i++)
+		if (s->obj[i].kind == kind && s->obj[i].ptr == ptr)
+			return (s->id & 0xffff) << HANDLE_SHIFT | (i + 1);
+	return 0;
+}
+
 static void
 obj_del(struct rnicd_session *s, struct rnicd_obj *o)
 {
@@ -231,7 +248,7 @@ do_list(struct rnicd_rep *rep)
 }
 
 static int
-do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out)
+do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, struct msg_fds *out)
 {
 	struct rnic_device **list;
 	struct rnicd_block *b;
@@ -265,6 +282,8 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 	if (s->dbq != NULL) {
 		s->dbq->size = rnicd.quota.dbq_size;
 		ret = -rnic_daemon_attach_dbq(s->ctx, s->dbq, rnicd.quota.dbq_size);
+		if (ret == 0 && (ret = rnicd_events_open(s, &out->fd[1])) != 0)
+			rnic_daemon_detach_dbq(s->ctx, s->dbq);
 	}
 	if (s->dbq == NULL || ret != 0) {
 		if (s->dbq != NULL)
@@ -279,7 +298,9 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 	rep->u.open.client_id = s->id;
 	rep->u.open.dbq_size = rnicd.quota.dbq_size;
 	rep->u.open.dbq_bytes = b->len;
-	*fd_out = b->fd;
+	out->fd[0] = b->fd;
+	out->nb = 2;		/* and the client's end of the async event socket */
+	out->owned = 1u << 1;
 	if (rnicd_tenant_log_ok(s->tenant, &left_out))
 		RNICD_LOG(INFO, "client %u (pid %d, tenant %s) opened %s%s", s->id, (int)s->pid, s->tenant->name,
 			  rnic_get_device_name(s->ctx->device), left_out_note(left_out, note, sizeof(note)));
@@ -308,16 +329,57 @@ do_alloc_pd(struct rnicd_session *s, struct rnicd_rep *rep)
 	return 0;
 }
 
-/* The daemon's mapping of the pages of a client's memfd that hold [offset, offset + length), with the rights
- * the region's access needs: read, and write too for LOCAL_WRITE (which remote writes and atomics need). A
- * read-only mapping is safe: the MPT refuses every write to a region without LOCAL_WRITE. */
+/* The pages of a client's memfd that the daemon maps for a region: [offset, offset + len) of fd. */
+struct mr_seg {
+	int fd;
+	uint64_t offset, len;
+};
+
+/* A region's memfds and their pages, as REG_MR names them (rnicd_proto.h): one memfd holding the region from
+ * an offset (rnic_alloc_buf), or up to RNICD_MR_MAX_SEGS back to back (a region moved in place in pieces).
+ * Checks that they cover the region's pages exactly, page by page; *in_page: where the region starts in its
+ * first page. */
 static int
-map_client_buffer(int fd, const struct rnicd_req *req, void **map, size_t *map_len, void **host)
+mr_segments(const struct rnicd_req *req, const int *fds, int nb_fds, struct mr_seg *seg, int *nb_seg,
+	    uint64_t *in_page)
 {
-	uint64_t va = req->u.reg_mr.va, offset = req->u.reg_mr.offset, length = req->u.reg_mr.length;
-	int writable = (req->u.reg_mr.access & RNIC_ACCESS_LOCAL_WRITE) != 0;
-	int seals = fcntl(fd, F_GET_SEALS), mode = fcntl(fd, F_GETFL);
-	uint64_t first = offset & ~(PAGE - 1), end;
+	uint64_t va = req->u.reg_mr.va, length = req->u.reg_mr.length, offset = req->u.reg_mr.offset, span;
+	uint32_t n = req->u.reg_mr.nb_seg;
+
+	if (length == 0 || va + length < va || va + length > UINT64_MAX - PAGE)
+		return EINVAL;
+	if (nb_fds != (n == 0 ? 1 : (int)n) || n > RNICD_MR_MAX_SEGS)
+		return EBADF;	/* a descriptor per segment, exactly */
+	*in_page = va & (PAGE - 1);
+	span = RTE_ALIGN_CEIL(va + length, PAGE) - (va & ~(PAGE - 1));
+	if (n == 0) {
+		/* The client's VA and the file offset must agree within the page: both are mappings of the file. */
+		if (offset + length < offset || offset > UINT64_MAX - PAGE || (va & (PAGE - 1)) != (offset & (PAGE - 1)))
+			return EINVAL;
+		seg[0] = (struct mr_seg){ .fd = fds[0], .offset = offset & ~(PAGE - 1), .len = span };
+		*nb_seg = 1;
+		return 0;
+	}
+	if (offset != 0)
+		return EINVAL;		/* the segments say where the region is */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rnicd_mr_seg *g = &req->u.reg_mr.seg[i];
+
+		if (g->len == 0 || g->len > span || ((g->offset | g->len) & (PAGE - 1)) ||
+		    g->offset > UINT64_MAX - g->len)
+			return EINVAL;
+		span -= g->len;
+		seg[i] = (struct mr_seg){ .fd = fds[i], .offset = g->offset, .len = g->len };
+	}
+	*nb_seg = (int)n;
+	return span == 0 ? 0 : EINVAL;
+}
+
+/* Whether the daemon may map [offset, offset + len) of a client's descriptor, with write access or not. */
+static int
+check_client_fd(const struct mr_seg *seg, int writable)
+{
+	int seals = fcntl(seg->fd, F_GET_SEALS), mode = fcntl(seg->fd, F_GETFL);
 	struct stat st;
 
 	/* A file that may shrink could fault the engine mid-access: only sealed memfds are mapped. */
@@ -328,17 +390,52 @@ map_client_buffer(int fd, const struct rnicd_req *req, void **map, size_t *map_l
 		return EPERM;
 	if (mode < 0 || (mode & O_ACCMODE) == O_WRONLY || (writable && (mode & O_ACCMODE) != O_RDWR))
 		return EACCES;
-	if (fstat(fd, &st) != 0 || length == 0 || offset + length < offset || offset + length > (uint64_t)st.st_size)
+	if (fstat(seg->fd, &st) != 0 || st.st_size < 0 || seg->offset + seg->len > (uint64_t)st.st_size)
 		return EINVAL;
-	/* The client's VA and the file offset must agree within the page: both are mappings of the file. */
-	if ((va & (PAGE - 1)) != (offset & (PAGE - 1)))
-		return EINVAL;
-	end = RTE_ALIGN_CEIL(offset + length, PAGE);
-	*map_len = end - first;
-	*map = mmap(NULL, *map_len, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, (off_t)first);
-	if (*map == MAP_FAILED)
-		return errno == EACCES || errno == EPERM ? errno : ENOMEM;
-	*host = (uint8_t *)*map + (offset - first);
+	return 0;
+}
+
+/* The daemon's mapping of a client's region: its memfds' pages back to back, with the rights the region's
+ * access needs: read, and write too for LOCAL_WRITE (which remote writes and atomics need). A read-only
+ * mapping is safe: the MPT refuses every write to a region without LOCAL_WRITE. */
+static int
+map_client_region(const struct rnicd_req *req, const int *fds, int nb_fds, void **map, size_t *map_len,
+		  void **host)
+{
+	int writable = (req->u.reg_mr.access & RNIC_ACCESS_LOCAL_WRITE) != 0;
+	struct mr_seg seg[RNICD_MR_MAX_SEGS];
+	uint64_t in_page, at = 0;
+	uint8_t *base;
+	size_t len;
+	int nb_seg, ret;
+
+	ret = mr_segments(req, fds, nb_fds, seg, &nb_seg, &in_page);
+	for (int i = 0; ret == 0 && i < nb_seg; i++) {
+		ret = check_client_fd(&seg[i], writable);
+		at += seg[i].len;
+	}
+	if (ret != 0)
+		return ret;
+	/* The whole span reserved first, then each memfd's pages in their place within it. */
+	len = at;
+	base = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
+		return ENOMEM;
+	at = 0;
+	for (int i = 0; i < nb_seg; i++) {
+		void *p = mmap(base + at, seg[i].len, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED | MAP_FIXED,
+			       seg[i].fd, (off_t)seg[i].offset);
+
+		if (p == MAP_FAILED) {
+			ret = errno == EACCES || errno == EPERM ? errno : ENOMEM;
+			munmap(base, len);
+			return ret;
+		}
+		at += seg[i].len;
+	}
+	*map = base;
+	*map_len = len;
+	*host = base + in_page;
 	return 0;
 }
 
@@ -352,7 +449,7 @@ reserve_mr(struct rnicd_session *s, const struct rnicd_req *req, uint64_t *bytes
 
 	if (req->u.reg_mr.length > room)
 		return EDQUOT;
-	*bytes = RTE_ALIGN_CEIL(req->u.reg_mr.length + (req->u.reg_mr.offset & (PAGE - 1)), PAGE);
+	*bytes = RTE_ALIGN_CEIL(req->u.reg_mr.length + (req->u.reg_mr.va & (PAGE - 1)), PAGE);
 	if (*bytes > room)
 		return EDQUOT;
 	ret = reserve(s, OBJ_MR);
@@ -362,7 +459,7 @@ reserve_mr(struct rnicd_session *s, const struct rnicd_req *req, uint64_t *bytes
 }
 
 static int
-do_reg_mr(struct rnicd_session *s, const struct rnicd_req *req, int fd, struct rnicd_rep *rep)
+do_reg_mr(struct rnicd_session *s, const struct rnicd_req *req, const int *fds, int nb_fds, struct rnicd_rep *rep)
 {
 	const struct rnicd_obj *pd = obj_get(s, req->u.reg_mr.pd, OBJ_PD);
 	struct rnic_mr *mr = NULL;
@@ -371,14 +468,14 @@ do_reg_mr(struct rnicd_session *s, const struct rnicd_req *req, int fd, struct r
 	void *map, *host;
 	int ret;
 
-	if (fd < 0)
+	if (nb_fds == 0)
 		return EBADF;
 	if (pd == NULL)
 		return ENOENT;
 	ret = reserve_mr(s, req, &bytes);
 	if (ret != 0)
 		return ret;
-	ret = map_client_buffer(fd, req, &map, &map_len, &host);
+	ret = map_client_region(req, fds, nb_fds, &map, &map_len, &host);
 	if (ret == 0) {
 		mr = rnic_daemon_reg_mr(pd->ptr, (void *)(uintptr_t)req->u.reg_mr.va, host, req->u.reg_mr.length,
 				      req->u.reg_mr.access);
@@ -405,6 +502,7 @@ do_reg_mr(struct rnicd_session *s, const struct rnicd_req *req, int fd, struct r
 static int
 destroy_obj(struct rnicd_session *s, struct rnicd_obj *o)
 {
+	enum rnicd_obj_kind kind = o->kind;
 	int ret;
 
 	switch (o->kind) {
@@ -421,17 +519,28 @@ destroy_obj(struct rnicd_session *s, struct rnicd_obj *o)
 		}
 		break;
 	case OBJ_CQ:
+		/* Its pending events go to the client first: none may name it once it is freed (it has no QP,
+		 * so the engine raises none after). */
+		rnicd_events_forward(s);
+		rnicd_events_cq_bound(s, o->ptr, -1);
 		ret = rnic_destroy_cq(o->ptr);
+		if (ret != 0)
+			rnicd_events_cq_bound(s, o->ptr, +1);
 		break;
 	case OBJ_SRQ:
 		ret = rnic_destroy_srq(o->ptr);		/* EBUSY while a QP uses it */
 		break;
 	default:
+		/* Its events raised before and while it is destroyed (which quiesces the engine), after it:
+		 * rnicd_events_forward drops those about an object no longer in the table. */
+		rnicd_events_forward(s);
 		ret = rnic_destroy_qp(o->ptr);
 		break;
 	}
 	if (ret == 0)
 		obj_del(s, o);
+	if (ret == 0 && kind == OBJ_QP)
+		rnicd_events_forward(s);
 	return ret;
 }
 
@@ -445,28 +554,33 @@ do_destroy(struct rnicd_session *s, const struct rnicd_req *req, enum rnicd_obj_
 
 /* Reply with the object's host-interface block: its memfd and size. */
 static int
-share_block(struct rnicd_session *s, const void *addr, int *fd_out, uint64_t *bytes)
+share_block(struct rnicd_session *s, const void *addr, struct msg_fds *out, uint64_t *bytes)
 {
 	const struct rnicd_block *b = block_find(s, addr);
 
 	if (b == NULL)
 		return EFAULT;	/* cannot happen: the session allocated it */
-	*fd_out = b->fd;
+	out->fd[0] = b->fd;
+	out->nb = 1;
 	*bytes = b->len;
 	return 0;
 }
 
 static int
-do_create_cq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out)
+do_create_cq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, struct msg_fds *out)
 {
 	struct rnic_daemon_cq_hif hif;
+	struct rnic_comp_channel *evch;
 	struct rnic_cq *cq;
-	int ret = reserve(s, OBJ_CQ);
+	void *cq_context;
+	int ret = rnicd_events_cq_channel(s, req->u.create_cq.channel, &evch, &cq_context);
 
+	if (ret == 0)
+		ret = reserve(s, OBJ_CQ);
 	if (ret != 0)
 		return ret;
 	s->over_quota = 0;
-	cq = rnic_create_cq(s->ctx, req->u.create_cq.cqe, NULL, NULL, 0);
+	cq = rnic_create_cq(s->ctx, req->u.create_cq.cqe, cq_context, evch, 0);
 	if (cq == NULL) {
 		ret = s->over_quota ? EDQUOT : errno;
 		unreserve(s, OBJ_CQ);
@@ -479,13 +593,14 @@ do_create_cq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 		unreserve(s, OBJ_CQ);
 		return ENOMEM;
 	}
+	rnicd_events_cq_bound(s, cq, +1);
 	rep->u.create_cq.cqn = hif.cqn;
 	rep->u.create_cq.nent = hif.nent;
-	return share_block(s, hif.block, fd_out, &rep->u.create_cq.bytes);
+	return share_block(s, hif.block, out, &rep->u.create_cq.bytes);
 }
 
 static int
-do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out)
+do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, struct msg_fds *out)
 {
 	const struct rnicd_obj *pd = obj_get(s, req->u.create_qp.pd, OBJ_PD);
 	const struct rnicd_obj *scq = obj_get(s, req->u.create_qp.send_cq, OBJ_CQ);
@@ -528,7 +643,7 @@ do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 	rep->u.create_qp.sq_stride = hif.sq_stride;
 	rep->u.create_qp.rq_cnt = hif.rq_cnt;
 	rep->u.create_qp.rq_stride = hif.rq_stride;
-	return share_block(s, hif.block, fd_out, &rep->u.create_qp.bytes);
+	return share_block(s, hif.block, out, &rep->u.create_qp.bytes);
 }
 
 static int
@@ -570,7 +685,7 @@ do_qp_counters(struct rnicd_session *s, const struct rnicd_req *req, struct rnic
 /* An SRQ whose host-interface block is in the client's shared region: the engine reads its WQEs and head as
  * hostile input (doc/qp.md, "Shared receive queues"). */
 static int
-do_create_srq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out)
+do_create_srq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, struct msg_fds *out)
 {
 	const struct rnicd_obj *pd = obj_get(s, req->u.create_srq.pd, OBJ_PD);
 	struct rnic_srq_init_attr ia = { .attr = req->u.create_srq.attr };
@@ -600,7 +715,7 @@ do_create_srq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd
 	rep->u.create_srq.srqn = hif.srqn;
 	rep->u.create_srq.cnt = hif.cnt;
 	rep->u.create_srq.stride = hif.stride;
-	return share_block(s, hif.block, fd_out, &rep->u.create_srq.bytes);
+	return share_block(s, hif.block, out, &rep->u.create_srq.bytes);
 }
 
 static int
@@ -635,7 +750,8 @@ do_device_counters(struct rnicd_session *s, const struct rnicd_req *req, struct 
 
 /* Commands that need an open context, the rest. */
 static int
-dispatch(struct rnicd_session *s, const struct rnicd_req *req, int fd_in, struct rnicd_rep *rep, int *fd_out)
+dispatch(struct rnicd_session *s, const struct rnicd_req *req, const struct msg_fds *in, struct rnicd_rep *rep,
+	 struct msg_fds *out)
 {
 	switch (req->cmd) {
 	case RNICD_LIST:
@@ -644,7 +760,7 @@ dispatch(struct rnicd_session *s, const struct rnicd_req *req, int fd_in, struct
 		rep->u.stats = rnicd.stats;
 		return 0;
 	case RNICD_OPEN:
-		return do_open(s, req, rep, fd_out);
+		return do_open(s, req, rep, out);
 	default:
 		break;
 	}
@@ -658,15 +774,15 @@ dispatch(struct rnicd_session *s, const struct rnicd_req *req, int fd_in, struct
 	case RNICD_DEALLOC_PD:
 		return do_destroy(s, req, OBJ_PD);
 	case RNICD_REG_MR:
-		return do_reg_mr(s, req, fd_in, rep);
+		return do_reg_mr(s, req, in->fd, in->nb, rep);
 	case RNICD_DEREG_MR:
 		return do_destroy(s, req, OBJ_MR);
 	case RNICD_CREATE_CQ:
-		return do_create_cq(s, req, rep, fd_out);
+		return do_create_cq(s, req, rep, out);
 	case RNICD_DESTROY_CQ:
 		return do_destroy(s, req, OBJ_CQ);
 	case RNICD_CREATE_QP:
-		return do_create_qp(s, req, rep, fd_out);
+		return do_create_qp(s, req, rep, out);
 	case RNICD_MODIFY_QP:
 		return do_modify_qp(s, req, rep);
 	case RNICD_QUERY_QP:
@@ -676,13 +792,19 @@ dispatch(struct rnicd_session *s, const struct rnicd_req *req, int fd_in, struct
 	case RNICD_QUERY_QP_COUNTERS:
 		return do_qp_counters(s, req, rep);
 	case RNICD_CREATE_SRQ:
-		return do_create_srq(s, req, rep, fd_out);
+		return do_create_srq(s, req, rep, out);
 	case RNICD_MODIFY_SRQ:
 		return do_modify_srq(s, req);
 	case RNICD_QUERY_SRQ:
 		return do_query_srq(s, req, rep);
 	case RNICD_DESTROY_SRQ:
 		return do_destroy(s, req, OBJ_SRQ);
+	case RNICD_CREATE_COMP_CHANNEL:
+		out->nb = 2;		/* the client's end, and the daemon's (the client queues events of its own) */
+		out->owned = 1;
+		return rnicd_events_create_channel(s, rep, &out->fd[0], &out->fd[1]);
+	case RNICD_DESTROY_COMP_CHANNEL:
+		return rnicd_events_destroy_channel(s, req->u.obj.handle);
 	default:
 		return do_device_counters(s, req, rep);
 	}
@@ -701,38 +823,49 @@ check_request(const struct rnicd_req *req, ssize_t n, int truncated)
 	return (size_t)n == rnicd_req_size(req->cmd) ? 0 : EBADMSG;
 }
 
+/* Close the descriptors of a message that mask names. */
+static void
+close_fds(const struct msg_fds *m, uint32_t mask)
+{
+	for (int i = 0; i < m->nb; i++)
+		if (((mask >> i) & 1) && m->fd[i] >= 0)
+			close(m->fd[i]);
+}
+
 int
 rnicd_session_serve(struct rnicd_session *s)
 {
 	static struct rnicd_rep rep;	/* one control thread; large: not on the stack */
+	struct msg_fds in = { .nb = 0 }, out = { .nb = 0 };
 	struct rnicd_req req;
-	int truncated, fd_in = -1, fd_out = -1, ret;
+	int truncated, ret;
 	ssize_t n;
 
 	memset(&req, 0, sizeof(req));
-	n = rnicd_recv_msg(s->sock, &req, sizeof(req), &fd_in, &truncated);
+	memset(out.fd, -1, sizeof(out.fd));
+	n = rnicd_recv_msg_fds(s->sock, &req, sizeof(req), in.fd, RNICD_MAX_FDS, &in.nb, &truncated);
 	if (n == -EAGAIN)
 		return 0;	/* woken for nothing */
 	if (n <= 0) {
-		if (fd_in >= 0)
-			close(fd_in);
+		close_fds(&in, ~0u);
 		return -1;	/* closed (0) or broken */
 	}
 	memset(&rep, 0, sizeof(rep));
 	pthread_mutex_lock(&rnicd.lock);
 	ret = check_request(&req, n, truncated);
 	if (ret == 0)
-		ret = dispatch(s, &req, fd_in, &rep, &fd_out);
+		ret = dispatch(s, &req, &in, &rep, &out);
 	if (ret != 0 && ret != EBUSY && ret != EDQUOT) {
 		rnicd.stats.bad_requests++;
 		RNICD_LOG(DEBUG, "client %u: request %u refused: %s", s->id, req.cmd, strerror(ret));
 	}
 	pthread_mutex_unlock(&rnicd.lock);
-	if (fd_in >= 0)
-		close(fd_in);		/* a registered buffer stays mapped without it */
+	close_fds(&in, ~0u);		/* a registered buffer stays mapped without them */
 	rep.status = ret;
 	/* A reply the socket cannot take at once (the client does not read them) ends the session. */
-	return rnicd_send_msg(s->sock, &rep, sizeof(rep), ret == 0 ? fd_out : -1) == 0 ? 0 : -1;
+	n = rnicd_send_msg_fds(s->sock, &rep, sizeof(rep), out.fd, ret == 0 ? out.nb : 0);
+	close_fds(&out, out.owned);
+	return n == 0 ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -760,6 +893,7 @@ rnicd_session_new(int sock)
 		return NULL;
 	}
 	s->sock = sock;
+	s->async_sock = -1;
 	s->pid = cred.pid;
 	s->uid = cred.uid;
 	pthread_mutex_lock(&rnicd.lock);
@@ -834,6 +968,7 @@ rnicd_session_end(struct rnicd_session *s)
 	destroy_all(s, OBJ_MR);
 	destroy_all(s, OBJ_CQ);
 	destroy_all(s, OBJ_PD);
+	rnicd_events_close(s);
 	if (s->ctx != NULL) {
 		if (s->dbq != NULL) {
 			rnic_daemon_detach_dbq(s->ctx, s->dbq);

@@ -4,7 +4,9 @@
  * buffers, indexes, CQEs, doorbell record) the daemon shares as a memfd this process maps. The objects here
  * are this process's views of them: the same structs as in-process, bound to this process's mappings, so
  * rnic_post_send / rnic_post_recv / rnic_poll_cq / rnic_req_notify_cq run unchanged and never call the
- * daemon. Buffers to register come from rnic_alloc_buf (sealed memfds the daemon maps too).
+ * daemon. Buffers to register come from rnic_alloc_buf (sealed memfds the daemon maps too), or are moved
+ * onto shared memory in place (rnic_client_shm.c). Events come from the daemon on sockets of their own
+ * (struct rnicd_event): the context's async_fd, each completion channel's fd.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,11 +26,34 @@
 #include "rnic_qp.h"
 #include "rnic_srq.h"
 
+/* An object of the context that an event may name, by the daemon's handle. */
+struct client_obj {
+	struct client_obj *next;
+	uint32_t handle;
+	void *obj;			/* struct rnic_qp or rnic_cq */
+};
+
 struct rnic_client {
 	int sock;
 	pthread_mutex_t lock;		/* one request at a time on the connection */
 	uint32_t id;
 	size_t dbq_bytes;
+	pthread_mutex_t objs_lock;	/* the lists below: the control verbs vs the event readers */
+	struct client_obj *qps, *cqs, *srqs;
+};
+
+/* A completion channel: the fd is the client's end of its event socket; inject, the daemon's end, through
+ * which the client queues the events its own arming fires (CQEs already there when it arms). */
+struct client_channel {
+	struct rnic_comp_channel pub;
+	uint32_t handle;
+	int inject;
+};
+
+/* A registration and the memory it holds shared with the daemon. */
+struct client_mr {
+	struct rnic_mr pub;
+	struct rnic_client_region region;
 };
 
 static const struct rnic_provider_ops client_ops;
@@ -39,17 +64,6 @@ static struct {
 	struct rnic_device *dev[RNIC_MAX_DEVICES];
 	int nb_dev;
 } mode;
-
-/* Buffers of rnic_alloc_buf: the memfd behind each, for registration. */
-struct client_buf {
-	struct client_buf *next;
-	uint8_t *base;
-	size_t len;
-	int fd;
-};
-
-static struct client_buf *bufs;
-static pthread_mutex_t bufs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int
 rnic_client_mode(void)
@@ -194,18 +208,25 @@ ctx_client(struct rnic_context *ctx)
 	return rnic_context_priv(ctx)->client;
 }
 
-/* A request on the context's connection; the reply buffer is the caller's. */
+/* A request on the context's connection, with nb_out descriptors; the reply buffer is the caller's, and so
+ * is its descriptor (if fd_in is not NULL). */
 static int
-call(struct rnic_context *ctx, struct rnicd_req *req, uint32_t cmd, int fd_out, struct rnicd_rep *rep,
-     int *fd_in)
+call_fds(struct rnic_context *ctx, struct rnicd_req *req, uint32_t cmd, const int *fds_out, int nb_out,
+	 struct rnicd_rep *rep, int *fd_in)
 {
 	struct rnic_client *cl = ctx_client(ctx);
 	int ret;
 
 	pthread_mutex_lock(&cl->lock);
-	ret = rnicd_call(cl->sock, req, cmd, fd_out, rep, fd_in);
+	ret = rnicd_call_fds(cl->sock, req, cmd, fds_out, nb_out, rep, fd_in, fd_in != NULL ? 1 : 0);
 	pthread_mutex_unlock(&cl->lock);
 	return ret;
+}
+
+static int
+call(struct rnic_context *ctx, struct rnicd_req *req, uint32_t cmd, struct rnicd_rep *rep, int *fd_in)
+{
+	return call_fds(ctx, req, cmd, NULL, 0, rep, fd_in);
 }
 
 /*
@@ -225,7 +246,73 @@ call_obj(struct rnic_context *ctx, uint32_t cmd, uint32_t handle, struct rnicd_r
 {
 	struct rnicd_req req = { .u.obj.handle = handle };
 
-	return call(ctx, &req, cmd, -1, rep, NULL);
+	return call(ctx, &req, cmd, rep, NULL);
+}
+
+/* Objects events may name: added when made, removed when destroyed, found by handle. */
+static int
+obj_list_add(struct rnic_context *ctx, struct client_obj **list, uint32_t handle, void *obj)
+{
+	struct rnic_client *cl = ctx_client(ctx);
+	struct client_obj *o = malloc(sizeof(*o));
+
+	if (o == NULL)
+		return ENOMEM;
+	o->handle = handle;
+	o->obj = obj;
+	pthread_mutex_lock(&cl->objs_lock);
+	o->next = *list;
+	*list = o;
+	pthread_mutex_unlock(&cl->objs_lock);
+	return 0;
+}
+
+static void
+obj_list_del(struct rnic_context *ctx, struct client_obj **list, void *obj)
+{
+	struct rnic_client *cl = ctx_client(ctx);
+
+	pthread_mutex_lock(&cl->objs_lock);
+	for (struct client_obj **pp = list; *pp != NULL; pp = &(*pp)->next) {
+		if ((*pp)->obj == obj) {
+			struct client_obj *o = *pp;
+
+			*pp = o->next;
+			free(o);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cl->objs_lock);
+}
+
+static void *
+obj_list_find(struct rnic_context *ctx, struct client_obj *const *list, uint32_t handle)
+{
+	struct rnic_client *cl = ctx_client(ctx);
+	void *obj = NULL;
+
+	pthread_mutex_lock(&cl->objs_lock);
+	for (const struct client_obj *o = *list; o != NULL && obj == NULL; o = o->next)
+		if (o->handle == handle)
+			obj = o->obj;
+	pthread_mutex_unlock(&cl->objs_lock);
+	return obj;
+}
+
+/* One event from an event socket (blocking unless the program made the fd non-blocking). 0 or -1 with errno. */
+static int
+read_event(int fd, struct rnicd_event *ev)
+{
+	ssize_t n;
+
+	do {
+		n = recv(fd, ev, sizeof(*ev), 0);
+	} while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(*ev))
+		return 0;
+	if (n >= 0)
+		errno = n == 0 ? ECONNRESET : EPROTO;	/* 0: the daemon went away */
+	return -1;
 }
 
 /* Map a block the daemon sent (and close its descriptor); NULL with errno set on failure. */
@@ -265,7 +352,7 @@ client_open_device(struct rnic_device *dev)
 	struct rnicd_rep rep;
 	struct rnic_context_priv *ctx;
 	struct rnic_client *cl;
-	int index = -1, fd = -1, ret;
+	int index = -1, fds[2] = { -1, -1 }, ret;
 
 	for (int i = 0; i < mode.nb_dev; i++)
 		if (mode.dev[i] == dev)
@@ -283,16 +370,19 @@ client_open_device(struct rnic_device *dev)
 		return NULL;
 	}
 	pthread_mutex_init(&cl->lock, NULL);
+	pthread_mutex_init(&cl->objs_lock, NULL);
 	cl->sock = client_connect(mode.path);
 	ret = cl->sock < 0 ? -cl->sock : 0;
 	req.u.open.index = (uint32_t)index;
 	if (ret == 0)
-		ret = rnicd_call(cl->sock, &req, RNICD_OPEN, -1, &rep, &fd);
+		ret = rnicd_call_fds(cl->sock, &req, RNICD_OPEN, NULL, 0, &rep, fds, 2);
+	if (ret == 0 && fds[1] < 0)
+		ret = EPROTO;
 	if (ret == 0) {
 		cl->id = rep.u.open.client_id;
 		cl->dbq_bytes = rep.u.open.dbq_bytes;
-		ctx->dbq = map_shared(fd, cl->dbq_bytes);
-		fd = -1;
+		ctx->dbq = map_shared(fds[0], cl->dbq_bytes);
+		fds[0] = -1;
 		if (ctx->dbq == NULL)
 			ret = errno;
 	}
@@ -301,8 +391,9 @@ client_open_device(struct rnic_device *dev)
 			 "over quota (its tenant's contexts, or the memory its doorbell queue needs: the daemon's "
 			 "log and /rnicd/tenants say which)" :
 			 strerror(ret));
-		if (fd >= 0)
-			close(fd);
+		for (int i = 0; i < 2; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		if (cl->sock >= 0)
 			close(cl->sock);
 		free(cl);
@@ -313,7 +404,7 @@ client_open_device(struct rnic_device *dev)
 	ctx->client = cl;
 	ctx->dev = dev;
 	ctx->pub.device = dev;
-	ctx->pub.async_fd = -1;		/* async events are not forwarded to clients (doc/rnicd.md) */
+	ctx->pub.async_fd = fds[1];	/* the client's end of the daemon's async event socket */
 	ctx->pub.num_comp_vectors = 1;
 	return &ctx->pub;
 }
@@ -327,7 +418,9 @@ client_close_device(struct rnic_context *context)
 	/* The daemon frees whatever the context still holds when the connection closes. */
 	munmap(ctx->dbq, cl->dbq_bytes);
 	close(cl->sock);
+	close(context->async_fd);
 	pthread_mutex_destroy(&cl->lock);
+	pthread_mutex_destroy(&cl->objs_lock);
 	free(cl);
 	free(ctx);
 	return 0;
@@ -338,7 +431,7 @@ client_query_port(struct rnic_context *ctx, struct rnic_port_attr *attr)
 {
 	struct rnicd_req req = { 0 };
 	struct rnicd_rep rep;
-	int ret = call(ctx, &req, RNICD_QUERY_PORT, -1, &rep, NULL);
+	int ret = call(ctx, &req, RNICD_QUERY_PORT, &rep, NULL);
 
 	if (ret == 0)
 		*attr = rep.u.port;
@@ -354,7 +447,7 @@ client_query_device_counters(struct rnic_context *ctx, struct rnic_counter *coun
 
 	if (rep == NULL)
 		return -ENOMEM;
-	ret = call(ctx, &req, RNICD_QUERY_DEVICE_COUNTERS, -1, rep, NULL);
+	ret = call(ctx, &req, RNICD_QUERY_DEVICE_COUNTERS, rep, NULL);
 	if (ret == 0) {
 		int count = RTE_MIN(RTE_MIN(rep->u.counters.count, n), RNICD_MAX_COUNTERS);
 
@@ -375,7 +468,7 @@ client_alloc_pd(struct rnic_context *ctx)
 	struct rnicd_req req = { 0 };
 	struct rnicd_rep rep;
 	struct rnic_pd_priv *pd;
-	int ret = call(ctx, &req, RNICD_ALLOC_PD, -1, &rep, NULL);
+	int ret = call(ctx, &req, RNICD_ALLOC_PD, &rep, NULL);
 
 	if (ret != 0) {
 		errno = ret;
@@ -406,137 +499,64 @@ client_dealloc_pd(struct rnic_pd *pd)
 	return ret;
 }
 
-/* The buffer of rnic_alloc_buf that holds [addr, addr + length), or NULL. */
-static const struct client_buf *
-find_buf(const uint8_t *addr, size_t length)
-{
-	const struct client_buf *b;
-
-	for (b = bufs; b != NULL; b = b->next)
-		if (addr >= b->base && length <= b->len && (size_t)(addr - b->base) <= b->len - length)
-			return b;
-	return NULL;
-}
-
 static struct rnic_mr *
 client_reg_mr(struct rnic_pd *pd, void *addr, size_t length, int access)
 {
 	struct rnicd_req req = { .u.reg_mr = { .pd = pd->handle, .access = access, .va = (uintptr_t)addr,
 					       .length = length } };
+	int fds[RNICD_MR_MAX_SEGS];
 	struct rnicd_rep rep;
-	const struct client_buf *b;
-	struct rnic_mr *mr;
-	int ret, fd;
+	struct client_mr *mr = calloc(1, sizeof(*mr));
+	int ret;
 
-	pthread_mutex_lock(&bufs_lock);
-	b = find_buf(addr, length);
-	fd = b != NULL ? b->fd : -1;
-	if (b != NULL)
-		req.u.reg_mr.offset = (uint64_t)((uint8_t *)addr - b->base);
-	pthread_mutex_unlock(&bufs_lock);
-	if (fd < 0) {
-		RNIC_LOG(ERR, "rnicd: reg_mr of %p: not memory of rnic_alloc_buf (rnicd cannot map it)", addr);
-		errno = EINVAL;
-		return NULL;
-	}
-	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = call(pd->context, &req, RNICD_REG_MR, fd, &rep, NULL);
+	ret = rnic_client_region_get(addr, length, (access & RNIC_ACCESS_LOCAL_WRITE) != 0, &mr->region);
 	if (ret != 0) {
+		RNIC_LOG(ERR, "rnicd: reg_mr of %p: %s", addr, ret == EINVAL ?
+			 "not memory of rnic_alloc_buf (rnicd cannot map it)" : strerror(ret));
 		free(mr);
 		errno = ret;
 		return NULL;
 	}
-	mr->context = pd->context;
-	mr->pd = pd;
-	mr->addr = addr;
-	mr->length = length;
-	mr->handle = rep.u.reg_mr.handle;
-	mr->lkey = rep.u.reg_mr.lkey;
-	mr->rkey = rep.u.reg_mr.rkey;
-	return mr;
+	req.u.reg_mr.nb_seg = (uint32_t)mr->region.nb;
+	for (int i = 0; i < mr->region.nb; i++) {
+		req.u.reg_mr.seg[i].offset = mr->region.offset[i];
+		req.u.reg_mr.seg[i].len = mr->region.len[i];
+		fds[i] = rnic_client_region_fd(&mr->region, i);
+	}
+	ret = call_fds(pd->context, &req, RNICD_REG_MR, fds, mr->region.nb, &rep, NULL);
+	if (ret != 0) {
+		rnic_client_region_put(&mr->region, 1);	/* pages moved for it go back */
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	mr->pub.context = pd->context;
+	mr->pub.pd = pd;
+	mr->pub.addr = addr;
+	mr->pub.length = length;
+	mr->pub.handle = rep.u.reg_mr.handle;
+	mr->pub.lkey = rep.u.reg_mr.lkey;
+	mr->pub.rkey = rep.u.reg_mr.rkey;
+	return &mr->pub;
 }
 
 static int
-client_dereg_mr(struct rnic_mr *mr)
+client_dereg_mr(struct rnic_mr *pub)
 {
+	struct client_mr *mr = (struct client_mr *)pub;
 	struct rnicd_rep rep;
-	int ret = destroyed(call_obj(mr->context, RNICD_DEREG_MR, mr->handle, &rep));
+	int ret = destroyed(call_obj(pub->context, RNICD_DEREG_MR, pub->handle, &rep));
 
-	if (ret == 0)
-		free(mr);
-	return ret;
-}
-
-void *
-rnic_shm_create(const char *name, size_t len, int *fd_out)
-{
-	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING), err;
-	void *p = MAP_FAILED;
-
-	if (fd < 0)
-		return NULL;
-	if (ftruncate(fd, (off_t)len) == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		err = errno;
-		close(fd);
-		errno = err;
-		return NULL;
-	}
-	*fd_out = fd;
-	return p;
-}
-
-void *
-rnic_alloc_buf(size_t length)
-{
-	struct client_buf *b;
-	size_t len = RTE_ALIGN_CEIL(length, 4096);
-
-	if (length == 0 || len < length) {
-		errno = EINVAL;
-		return NULL;
-	}
-	b = calloc(1, sizeof(*b));
-	/* Sealed: the daemon maps it too, and a file that could shrink under it would fault it. */
-	if (b == NULL || (b->base = rnic_shm_create("rnic-buf", len, &b->fd)) == NULL) {
-		free(b);
-		errno = ENOMEM;
-		return NULL;
-	}
-	b->len = len;
-	pthread_mutex_lock(&bufs_lock);
-	b->next = bufs;
-	bufs = b;
-	pthread_mutex_unlock(&bufs_lock);
-	return b->base;
-}
-
-void
-rnic_free_buf(void *buf)
-{
-	struct client_buf **pp, *b = NULL;
-
-	if (buf == NULL)
-		return;
-	pthread_mutex_lock(&bufs_lock);
-	for (pp = &bufs; *pp != NULL; pp = &(*pp)->next) {
-		if ((*pp)->base == buf) {
-			b = *pp;
-			*pp = b->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&bufs_lock);
-	if (b == NULL)
-		return;
-	munmap(b->base, b->len);
-	close(b->fd);
-	free(b);
+	if (ret != 0)
+		return ret;
+	/* Moved pages stay shared (doc/verbs.md): the segments only lose a registration. */
+	rnic_client_region_put(&mr->region, 0);
+	free(mr);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -546,26 +566,28 @@ static struct rnic_cq *
 client_create_cq(struct rnic_context *ctx, int cqe, void *cq_context, struct rnic_comp_channel *channel,
 		 int comp_vector)
 {
-	struct rnicd_req req = { .u.create_cq.cqe = cqe };
+	struct rnicd_req req = { .u.create_cq = { .cqe = cqe } };
 	struct rnicd_rep rep;
 	struct rnic_cq_priv *cq;
 	void *block;
 	int fd = -1, ret;
 
-	if (channel != NULL) {
-		errno = ENOTSUP;	/* completion events are not forwarded to clients (doc/rnicd.md) */
-		return NULL;
-	}
+	if (channel != NULL)
+		req.u.create_cq.channel = ((struct client_channel *)channel)->handle;
 	if (comp_vector != 0) {
 		errno = EINVAL;
 		return NULL;
 	}
-	ret = call(ctx, &req, RNICD_CREATE_CQ, -1, &rep, &fd);
+	ret = call(ctx, &req, RNICD_CREATE_CQ, &rep, &fd);
 	if (ret == 0 && (rep.u.create_cq.nent == 0 || (rep.u.create_cq.nent & (rep.u.create_cq.nent - 1)) ||
 			 rep.u.create_cq.bytes != rnic_cq_hif_size(rep.u.create_cq.nent)))
 		ret = EPROTO;
 	block = ret == 0 ? map_shared(fd, rep.u.create_cq.bytes) : NULL;
 	cq = block != NULL ? zalloc_aligned(sizeof(*cq)) : NULL;
+	if (cq != NULL && obj_list_add(ctx, &ctx_client(ctx)->cqs, rep.u.create_cq.handle, &cq->pub) != 0) {
+		free(cq);
+		cq = NULL;
+	}
 	if (cq == NULL) {
 		if (ret == 0) {
 			ret = ENOMEM;
@@ -581,6 +603,7 @@ client_create_cq(struct rnic_context *ctx, int cqe, void *cq_context, struct rni
 	rnic_cq_bind(cq, block, rep.u.create_cq.nent);
 	cq->cqn = rep.u.create_cq.cqn;
 	cq->pub.context = ctx;
+	cq->pub.channel = channel;
 	cq->pub.cq_context = cq_context;
 	cq->pub.handle = rep.u.create_cq.handle;
 	cq->pub.cqe = (int)rep.u.create_cq.nent - 1;
@@ -592,10 +615,15 @@ client_destroy_cq(struct rnic_cq *pub)
 {
 	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
 	struct rnicd_rep rep;
-	int ret = destroyed(call_obj(pub->context, RNICD_DESTROY_CQ, pub->handle, &rep));
+	int ret;
 
+	/* As in-process: events the program has not acknowledged would name a freed CQ. */
+	if (__atomic_load_n(&pub->comp_events_completed, __ATOMIC_ACQUIRE) != cq->arm_sn)
+		return EBUSY;
+	ret = destroyed(call_obj(pub->context, RNICD_DESTROY_CQ, pub->handle, &rep));
 	if (ret != 0)
 		return ret;
+	obj_list_del(pub->context, &ctx_client(pub->context)->cqs, pub);
 	munmap(cq->cqes, rnic_cq_hif_size(1u << cq->log_nent));
 	free(cq);
 	return 0;
@@ -639,7 +667,7 @@ client_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	req.u.create_qp.sq_sig_all = ia->sq_sig_all;
 	req.u.create_qp.cap = ia->cap;
 	req.u.create_qp.srq = ia->srq != NULL ? ia->srq->handle : 0;
-	ret = call(ctx, &req, RNICD_CREATE_QP, -1, &rep, &fd);
+	ret = call(ctx, &req, RNICD_CREATE_QP, &rep, &fd);
 	if (ret == 0) {
 		rnic_qp_hif_layout(rep.u.create_qp.sq_cnt, rep.u.create_qp.sq_stride, rep.u.create_qp.rq_cnt,
 				   rep.u.create_qp.rq_stride, &l);
@@ -652,6 +680,10 @@ client_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 		block = map_shared(fd, l.size);
 		fd = -1;
 		qp = block != NULL ? zalloc_aligned(sizeof(*qp)) : NULL;
+		if (qp != NULL && obj_list_add(ctx, &ctx_client(ctx)->qps, rep.u.create_qp.handle, &qp->pub) != 0) {
+			free(qp);
+			qp = NULL;
+		}
 		if (qp == NULL) {
 			ret = ENOMEM;
 			if (block != NULL)
@@ -694,7 +726,7 @@ client_modify_qp(struct rnic_qp *qp, struct rnic_qp_attr *attr, int mask)
 {
 	struct rnicd_req req = { .u.modify_qp = { .handle = qp->handle, .mask = mask, .attr = *attr } };
 	struct rnicd_rep rep;
-	int ret = call(qp->context, &req, RNICD_MODIFY_QP, -1, &rep, NULL);
+	int ret = call(qp->context, &req, RNICD_MODIFY_QP, &rep, NULL);
 
 	if (ret == 0)
 		__atomic_store_n(&qp->state, (enum rnic_qp_state)rep.u.modify_qp.state, __ATOMIC_RELEASE);
@@ -724,6 +756,7 @@ client_destroy_qp(struct rnic_qp *pub)
 	if (ret != 0)
 		return ret;
 	rnic_qp_table_unpublish(rnic_ctx_dev(pub->context), pub);
+	obj_list_del(pub->context, &ctx_client(pub->context)->qps, pub);
 	munmap(qp->hif, qp_hif_bytes(qp));
 	free(qp);
 	return 0;
@@ -753,7 +786,7 @@ client_create_srq(struct rnic_pd *pd, struct rnic_srq_init_attr *ia)
 	struct rnic_srq_hif_layout l;
 	struct rnic_srq_priv *srq = NULL;
 	void *block = NULL;
-	int fd = -1, ret = call(ctx, &req, RNICD_CREATE_SRQ, -1, &rep, &fd);
+	int fd = -1, ret = call(ctx, &req, RNICD_CREATE_SRQ, &rep, &fd);
 
 	if (ret == 0) {
 		rnic_srq_hif_layout(rep.u.create_srq.cnt, rep.u.create_srq.stride, &l);
@@ -765,6 +798,10 @@ client_create_srq(struct rnic_pd *pd, struct rnic_srq_init_attr *ia)
 		block = map_shared(fd, l.size);
 		fd = -1;
 		srq = block != NULL ? zalloc_aligned(sizeof(*srq)) : NULL;
+		if (srq != NULL && obj_list_add(ctx, &ctx_client(ctx)->srqs, rep.u.create_srq.handle, &srq->pub) != 0) {
+			free(srq);
+			srq = NULL;
+		}
 		if (srq == NULL) {
 			ret = ENOMEM;
 			if (block != NULL)
@@ -797,7 +834,7 @@ client_modify_srq(struct rnic_srq *srq, struct rnic_srq_attr *attr, int mask)
 	struct rnicd_req req = { .u.modify_srq = { .handle = srq->handle, .mask = mask, .attr = *attr } };
 	struct rnicd_rep rep;
 
-	return call(srq->context, &req, RNICD_MODIFY_SRQ, -1, &rep, NULL);
+	return call(srq->context, &req, RNICD_MODIFY_SRQ, &rep, NULL);
 }
 
 static int
@@ -821,6 +858,7 @@ client_destroy_srq(struct rnic_srq *pub)
 
 	if (ret != 0)
 		return ret;	/* EBUSY: a QP of this client still uses it */
+	obj_list_del(pub->context, &ctx_client(pub->context)->srqs, pub);
 	rnic_srq_hif_layout(srq->wq.wqe_cnt, srq->wq.stride, &l);
 	munmap(srq->hif, l.size);
 	free(srq);
@@ -830,22 +868,109 @@ client_destroy_srq(struct rnic_srq *pub)
 /* ------------------------------------------------------------------------------------------------------ */
 /* The provider                                                                                             */
 
-/* Neither async events nor completion events are forwarded to clients yet (doc/rnicd.md). */
+/* An async event from the daemon: the program's QP, CQ or SRQ its handle names (an event about an object the
+ * program destroyed since is skipped). */
 static int
 client_get_async_event(struct rnic_context *ctx, struct rnic_async_event *event)
 {
-	RTE_SET_USED(ctx);
-	RTE_SET_USED(event);
-	errno = ENOTSUP;
-	return -1;
+	struct rnicd_event ev;
+
+	for (;;) {
+		if (read_event(ctx->async_fd, &ev) != 0)
+			return -1;
+		memset(event, 0, sizeof(*event));
+		event->event_type = (enum rnic_event_type)ev.event_type;
+		if (ev.handle == 0) {
+			event->element.port_num = (int)ev.port_num;
+			return 0;
+		}
+		if (ev.event_type == RNIC_EVENT_CQ_ERR)
+			event->element.cq = obj_list_find(ctx, &ctx_client(ctx)->cqs, ev.handle);
+		else if (ev.event_type == RNIC_EVENT_SRQ_ERR || ev.event_type == RNIC_EVENT_SRQ_LIMIT_REACHED)
+			event->element.srq = obj_list_find(ctx, &ctx_client(ctx)->srqs, ev.handle);
+		else
+			event->element.qp = obj_list_find(ctx, &ctx_client(ctx)->qps, ev.handle);
+		if (event->element.cq != NULL || event->element.qp != NULL || event->element.srq != NULL)
+			return 0;
+	}
 }
 
 static struct rnic_comp_channel *
 client_create_comp_channel(struct rnic_context *ctx)
 {
-	RTE_SET_USED(ctx);
-	errno = ENOTSUP;
-	return NULL;
+	struct client_channel *ch = calloc(1, sizeof(*ch));
+	struct rnicd_req req = { 0 };
+	struct rnicd_rep rep;
+	int fds[2] = { -1, -1 }, ret;
+
+	if (ch == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&ctx_client(ctx)->lock);
+	ret = rnicd_call_fds(ctx_client(ctx)->sock, &req, RNICD_CREATE_COMP_CHANNEL, NULL, 0, &rep, fds, 2);
+	pthread_mutex_unlock(&ctx_client(ctx)->lock);
+	if (ret == 0 && (fds[0] < 0 || fds[1] < 0))
+		ret = EPROTO;
+	if (ret != 0) {
+		for (int i = 0; i < 2; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		free(ch);
+		errno = ret;
+		return NULL;
+	}
+	ch->handle = rep.u.obj.handle;
+	ch->pub.context = ctx;
+	ch->pub.fd = fds[0];	/* the client's end of the channel's event socket */
+	ch->inject = fds[1];
+	rnic_ctx_hold(ctx);
+	return &ch->pub;
+}
+
+static int
+client_destroy_comp_channel(struct rnic_comp_channel *pub)
+{
+	struct client_channel *ch = (struct client_channel *)pub;
+	struct rnicd_rep rep;
+	int ret = destroyed(call_obj(pub->context, RNICD_DESTROY_COMP_CHANNEL, ch->handle, &rep));
+
+	if (ret != 0)
+		return ret;
+	rnic_ctx_release(pub->context);
+	close(pub->fd);
+	close(ch->inject);
+	free(ch);
+	return 0;
+}
+
+/* The program armed a CQ over CQEs already there: the event is its own to queue (the daemon's engine fires
+ * only for CQEs it writes after an arm). */
+static void
+client_deliver_cq_event(struct rnic_cq *cq)
+{
+	const struct client_channel *ch = (const struct client_channel *)cq->channel;
+	struct rnicd_event ev = { .handle = cq->handle };
+
+	if (send(ch->inject, &ev, sizeof(ev), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(ev))
+		RNIC_LOG_LIMITED(ERR, "CQ %u: completion channel full, event lost", rnic_cq_priv(cq)->cqn);
+}
+
+/* A completion event from the daemon: the CQ its handle names (one the program destroyed since is skipped). */
+static int
+client_get_cq_event(struct rnic_comp_channel *channel, struct rnic_cq **cq, void **cq_context)
+{
+	struct rnicd_event ev;
+
+	do {
+		if (read_event(channel->fd, &ev) != 0)
+			return -1;
+		*cq = obj_list_find(channel->context, &ctx_client(channel->context)->cqs, ev.handle);
+	} while (*cq == NULL || (*cq)->channel != channel);
+	*cq_context = (*cq)->cq_context;
+	/* As mlx5_cq_event: the next arm uses the next sequence number. */
+	rnic_cq_priv(*cq)->arm_sn++;
+	return 0;
 }
 
 static const struct rnic_provider_ops client_ops = {
@@ -860,6 +985,9 @@ static const struct rnic_provider_ops client_ops = {
 	.reg_mr = client_reg_mr,
 	.dereg_mr = client_dereg_mr,
 	.create_comp_channel = client_create_comp_channel,
+	.destroy_comp_channel = client_destroy_comp_channel,
+	.get_cq_event = client_get_cq_event,
+	.deliver_cq_event = client_deliver_cq_event,
 	.create_cq = client_create_cq,
 	.destroy_cq = client_destroy_cq,
 	.create_qp = client_create_qp,

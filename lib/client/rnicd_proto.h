@@ -15,8 +15,10 @@
 #include "rnic.h"
 #include "rnic_priv.h"
 
-#define RNICD_PROTO_VERSION 1
+#define RNICD_PROTO_VERSION 2
 #define RNICD_MAX_COUNTERS 128	/* device counters one reply carries */
+#define RNICD_MR_MAX_SEGS 16	/* memfds one registration may span */
+#define RNICD_MAX_FDS RNICD_MR_MAX_SEGS	/* descriptors one message may carry */
 
 enum rnicd_cmd {
 	RNICD_LIST = 1,		/* the daemon's devices */
@@ -39,6 +41,8 @@ enum rnicd_cmd {
 	RNICD_MODIFY_SRQ,
 	RNICD_QUERY_SRQ,
 	RNICD_DESTROY_SRQ,
+	RNICD_CREATE_COMP_CHANNEL,	/* reply + the channel's event socket (rnicd_event): the client's end, the daemon's */
+	RNICD_DESTROY_COMP_CHANNEL,
 	RNICD_CMD_END,
 };
 
@@ -78,10 +82,20 @@ struct rnicd_req {
 			uint32_t pd;
 			int32_t access;
 			uint64_t va;		/* the client's address of the region */
-			uint64_t offset;	/* where it starts in the memfd sent along */
+			uint64_t offset;	/* nb_seg 0: where it starts in the one memfd sent along */
 			uint64_t length;
+			/* nb_seg 1..RNICD_MR_MAX_SEGS: as many memfds sent along, in order; seg[i] are the pages
+			 * [offset, offset + len) of the i-th (page-aligned), and back to back the segments cover
+			 * the region's pages, from va rounded down to va + length rounded up, exactly (a region
+			 * moved in place over several moves, doc/verbs.md) */
+			uint32_t nb_seg;
+			uint32_t pad;
+			struct rnicd_mr_seg { uint64_t offset, len; } seg[RNICD_MR_MAX_SEGS];
 		} reg_mr;
-		struct { int32_t cqe; } create_cq;
+		struct {
+			int32_t cqe;
+			uint32_t channel;	/* 0, or the completion channel's handle its events go to */
+		} create_cq;
 		struct {
 			uint32_t pd, send_cq, recv_cq;
 			uint32_t srq;		/* 0: none */
@@ -118,7 +132,8 @@ struct rnicd_rep {
 		struct {
 			uint32_t client_id;
 			uint32_t dbq_size;	/* doorbells; the memfd sent along holds the queue */
-			uint64_t dbq_bytes;
+			uint64_t dbq_bytes;	/* and a second descriptor, the client's end of the context's
+						 * async event socket (rnicd_event) */
 		} open;
 		struct rnic_port_attr port;
 		struct { uint32_t handle; } obj;
@@ -147,6 +162,18 @@ struct rnicd_rep {
 	} u;
 };
 
+/*
+ * An event the daemon forwards to a client, one SOCK_SEQPACKET message on a socket of its own (a socketpair
+ * whose other end the client holds: the context's async_fd, or a completion channel's fd), so that the
+ * program can poll() it as a libibverbs event fd. A completion event names the CQ's handle; an async event
+ * its type and the handle of the QP or CQ it is about (0 for a port event, with the port).
+ */
+struct rnicd_event {
+	uint32_t event_type;	/* an async event: enum rnic_event_type (a completion event: unused) */
+	uint32_t handle;
+	uint32_t port_num;
+};
+
 /* Bytes of a request's payload for each command (the daemon refuses any other length). */
 static inline size_t
 rnicd_req_size(uint32_t cmd)
@@ -158,6 +185,7 @@ rnicd_req_size(uint32_t cmd)
 	case RNICD_OPEN: return hdr + sizeof(r->u.open);
 	case RNICD_DEALLOC_PD: case RNICD_DEREG_MR: case RNICD_DESTROY_CQ: case RNICD_DESTROY_QP:
 	case RNICD_QUERY_QP: case RNICD_QUERY_QP_COUNTERS: case RNICD_QUERY_SRQ: case RNICD_DESTROY_SRQ:
+	case RNICD_DESTROY_COMP_CHANNEL:
 		return hdr + sizeof(r->u.obj);
 	case RNICD_REG_MR: return hdr + sizeof(r->u.reg_mr);
 	case RNICD_CREATE_CQ: return hdr + sizeof(r->u.create_cq);
@@ -166,7 +194,7 @@ rnicd_req_size(uint32_t cmd)
 	case RNICD_QUERY_DEVICE_COUNTERS: return hdr + sizeof(r->u.counters);
 	case RNICD_CREATE_SRQ: return hdr + sizeof(r->u.create_srq);
 	case RNICD_MODIFY_SRQ: return hdr + sizeof(r->u.modify_srq);
-	default: return hdr;	/* LIST, QUERY_PORT, ALLOC_PD, STATS */
+	default: return hdr;	/* LIST, QUERY_PORT, ALLOC_PD, STATS, CREATE_COMP_CHANNEL */
 	}
 }
 
@@ -178,9 +206,16 @@ void *rnic_shm_create(const char *name, size_t len, int *fd);
 /* One request and its reply over a connected socket; fd_out (or -1) travels with the request, *fd_in (if
  * not NULL) receives the descriptor of the reply (or -1). Returns the reply's status (0 or a positive errno). */
 int rnicd_call(int sock, struct rnicd_req *req, uint32_t cmd, int fd_out, struct rnicd_rep *rep, int *fd_in);
+/* The same with nb_out descriptors sent along and the reply's first max_in in fds_in (-1 past the last). */
+int rnicd_call_fds(int sock, struct rnicd_req *req, uint32_t cmd, const int *fds_out, int nb_out,
+		   struct rnicd_rep *rep, int *fds_in, int max_in);
 /* One message and at most one descriptor: send (0 or -errno) / receive (bytes, -errno; *truncated is set
  * when the message was longer than len). */
 int rnicd_send_msg(int sock, const void *buf, size_t len, int fd);
 ssize_t rnicd_recv_msg(int sock, void *buf, size_t len, int *fd, int *truncated);
+/* The same with up to RNICD_MAX_FDS descriptors: sent / received into fds (at most max_fds kept, *nb_fds of
+ * them; more set *truncated and are closed). */
+int rnicd_send_msg_fds(int sock, const void *buf, size_t len, const int *fds, int nb_fds);
+ssize_t rnicd_recv_msg_fds(int sock, void *buf, size_t len, int *fds, int max_fds, int *nb_fds, int *truncated);
 
 #endif /* RNICD_PROTO_H */

@@ -129,10 +129,16 @@ rnic_local_create_comp_channel(struct rnic_context *context)
 int
 rnic_destroy_comp_channel(struct rnic_comp_channel *channel)
 {
-	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)channel;
-
 	if (channel == NULL)
 		return EINVAL;
+	return rnic_ctx_ops(channel->context)->destroy_comp_channel(channel);
+}
+
+int
+rnic_local_destroy_comp_channel(struct rnic_comp_channel *channel)
+{
+	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)channel;
+
 	if (__atomic_load_n(&ch->nb_cqs, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
 	rnic_ctx_release(channel->context);
@@ -141,15 +147,24 @@ rnic_destroy_comp_channel(struct rnic_comp_channel *channel)
 	return 0;
 }
 
-/* Deliver one completion event for the CQ (its channel's eventfd becomes readable). */
+/* Queue one completion event for the CQ (its channel's eventfd becomes readable). */
+void
+rnic_local_deliver_cq_event(struct rnic_cq *pub)
+{
+	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)pub->channel;
+	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
+
+	if (rnic_evq_post(&ch->events, &cq, sizeof(cq)) != 0)
+		RNIC_LOG_LIMITED(ERR, "CQ %u: completion channel full, event lost", cq->cqn);
+}
+
+/* Deliver one completion event for the CQ, through its provider's channel. */
 static void
 deliver_event(struct rnic_cq_priv *cq)
 {
-	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)cq->pub.channel;
-
 	__atomic_fetch_add(&cq->events, 1, __ATOMIC_RELAXED);
-	if (ch != NULL && rnic_evq_post(&ch->events, &cq, sizeof(cq)) != 0)
-		RNIC_LOG_LIMITED(ERR, "CQ %u: completion channel full, event lost", cq->cqn);
+	if (cq->pub.channel != NULL)
+		rnic_ctx_ops(cq->pub.context)->deliver_cq_event(&cq->pub);
 }
 
 /* Fire the armed event at most once: whoever clears the arm word delivers it. */
@@ -165,12 +180,18 @@ fire(struct rnic_cq_priv *cq, uint32_t armed)
 int
 rnic_get_cq_event(struct rnic_comp_channel *channel, struct rnic_cq **cq, void **cq_context)
 {
-	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)channel;
-
 	if (channel == NULL || cq == NULL || cq_context == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
+	return rnic_ctx_ops(channel->context)->get_cq_event(channel, cq, cq_context);
+}
+
+int
+rnic_local_get_cq_event(struct rnic_comp_channel *channel, struct rnic_cq **cq, void **cq_context)
+{
+	struct rnic_comp_channel_priv *ch = (struct rnic_comp_channel_priv *)channel;
+
 	if (rnic_evq_get(&ch->events, cq, sizeof(*cq)) != 0)
 		return -1;
 	*cq_context = (*cq)->cq_context;

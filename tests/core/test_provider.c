@@ -122,6 +122,30 @@ fake_channel(struct rnic_context *ctx)
 	return NULL;
 }
 
+/* No channel is ever made (fake_channel): these two are never reached, but every member is set. */
+static int
+fake_destroy_channel(struct rnic_comp_channel *ch)
+{
+	(void)ch;
+	return ENOTSUP;
+}
+
+static int
+fake_cq_event(struct rnic_comp_channel *ch, struct rnic_cq **cq, void **cq_context)
+{
+	(void)ch;
+	(void)cq;
+	(void)cq_context;
+	errno = ENOTSUP;
+	return -1;
+}
+
+static void
+fake_deliver_cq_event(struct rnic_cq *cq)
+{
+	(void)cq;
+}
+
 static struct rnic_cq *
 fake_create_cq(struct rnic_context *ctx, int cqe, void *cq_context, struct rnic_comp_channel *ch, int vector)
 {
@@ -199,6 +223,9 @@ static const struct rnic_provider_ops fake_ops = {
 	.reg_mr = fake_reg_mr,
 	.dereg_mr = fake_dereg_mr,
 	.create_comp_channel = fake_channel,
+	.destroy_comp_channel = fake_destroy_channel,
+	.get_cq_event = fake_cq_event,
+	.deliver_cq_event = fake_deliver_cq_event,
 	.create_cq = fake_create_cq,
 	.destroy_cq = fake_destroy_cq,
 	.create_qp = fake_create_qp,

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -121,6 +122,9 @@ start_daemon(const char *rnicd, const char *config)
 		args[n++] = prefix;
 		args[n++] = "--log-level=lib.eal:warning";
 		args[n] = NULL;
+		/* A test that dies (a sanitizer's abort, a signal) takes its daemon along: nothing is left
+		 * holding the test's output open until the suite's timeout. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (daemon_log != NULL) {
 			int fd = open(daemon_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 

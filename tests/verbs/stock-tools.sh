@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian's own, unmodified ibverbs-utils on softrnic through libsoftrnic-verbs (softrnic-run):
 #   devices    ibv_devices and ibv_devinfo -v on the embedded default: the devices listed, their attributes
-#              checked field by field; RNIC_DAEMON set: a clear refusal
+#              checked field by field; RNIC_DAEMON naming no daemon: a clear error
 #   pingpong   ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong between two processes in two network
 #              namespaces joined by a veth pair (each engine on net_af_packet; the tools' own TCP exchange
 #              runs over the same veth between the namespaces' kernel addresses), exit status and reported
@@ -18,13 +18,37 @@
 #                 on by part ID only, doc/verbs.md)
 #   srq           ibv_srq_pingpong (16 RC QPs on one shared receive queue each side), and perftest's
 #                 ib_send_bw (one way and both ways) and ib_send_lat with --use-srq, the same way
+#   daemon-devices, daemon-pingpong, daemon-perftest
+#              the same through rnicd (RNIC_DAEMON): the test starts a daemon on its embedded loopback pair
+#              (rnic0 and rnic1 joined in the daemon; its socket in the test's temporary directory), the
+#              tools are its clients, two of them talking to each other through rnic0 and rnic1 (their own
+#              TCP exchange over 127.0.0.1); the pingpong tools with -e (completion events), and
+#              ibv_rc_pingpong polling too; the daemon exits 0 on SIGTERM and removes its socket
+#   daemon-program PROGRAM
+#              a program of the project's built against libibverbs (tests/verbs/test_verbs.c) as a client of
+#              a daemon started the same way: it must exit 0
 # pingpong, perftest-* and srq need root (skipped, exit 77, without it).
 # Usage: stock-tools.sh devices|pingpong|perftest-bw|perftest-lat|perftest-all|perftest-wr|srq SOFTRNIC_RUN
+#        stock-tools.sh daemon-devices|daemon-pingpong|daemon-perftest SOFTRNIC_RUN RNICD
+#        stock-tools.sh daemon-program SOFTRNIC_RUN RNICD PROGRAM
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
 what=$1
 run=(sh "$2")
+rnicd=${3:-}
+program=${4:-}
+# The daemon's clients exchange their TCP over a loopback of their own (a network namespace that ends with
+# the script): no other test's port is theirs.
+case $what in
+daemon-pingpong | daemon-perftest)
+	if [ -z "${STOCK_TOOLS_NETNS:-}" ]; then
+		[ "$(id -u)" -eq 0 ] || { echo "needs root (a network namespace): skipped"; exit 77; }
+		STOCK_TOOLS_NETNS=1 exec unshare --net "$0" "$@"
+	fi
+	ip link set lo up || exit 1
+	;;
+esac
 tmp=$(mktemp -d)
 failed=0
 pids=()
@@ -58,9 +82,19 @@ check() {	# NAME, then a command that succeeds when the check holds
 has() { grep -Eq "$2" "$1"; }
 
 devices() {
-	local out=$tmp/devinfo.txt
 	# One lcore, the stages on it: the tools make no traffic, and each run leaves the other core alone.
 	export SOFTRNIC_ARGS="-l 0 --no-huge -m 256 --no-pci --no-shconf --log-level=error --file-prefix vd-$$ -- --stages devices"
+	device_checks
+	RNIC_DAEMON=/nonexistent.sock timeout 60 "${run[@]}" ibv_devices >"$tmp/daemon.txt" 2>&1
+	check "RNIC_DAEMON naming no daemon: ibv_devices fails" test $? -ne 0
+	check "RNIC_DAEMON naming no daemon: says so" has "$tmp/daemon.txt" \
+		'cannot be a client of rnicd at RNIC_DAEMON=/nonexistent.sock: No such file'
+	unset SOFTRNIC_ARGS
+}
+
+# ibv_devices and ibv_devinfo -v -d rnic0: the devices listed, rnic0's attributes field by field.
+device_checks() {
+	local out=$tmp/devinfo.txt
 	timeout 60 "${run[@]}" ibv_devices >"$tmp/devices.txt" 2>&1
 	check "ibv_devices exits 0" test $? -eq 0
 	check "ibv_devices lists rnic0 and rnic1 with their GUIDs" \
@@ -81,10 +115,6 @@ devices() {
 	check "GID[0] an IPv4-mapped address, RoCE v2" has "$out" \
 		'GID\[  0\]:[[:space:]]+::ffff:[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+, RoCE v2$'
 	check "no port 2" sh -c "! grep -q 'port:[[:space:]]2$' '$out'"
-	RNIC_DAEMON=/nonexistent.sock timeout 60 "${run[@]}" ibv_devices >"$tmp/daemon.txt" 2>&1
-	check "RNIC_DAEMON set: ibv_devices fails" test $? -ne 0
-	check "RNIC_DAEMON set: says client mode is not supported" has "$tmp/daemon.txt" 'RNIC_DAEMON is set.*not supported'
-	unset SOFTRNIC_ARGS
 }
 
 # SIDE: the engine arguments of side a (the server: engine address 10.99.0.1, as in the interop suite's
@@ -137,12 +167,65 @@ run_pair() {
 	server_rc=$?
 }
 
-# TOOL SIZE ITERS [OPTIONS...]: server in namespace a, client in b, GID index 0 (RoCE v2: the engine's IPv4
+# The same through rnicd (pair=run_daemon_pair): the server a client of the daemon on rnic0, the client on
+# rnic1, their TCP exchange over 127.0.0.1. Both on cpu 0: the daemon's stages have cpu 1 to themselves
+# (doc/rnicd.md, "Performance").
+run_daemon_pair() {
+	local port=$3 env=()
+	shift 3
+	# a command run through env (perftest's PERFTEST_ENV): the device option goes after the tool's name
+	if [ "$1" = env ]; then
+		env=(env)
+		shift
+		while [[ "$1" == *=* ]]; do env+=("$1"); shift; done
+	fi
+	RNIC_DAEMON=$sock timeout 60 taskset -c 0 "${run[@]}" "${env[@]}" "$1" -d rnic0 "${@:2}" >"$tmp/server.txt" 2>&1 &
+	local server=$!
+	pids+=("$server")
+	for _ in $(seq 100); do
+		ss -ltn 2>/dev/null | grep -q ":$port " && break
+		sleep 0.1
+	done
+	RNIC_DAEMON=$sock timeout 60 taskset -c 0 "${run[@]}" "${env[@]}" "$1" -d rnic1 "${@:2}" 127.0.0.1 >"$tmp/client.txt" 2>&1
+	client_rc=$?
+	wait "$server"
+	server_rc=$?
+}
+
+# rnicd on its embedded loopback pair (rnic0, rnic1), its socket in $tmp, until daemon_stop.
+daemon_start() {
+	sock=$tmp/rnicd.sock
+	"$rnicd" --socket "$sock" -- -l 0,1 --no-huge -m 1024 --no-pci --no-shconf --log-level=error \
+		--file-prefix vdd-$$ >"$tmp/rnicd.txt" 2>&1 &
+	daemon=$!
+	pids+=("$daemon")
+	for _ in $(seq 300); do
+		[ -S "$sock" ] && return 0
+		kill -0 "$daemon" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "FAIL  rnicd does not serve on $sock"
+	sed 's/^/    rnicd: /' "$tmp/rnicd.txt"
+	exit 1
+}
+
+daemon_stop() {
+	kill -TERM "$daemon"
+	wait "$daemon"
+	check "rnicd exits 0 on SIGTERM" test $? -eq 0
+	check "rnicd removed its socket" test ! -e "$sock"
+}
+
+# How a tool's two ends run (run_pair, run_daemon_pair), and the GIDs they report (the engines' addresses).
+pair=run_pair
+gid_re='::ffff:10\.9[89]\.0\.[12]'
+
+# TOOL SIZE ITERS [OPTION...]: server in namespace a, client in b, GID index 0 (RoCE v2: the engine's IPv4
 # address)
 pingpong() {
 	local tool=$1 size=$2 iters=$3 port=$((18000 + RANDOM % 1000))
 	shift 3
-	run_pair a b "$port" "$tool" -g 0 -s "$size" -n "$iters" -p "$port" "$@"
+	$pair a b "$port" "$tool" -g 0 -s "$size" -n "$iters" -p "$port" "$@"
 	check "$tool -s $size -n $iters $*: server exits 0" test $server_rc -eq 0
 	check "$tool -s $size -n $iters $*: client exits 0" test $client_rc -eq 0
 	for side in server client; do
@@ -151,8 +234,7 @@ pingpong() {
 			$2 == "bytes" && $3 == "in" && $1 == b && $5 == "seconds" && $7 + 0 > 0 && $8 == "Mbit/sec" { ok++ }
 			$2 == "iters" && $3 == "in" && $1 == n && $5 == "seconds" && $7 + 0 > 0 && $8 == "usec/iter" { ok++ }
 			END { exit ok == 2 ? 0 : 1 }' "$tmp/$side.txt"
-		check "$tool: the $side's local address a RoCE v2 GID" has "$tmp/$side.txt" \
-			'local address: .*GID ::ffff:10\.9[89]\.0\.[12]'
+		check "$tool: the $side's local address a RoCE v2 GID" has "$tmp/$side.txt" "local address: .*GID $gid_re"
 	done
 	grep -h -E ' (bytes|iters) in ' "$tmp/server.txt" | sed 's/^/      server: /'
 	grep -h -E ' (bytes|iters) in ' "$tmp/client.txt" | sed 's/^/      client: /'
@@ -174,7 +256,7 @@ perftest() {
 	case $tool in *_lat) kind=lat ;; esac
 	# ib_write_lat's ends spin on the buffer their peer writes, not on their CQ: no manual progress there
 	[ "$tool" != ib_write_lat ] || client=b-worker
-	run_pair a-worker $client "$port" env ${PERFTEST_ENV:-} "$tool" -x 0 -F -p "$port" "$@"
+	$pair a-worker $client "$port" env ${PERFTEST_ENV:-} "$tool" -x 0 -F -p "$port" "$@"
 	local before=$failed
 	check "$tool $*: server exits 0" test $server_rc -eq 0
 	check "$tool $*: client exits 0" test $client_rc -eq 0
@@ -287,8 +369,45 @@ srq)
 	perftest ib_send_bw 65536 100 -n 100 --use-srq -b
 	perftest ib_send_lat 2 200 -n 200 --use-srq
 	;;
+daemon-devices)
+	daemon_start
+	RNIC_DAEMON=$sock device_checks
+	daemon_stop
+	;;
+daemon-pingpong)
+	daemon_start
+	pair=run_daemon_pair
+	gid_re='::ffff:10\.77\.0\.[12]'
+	# With -e the tools sleep in ibv_get_cq_event (completion channels through the daemon). Polling, the
+	# two clients spin on one core and take turns at the scheduler's pace (tens of ms a round trip, more
+	# on a loaded machine): 20 round trips.
+	pingpong ibv_rc_pingpong 4096 200 -e
+	pingpong ibv_uc_pingpong 4096 200 -e
+	pingpong ibv_ud_pingpong 1024 200 -e
+	pingpong ibv_rc_pingpong 4096 20
+	daemon_stop
+	;;
+daemon-program)
+	daemon_start
+	RNIC_DAEMON=$sock timeout 120 taskset -c 0 "${run[@]}" "$program" >"$tmp/program.txt" 2>&1
+	rc=$?
+	check "$(basename "$program") through rnicd exits 0" test $rc -eq 0
+	[ $rc -eq 0 ] || sed 's/^/    program: /' "$tmp/program.txt"
+	daemon_stop
+	;;
+daemon-perftest)
+	daemon_start
+	pair=run_daemon_pair
+	PERFTEST_API=OFF
+	perftest ib_write_bw 65536 200 -s 65536 -n 200 --use_old_post_send
+	perftest ib_read_bw 65536 200 -s 65536 -n 200 --use_old_post_send
+	perftest ib_write_bw 65536 200 -s 65536 -n 200
+	daemon_stop
+	;;
 *)
 	echo "usage: stock-tools.sh devices|pingpong|perftest-bw|perftest-lat|perftest-all|perftest-wr|srq SOFTRNIC_RUN" >&2
+	echo "       stock-tools.sh daemon-devices|daemon-pingpong|daemon-perftest SOFTRNIC_RUN RNICD" >&2
+	echo "       stock-tools.sh daemon-program SOFTRNIC_RUN RNICD PROGRAM" >&2
 	exit 2
 	;;
 esac
