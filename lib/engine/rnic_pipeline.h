@@ -280,8 +280,9 @@ struct rnic_pipeline {
 	struct {
 		struct rnic_mr_cache resp_cache;	/* the responder side's translation cache */
 		struct rnic_tx_buffer resp_tx;
-		uint32_t read_head;	/* QPs with READ responses or atomic answers to send, oldest first */
+		uint32_t read_head;	/* QPs with READ responses or atomic answers to send, in turn */
 		uint32_t read_tail;	/* (read_fifo): room for every QP slot twice, so never short */
+		uint32_t read_turn;	/* responses the QP at read_head has sent in its turn */
 		uint32_t nb_acks;	/* QPs with a coalesced ACK/NAK to send at the end of the burst */
 		uint32_t ack_list[RNIC_BURST];
 	} __rte_cache_aligned;

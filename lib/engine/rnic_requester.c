@@ -17,6 +17,9 @@
 #include "rnic_wqe.h"
 
 #define QUANTUM 16u	/* packets one QP may send per visit: round-robin fairness between QPs */
+/* ... and payload bytes: what a QP sends in a visit is what it sends before a NAK that comes back can stop it
+ * (the completer runs between two of the requester's passes), and all of it after a loss goes again. */
+#define QUANTUM_BYTES 16384u
 
 /* Copy len bytes at message offset off of the WQE's payload (inline or gather list) into dst. */
 static enum rnic_mr_status
@@ -1203,7 +1206,7 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 		}
 		r->rnr_until = 0;
 	}
-	while (sent < quantum && state == RNIC_QPS_RTS) {
+	while (sent < quantum && p->visit_bytes < QUANTUM_BYTES && state == RNIC_QPS_RTS) {
 		int busy;
 
 		while (r->cur != r->infl_tail && rnic_req_infl(r, r->cur)->status != 0)
@@ -1236,7 +1239,7 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 		sent++;
 		state = __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
 	}
-	if (sent == quantum && !has_more(rnic_qp_priv(qp)))
+	if ((sent == quantum || p->visit_bytes >= QUANTUM_BYTES) && !has_more(rnic_qp_priv(qp)))
 		*idle = 1;
 	return sent;
 }

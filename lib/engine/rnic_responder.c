@@ -17,6 +17,7 @@
 #include "rnic_wqe.h"
 
 #define GRH_LEN 40	/* the space a UD receive buffer reserves for the GRH, as libibverbs */
+#define RNIC_READ_TURN 16	/* READ responses one QP sends per turn of the responder's READ queue */
 
 enum verdict {
 	V_DONE,		/* executed */
@@ -666,7 +667,13 @@ send_next_response(struct rnic_pipeline *p, struct rnic_qp *qp)
 	return 1;
 }
 
-/* Answer queued READs and atomics, oldest QP first, while the port has room. Returns the packets sent. */
+/*
+ * Answer queued READs and atomics, the QPs in turn, while the port has room. Returns the packets sent. A QP
+ * sends at most RNIC_READ_TURN responses per turn, then goes to the back of the queue if it has more: its
+ * requester posts a new READ as each one completes, so a QP served until it had nothing left would keep the
+ * responder to itself for as long as it kept posting, and the READs of the QPs behind it would wait until
+ * their requesters' retries ran out (RETRY_EXC_ERR with none of their READs answered).
+ */
 static unsigned int
 serve_reads(struct rnic_pipeline *p, unsigned int budget)
 {
@@ -685,22 +692,33 @@ serve_reads(struct rnic_pipeline *p, unsigned int budget)
 			if (qp != NULL)		/* in error or reset (or a stale entry): nothing to answer */
 				rnic_qp_priv(qp)->resp.rd_queued = 0;
 			p->read_head++;
+			p->read_turn = 0;
 			continue;
 		}
 		r = &rnic_qp_priv(qp)->resp;
-		while (sent < budget && r->rd_head != r->rd_tail && rnic_tx_room(&p->resp_tx) != 0) {
+		while (sent < budget && r->rd_head != r->rd_tail && p->read_turn < RNIC_READ_TURN &&
+		       rnic_tx_room(&p->resp_tx) != 0) {
 			if (!send_next_response(p, qp))
 				return sent;
 			sent++;
+			p->read_turn++;
 		}
-		if (r->rd_head != r->rd_tail || rnic_tx_room(&p->resp_tx) == 0)
-			return sent;	/* the port is full or the budget spent: this QP goes on first next time */
+		/* The port full or the budget spent mid-turn: this QP goes on first next time (as it does when
+		 * it has sent all but its pending ACK, which needs room too). */
+		if (r->rd_head != r->rd_tail ? p->read_turn < RNIC_READ_TURN : rnic_tx_room(&p->resp_tx) == 0)
+			return sent;
+		p->read_head++;
+		p->read_turn = 0;
+		if (r->rd_head != r->rd_tail) {
+			/* Its turn is over: behind the QPs waiting (still queued: rd_queued stays set). */
+			p->read_fifo[p->read_tail++ & p->read_fifo_mask] = slot;
+			continue;
+		}
 		if (r->ack_pending) {
 			r->ack_pending = 0;
 			send_ack_now(p, qp, r->ack_psn, r->ack_syndrome);
 		}
 		r->rd_queued = 0;
-		p->read_head++;
 	}
 	return sent;
 }

@@ -24,33 +24,42 @@ const struct rnic_edge_desc rnic_edges[RNIC_EDGE_MAX] = {
 	[RNIC_EDGE_RTX_RECLAIM] = { "rtx", sizeof(uint32_t), offsetof(struct rnic_pipeline, rtx_reclaim), 0, 1 },
 };
 
+/*
+ * The stages' ranks order an lcore's poll loop so that a frame goes through as much of the pipeline as it can
+ * in one pass, and the requester builds its frames last, with what came back already taken into account: a
+ * NAK or an ACK the port received is parsed and handled by the completer before the requester sends more
+ * (polled first, it sent another budget of frames behind a loss before the NAK was even parsed: all of them
+ * sent again by the go-back-N), and a doorbell rung meanwhile is seen in the same pass.
+ */
 const struct rnic_stage_desc rnic_stages[RNIC_STAGE_MAX] = {
 	[RNIC_STAGE_DOORBELL] = {
 		.name = "doorbell", .poll = rnic_stage_doorbell, .scope = RNIC_STAGE_PER_DEVICE,
 		.counters = RNIC_STAGE_DOORBELL, .lat = RNIC_LAT_REQUESTER,
-		.writes = RNIC_EDGE(RNIC_EDGE_SLOT), .with = RNIC_STAGE_ALONE,
+		.writes = RNIC_EDGE(RNIC_EDGE_SLOT), .with = RNIC_STAGE_ALONE, .rank = 3,
 	},
 	[RNIC_STAGE_REQUESTER] = {
 		.name = "requester", .poll = rnic_stage_requester, .scope = RNIC_STAGE_PER_SHARD,
 		.counters = RNIC_STAGE_REQUESTER, .lat = RNIC_LAT_REQUESTER,
 		.reads = RNIC_EDGE(RNIC_EDGE_SLOT) | RNIC_EDGE(RNIC_EDGE_RTX_RECLAIM),
-		.writes = RNIC_EDGE(RNIC_EDGE_FLUSH), .with = RNIC_STAGE_ALONE,
+		.writes = RNIC_EDGE(RNIC_EDGE_FLUSH), .with = RNIC_STAGE_ALONE, .rank = 4,
 	},
 	[RNIC_STAGE_PARSER] = {
 		.name = "parser", .poll = rnic_stage_parser, .scope = RNIC_STAGE_PER_DEVICE,
 		.counters = RNIC_STAGE_PARSER, .lat = RNIC_LAT_PARSER,
 		.writes = RNIC_EDGE(RNIC_EDGE_REQUEST) | RNIC_EDGE(RNIC_EDGE_RESPONSE), .with = RNIC_STAGE_ALONE,
+		.rank = 0,
 	},
 	[RNIC_STAGE_RESPONDER] = {
 		.name = "responder", .poll = rnic_stage_responder, .scope = RNIC_STAGE_PER_SHARD,
 		.counters = RNIC_STAGE_RESPONDER, .lat = RNIC_LAT_RESPONDER,
 		.reads = RNIC_EDGE(RNIC_EDGE_REQUEST) | RNIC_EDGE(RNIC_EDGE_FLUSH), .with = RNIC_STAGE_ALONE,
+		.rank = 2,
 	},
 	/* The completer works on the requester's QP contexts (una, in-flight WQEs, timers): same lcore. */
 	[RNIC_STAGE_COMPLETER] = {
 		.name = "completer", .poll = rnic_stage_completer, .scope = RNIC_STAGE_PER_SHARD,
 		.counters = RNIC_STAGE_COMPLETER, .lat = RNIC_LAT_COMPLETER,
-		.reads = RNIC_EDGE(RNIC_EDGE_RESPONSE), .with = RNIC_STAGE_REQUESTER,
+		.reads = RNIC_EDGE(RNIC_EDGE_RESPONSE), .with = RNIC_STAGE_REQUESTER, .rank = 1,
 	},
 };
 
@@ -185,11 +194,28 @@ rnic_topology_build(struct rnic_device *dev, struct rte_mempool *pool, const str
 	return 0;
 }
 
+/* The indexes of t's stages by rank, the table's order among equal ranks. */
+static void
+poll_order(const struct rnic_topology *t, unsigned int order[RNIC_TOPO_MAX_STAGES])
+{
+	unsigned int n = 0;
+
+	for (unsigned int rank = 0; rank <= UINT8_MAX; rank++)
+		for (unsigned int s = 0; s < t->nb_stages; s++)
+			if (t->stages[s].rank == rank)
+				order[n++] = s;
+}
+
 int
 rnic_topology_start(struct rnic_device *dev, const struct rnic_topology *t,
 		    int (*add)(unsigned int lcore_id, const struct rnic_stage *stage))
 {
-	for (unsigned int s = 0; s < t->nb_stages; s++) {
+	unsigned int order[RNIC_TOPO_MAX_STAGES];
+
+	poll_order(t, order);
+	for (unsigned int i = 0; i < t->nb_stages; i++) {
+		unsigned int s = order[i];
+
 		for (unsigned int k = 0; k < rnic_topology_instances(t, s); k++) {
 			const struct rnic_stage stage = {
 				.name = t->stages[s].name,

@@ -72,6 +72,7 @@ struct rnic_stage_desc {
 	uint32_t reads;			/* RNIC_EDGE() bits */
 	uint32_t writes;
 	int with;			/* a stage whose state it shares: on the same lcore (else RNIC_STAGE_ALONE) */
+	uint8_t rank;			/* its place in its lcore's poll loop: lower ranks first */
 };
 
 /*
@@ -128,7 +129,9 @@ unsigned int rnic_topology_ring_flags(const struct rnic_topology *t, enum rnic_e
  * 0, -EINVAL or -ENOMEM (the pipelines made are freed). */
 int rnic_topology_build(struct rnic_device *dev, struct rte_mempool *pool, const struct rnic_topology *t);
 
-/* Hand every stage instance of a built device to the runtime (add: rnic_engine_add_stage). 0 or add's error. */
+/* Hand every stage instance of a built device to the runtime (add: rnic_engine_add_stage), the stages by rank
+ * (the table's order among equal ranks): each lcore polls its stages in the order they were added. 0 or
+ * add's error. */
 int rnic_topology_start(struct rnic_device *dev, const struct rnic_topology *t,
 			int (*add)(unsigned int lcore_id, const struct rnic_stage *stage));
 

@@ -179,13 +179,18 @@ record_stage(unsigned int lcore_id, const struct rnic_stage *stage)
 }
 
 /* A device built from a two-shard topology: a pipeline per shard whose rings have the topology's flags, and
- * every stage instance handed to the runtime on its lcore with its pipeline. */
+ * every stage instance handed to the runtime on its lcore with its pipeline, in poll order (what the port
+ * received parsed and handled before the requester sends more). */
 static void
 test_build_and_start(void **state)
 {
 	struct rnic_context *ctx = test_env_open(g_argc, g_argv);
 	struct rnic_device *dev = ctx != NULL ? rnic_ctx_dev(ctx) : NULL;
 	struct rte_mempool *pool;
+	static const enum rnic_stage_id polled[RNIC_STAGE_MAX] = {
+		RNIC_STAGE_PARSER, RNIC_STAGE_COMPLETER, RNIC_STAGE_RESPONDER, RNIC_STAGE_DOORBELL,
+		RNIC_STAGE_REQUESTER,
+	};
 	struct rnic_topology t;
 	unsigned int i = 0;
 
@@ -208,7 +213,9 @@ test_build_and_start(void **state)
 	}
 	assert_int_equal(rnic_topology_start(dev, &t, record_stage), 0);
 	assert_int_equal(nb_added, 1 + 2 + 1 + 2 + 2);
-	for (unsigned int st = 0; st < RNIC_STAGE_MAX; st++) {
+	for (unsigned int j = 0; j < RNIC_STAGE_MAX; j++) {
+		unsigned int st = polled[j];
+
 		for (unsigned int k = 0; k < rnic_topology_instances(&t, st); k++, i++) {
 			assert_string_equal(added[i].stage.name, rnic_stages[st].name);
 			assert_ptr_equal(added[i].stage.poll, rnic_stages[st].poll);

@@ -106,14 +106,13 @@ pump(void)
 	test_pipeline_pump(pipe_a);
 }
 
-/* The frames A has sent since the last call (at most max), in order. */
+/* The frames A has sent since the last call (at most max), in order, A's stages not run. */
 static int
-peer_take(struct frame *f, int max)
+peer_receive(struct frame *f, int max)
 {
 	struct rte_mbuf *m[MAX_FRAMES];
 	int got = 0;
 
-	pump();
 	for (uint16_t q = 0; q < 2; q++) {
 		uint16_t n = rte_eth_rx_burst(peer_port, q, m, MAX_FRAMES);
 
@@ -144,6 +143,14 @@ peer_take(struct frame *f, int max)
 		}
 	}
 	return got;
+}
+
+/* The frames A has sent since the last call (at most max), in order, A's stages run first. */
+static int
+peer_take(struct frame *f, int max)
+{
+	pump();
+	return peer_receive(f, max);
 }
 
 /* Expect exactly these request PSNs (and opcodes, when ops is not NULL) from A, nothing more. */
@@ -1139,9 +1146,9 @@ struct request {
 	uint8_t no_ack_req;		/* AckReq clear */
 };
 
-/* The peer sends these requests in one burst: A's responder takes them in one turn. */
+/* The peer sends these requests in one burst, A's stages not run. */
 static void
-peer_requests(struct rnic_qp *qp, const struct request *r, int n)
+peer_send_requests(struct rnic_qp *qp, const struct request *r, int n)
 {
 	static const uint8_t zeros[4096];
 	struct rte_mbuf *m[8];
@@ -1165,6 +1172,13 @@ peer_requests(struct rnic_qp *qp, const struct request *r, int n)
 		assert_true(rnic_pkt_build_mbuf(&d, m[i]) >= 0);
 	}
 	assert_int_equal(rte_eth_tx_burst(peer_port, 0, m, (uint16_t)n), n);
+}
+
+/* The peer sends these requests in one burst: A's responder takes them in one turn. */
+static void
+peer_requests(struct rnic_qp *qp, const struct request *r, int n)
+{
+	peer_send_requests(qp, r, n);
 	pump();
 }
 
@@ -1320,6 +1334,63 @@ test_responder_duplicate_reads(void **state)
 	assert_int_equal(c.inv_req_naks_sent + c.access_naks_sent + c.seq_naks_sent, 0);
 	assert_int_equal(c.duplicates, 9);
 	done(qp);
+	assert_int_equal(rnic_dereg_mr(src), 0);
+}
+
+/*
+ * The responder answers its QPs' READs in turn. One QP's requester keeps 16 READs of 16 KB queued (a new one
+ * as each is answered, as a requester posting again at each completion does); another QP's single READ,
+ * which arrived behind them, is answered after a turn of the first QP's responses, not after all of them:
+ * served one QP until it had nothing left, the second READ was never answered while the first QP kept
+ * posting, and its requester ran out of retries (RETRY_EXC_ERR, issue 16's soak).
+ */
+static void
+test_responder_reads_in_turn(void **state)
+{
+	struct rnic_mr *src = rnic_reg_mr(pd, buf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_READ);
+	struct rnic_qp *busy = new_qp(100, RNIC_MTU_1024, 20, 7), *other = new_qp(5000, RNIC_MTU_1024, 20, 7);
+	const uint64_t va = (uintptr_t)buf;
+	struct frame f[MAX_FRAMES];
+	struct request r[8];
+	uint32_t next = 100;		/* the PSN of busy's next READ: 16 responses each */
+	int busy_responses = 0, answered = 0;
+
+	(void)state;
+	assert_non_null(src);
+	for (int burst = 0; burst < 2; burst++) {
+		for (int i = 0; i < 8; i++, next += 16)
+			r[i] = (struct request){ READ_REQ, next, va, src->rkey, 16384, 0, 0 };
+		peer_send_requests(busy, r, 8);
+	}
+	peer_send_requests(other, &(const struct request){ READ_REQ, 5000, va, src->rkey, 1024, 0, 0 }, 1);
+	for (int step = 0; step < 64 && !answered; step++) {
+		int n;
+
+		test_pipeline_step(pipe_a, 16);
+		n = peer_receive(f, MAX_FRAMES);
+		for (int i = 0; i < n; i++) {
+			if (f[i].psn == 5000) {
+				assert_int_equal(f[i].op, R_ONLY);
+				answered = 1;
+				continue;
+			}
+			busy_responses++;
+			if (f[i].op == R_LAST) {
+				r[0] = (struct request){ READ_REQ, next, va, src->rkey, 16384, 0, 0 };
+				peer_send_requests(busy, r, 1);
+				next += 16;
+			}
+		}
+	}
+	assert_true(answered);
+	assert_in_range(busy_responses, 1, 64);
+	/* Busy's READs still queued are answered (nothing more is asked). */
+	for (int step = 0; step < 64 && peer_take(f, MAX_FRAMES) != 0; step++)
+		;
+	assert_int_equal(busy->state, RNIC_QPS_RTS);
+	assert_int_equal(other->state, RNIC_QPS_RTS);
+	assert_int_equal(rnic_destroy_qp(other), 0);
+	done(busy);
 	assert_int_equal(rnic_dereg_mr(src), 0);
 }
 
@@ -1587,6 +1658,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_responder_zero_length),
 		cmocka_unit_test(test_responder_duplicate_reads),
 		cmocka_unit_test(test_responder_read_msn),
+		cmocka_unit_test(test_responder_reads_in_turn),
 		cmocka_unit_test(test_responder_resources_resize),
 		cmocka_unit_test(test_nak_partly_sent),
 		cmocka_unit_test(test_window_and_ack_requests),
