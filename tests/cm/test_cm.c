@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The connection manager (rnic_cm_*, lib/cm) between the two devices of the loopback pair in one process, as
+ * librdmacm programs use it: a server listening on device 0's address, a client on device 1 resolving it,
+ * connecting, moving data over the connection and disconnecting; a REQ nobody listens for; a rejection; CM
+ * MADs lost on the way (the fault layer on QP1's frames) and retried; a peer that vanishes in the middle of
+ * the handshake. The engine runs with a fault layer that drops nothing until a test says otherwise.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cmocka.h>
+
+#include "rnic.h"
+#include "rnic_cm.h"
+#include "rnic_fault.h"
+#include "rnic_priv.h"
+
+#define PORT 7471
+#define BUF 65536
+
+static int g_argc;
+static char **g_argv;
+static struct rnic_cm_event_channel *sch, *cch;	/* server's and client's channels */
+static struct sockaddr_in server_addr;		/* device 0 */
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The next event of a channel within `seconds`, which must be of the type given. */
+static struct rnic_cm_event *
+expect_event(struct rnic_cm_event_channel *ch, enum rnic_cm_event_type type, double seconds)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rnic_cm_event *e = NULL;
+
+	if (poll(&pfd, 1, (int)(seconds * 1000)) != 1)
+		fail_msg("no event within %.1f s (waiting for %s)", seconds, rnic_cm_event_str(type));
+	assert_int_equal(rnic_cm_get_cm_event(ch, &e), 0);
+	if (e->event != type)
+		fail_msg("event %s (status %d), expected %s", rnic_cm_event_str(e->event), e->status,
+			 rnic_cm_event_str(type));
+	return e;
+}
+
+static void
+ack(struct rnic_cm_event *e)
+{
+	assert_int_equal(rnic_cm_ack_cm_event(e), 0);
+}
+
+static void
+no_event(struct rnic_cm_event_channel *ch, double seconds)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+
+	assert_int_equal(poll(&pfd, 1, (int)(seconds * 1000)), 0);
+}
+
+static uint64_t
+cm_counter(int dev, const char *name)
+{
+	struct rnic_counter c[64];
+	int n = rnic_cm_query_counters(rnic_cm.dev[dev].ctx, c, 64);
+
+	assert_true(n > 0 && n <= 64);
+	for (int i = 0; i < n; i++)
+		if (strcmp(c[i].name, name) == 0)
+			return c[i].value;
+	fail_msg("no counter %s", name);
+	return 0;
+}
+
+static void
+set_u8(struct rnic_cm_id *id, int level, int name, uint8_t v)
+{
+	assert_int_equal(rnic_cm_set_option(id, level, name, &v, sizeof(v)), 0);
+}
+
+/* CM timers for tests that lose MADs: a 4 ms packet life time, 16 ms response timeout, so a lost MAD costs
+ * ~24 ms (retries 0: Linux's timers, 4.6 s, which a loaded machine never runs out of). */
+static void
+fast_timers(struct rnic_cm_id *id, uint8_t retries)
+{
+	if (retries == 0)
+		return;
+	set_u8(id, RNIC_OPTION_SOFTRNIC, RNIC_OPTION_CM_PACKET_LIFETIME, 10);
+	set_u8(id, RNIC_OPTION_SOFTRNIC, RNIC_OPTION_CM_RESPONSE_TIMEOUT, 12);
+	set_u8(id, RNIC_OPTION_SOFTRNIC, RNIC_OPTION_CM_MAX_RETRIES, retries);
+}
+
+static struct rnic_cm_id *
+listener(uint16_t port, uint8_t retries)
+{
+	struct sockaddr_in a = server_addr;
+	struct rnic_cm_id *id;
+
+	a.sin_port = htons(port);
+	assert_int_equal(rnic_cm_create_id(sch, &id, (void *)0x5e, RNIC_PS_TCP), 0);
+	fast_timers(id, retries);
+	assert_int_equal(rnic_cm_bind_addr(id, (struct sockaddr *)&a), 0);
+	assert_int_equal(rnic_cm_listen(id, 8), 0);
+	assert_non_null(id->verbs);
+	return id;
+}
+
+static struct rnic_qp_init_attr
+qp_attr(void)
+{
+	return (struct rnic_qp_init_attr){
+		.qp_type = RNIC_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+}
+
+/* The client up to ROUTE_RESOLVED towards the server's port, with its QP. */
+static struct rnic_cm_id *
+client(uint16_t port, uint8_t retries)
+{
+	struct sockaddr_in dst = server_addr;
+	struct rnic_qp_init_attr ia = qp_attr();
+	struct rnic_cm_id *id;
+
+	dst.sin_port = htons(port);
+	assert_int_equal(rnic_cm_create_id(cch, &id, (void *)0xc1, RNIC_PS_TCP), 0);
+	fast_timers(id, retries);
+	assert_int_equal(rnic_cm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000), 0);
+	ack(expect_event(cch, RNIC_CM_EVENT_ADDR_RESOLVED, 5));
+	assert_non_null(id->verbs);
+	assert_int_equal(rnic_cm_resolve_route(id, 2000), 0);
+	ack(expect_event(cch, RNIC_CM_EVENT_ROUTE_RESOLVED, 5));
+	assert_int_equal(rnic_cm_create_qp(id, NULL, &ia), 0);
+	assert_non_null(id->qp);
+	assert_int_equal(id->qp->state, RNIC_QPS_INIT);
+	return id;
+}
+
+static void
+connect_with(struct rnic_cm_id *c, const char *text)
+{
+	struct rnic_conn_param p = {
+		.private_data = text, .private_data_len = (uint8_t)(strlen(text) + 1),
+		.responder_resources = 1, .initiator_depth = 1, .retry_count = 7, .rnr_retry_count = 7,
+	};
+
+	assert_int_equal(rnic_cm_connect(c, &p), 0);
+}
+
+/* What the server tells the client in its REP: where to WRITE. */
+struct server_info {
+	uint64_t addr;
+	uint32_t rkey;
+};
+
+/* One connection: accepted with the server's buffer in the REP, a SEND each way, a WRITE into the server's
+ * buffer, every byte checked, then the client disconnects. */
+static void
+connection(uint8_t retries)
+{
+	struct rnic_cm_id *l = listener(PORT, retries), *c = client(PORT, retries), *s;
+	struct rnic_cm_event *e;
+	struct rnic_qp_init_attr ia = qp_attr();
+	uint8_t *sbuf = rnic_alloc_buf(BUF), *cbuf = rnic_alloc_buf(BUF);
+	struct rnic_mr *smr, *cmr;
+	struct server_info info;
+	struct rnic_conn_param acc = { .private_data = &info, .private_data_len = sizeof(info),
+				       .responder_resources = 1, .initiator_depth = 1, .rnr_retry_count = 7 };
+	struct rnic_sge sge;
+	struct rnic_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct rnic_send_wr swr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1, .send_flags = RNIC_SEND_SIGNALED },
+			    *sbad;
+	struct rnic_wc wc;
+	struct rnic_qp_attr qa;
+	struct rnic_qp_init_attr qia;
+
+	connect_with(c, "hello from the client");
+	e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
+	s = e->id;
+	assert_ptr_equal(e->listen_id, l);
+	assert_ptr_equal(s->context, (void *)0x5e);
+	assert_ptr_equal(s->channel, sch);
+	assert_int_equal(e->param.conn.private_data_len, RNIC_CM_REQ_USER_PRIVATE);
+	assert_string_equal((const char *)e->param.conn.private_data, "hello from the client");
+	assert_int_equal(e->param.conn.qp_num, c->qp->qp_num);
+	assert_int_equal(e->param.conn.responder_resources, 1);
+	assert_int_equal(e->param.conn.initiator_depth, 1);
+	assert_int_equal(e->param.conn.retry_count, 7);
+	assert_int_equal(e->param.conn.rnr_retry_count, 7);
+	/* The addresses of both ends, from the CMA header. */
+	assert_int_equal(rnic_cm_get_src_port(s), htons(PORT));
+	assert_int_equal(rnic_cm_get_dst_port(s), rnic_cm_get_src_port(c));
+	assert_memory_equal(&((struct sockaddr_in *)rnic_cm_get_peer_addr(s))->sin_addr,
+			    &((struct sockaddr_in *)rnic_cm_get_local_addr(c))->sin_addr, 4);
+	ack(e);
+
+	assert_int_equal(rnic_cm_create_qp(s, NULL, &ia), 0);
+	smr = rnic_reg_mr(s->pd, sbuf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE);
+	cmr = rnic_reg_mr(c->pd, cbuf, BUF, RNIC_ACCESS_LOCAL_WRITE);
+	assert_non_null(smr);
+	assert_non_null(cmr);
+	sge = (struct rnic_sge){ .addr = (uintptr_t)sbuf, .length = 4096, .lkey = smr->lkey };
+	assert_int_equal(rnic_post_recv(s->qp, &rwr, &rbad), 0);
+	info = (struct server_info){ .addr = (uintptr_t)sbuf + 8192, .rkey = smr->rkey };
+	assert_int_equal(rnic_cm_accept(s, &acc), 0);
+	assert_int_equal(s->qp->state, RNIC_QPS_RTS);
+
+	e = expect_event(cch, RNIC_CM_EVENT_ESTABLISHED, 10);
+	assert_ptr_equal(e->id, c);
+	assert_int_equal(e->param.conn.private_data_len, RNIC_CM_REP_PRIVATE);
+	memcpy(&info, e->param.conn.private_data, sizeof(info));
+	assert_int_equal(e->param.conn.qp_num, s->qp->qp_num);
+	ack(e);
+	ack(expect_event(sch, RNIC_CM_EVENT_ESTABLISHED, 10));
+	/* The QPs as the CM left them: connected to each other, the PSNs of the REQ and REP. */
+	assert_int_equal(rnic_query_qp(c->qp, &qa, RNIC_QP_STATE | RNIC_QP_DEST_QPN, &qia), 0);
+	assert_int_equal(qa.qp_state, RNIC_QPS_RTS);
+	assert_int_equal(qa.dest_qp_num, s->qp->qp_num);
+	assert_int_equal(rnic_query_qp(s->qp, &qa, RNIC_QP_STATE | RNIC_QP_DEST_QPN, &qia), 0);
+	assert_int_equal(qa.dest_qp_num, c->qp->qp_num);
+
+	/* A SEND client -> server, then a WRITE into the buffer the REP named. */
+	for (int i = 0; i < 4096; i++)
+		cbuf[i] = (uint8_t)(i * 7 + 1);
+	sge = (struct rnic_sge){ .addr = (uintptr_t)cbuf, .length = 4096, .lkey = cmr->lkey };
+	swr.opcode = RNIC_WR_SEND;
+	assert_int_equal(rnic_post_send(c->qp, &swr, &sbad), 0);
+	swr.opcode = RNIC_WR_RDMA_WRITE;
+	swr.wr.rdma.remote_addr = info.addr;
+	swr.wr.rdma.rkey = info.rkey;
+	assert_int_equal(rnic_post_send(c->qp, &swr, &sbad), 0);
+	for (int got = 0; got < 2;) {
+		double end = now_s() + 10;
+
+		while (rnic_poll_cq(c->send_cq, 1, &wc) == 0)
+			assert_true(now_s() < end);
+		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+		got++;
+	}
+	for (double end = now_s() + 10; rnic_poll_cq(s->recv_cq, 1, &wc) == 0;)
+		assert_true(now_s() < end);
+	assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, 4096);
+	assert_memory_equal(sbuf, cbuf, 4096);
+	assert_memory_equal(sbuf + 8192, cbuf, 4096);
+
+	/* The client disconnects: DREQ, the server's DISCONNECTED, its rdma_disconnect answers with the DREP. */
+	assert_int_equal(rnic_cm_disconnect(c), 0);
+	assert_int_equal(c->qp->state, RNIC_QPS_ERR);
+	ack(expect_event(sch, RNIC_CM_EVENT_DISCONNECTED, 10));
+	assert_int_equal(rnic_cm_disconnect(s), 0);
+	assert_int_equal(s->qp->state, RNIC_QPS_ERR);
+	e = expect_event(cch, RNIC_CM_EVENT_DISCONNECTED, 10);
+	assert_int_equal(e->status, 0);
+	ack(e);
+	assert_int_equal(rnic_cm_disconnect(c), EINVAL);	/* done already */
+
+	assert_int_equal(rnic_dereg_mr(smr), 0);
+	assert_int_equal(rnic_dereg_mr(cmr), 0);
+	rnic_free_buf(sbuf);
+	rnic_free_buf(cbuf);
+	rnic_cm_destroy_qp(s);
+	rnic_cm_destroy_qp(c);
+	assert_int_equal(rnic_cm_destroy_id(s), 0);
+	assert_int_equal(rnic_cm_destroy_id(c), 0);
+	assert_int_equal(rnic_cm_destroy_id(l), 0);
+}
+
+static void
+test_connect_accept_data_disconnect(void **state)
+{
+	uint64_t req = cm_counter(1, "cm_req_sent"), rep = cm_counter(0, "cm_rep_sent");
+	uint64_t rtu = cm_counter(1, "cm_rtu_sent"), dreq = cm_counter(1, "cm_dreq_sent");
+	uint64_t drep = cm_counter(0, "cm_drep_sent");
+
+	(void)state;
+	connection(0);
+	/* One of each on a lossless link: nothing sent twice. */
+	assert_int_equal(cm_counter(1, "cm_req_sent"), req + 1);
+	assert_int_equal(cm_counter(0, "cm_rep_sent"), rep + 1);
+	assert_int_equal(cm_counter(1, "cm_rtu_sent"), rtu + 1);
+	assert_int_equal(cm_counter(1, "cm_dreq_sent"), dreq + 1);
+	assert_int_equal(cm_counter(0, "cm_drep_sent"), drep + 1);
+	assert_int_equal(cm_counter(0, "cm_retransmits") + cm_counter(1, "cm_retransmits"), 0);
+}
+
+/* A REQ for a port nobody listens on: REJ reason 8 (invalid service ID), as Linux's cm_match_req sends, which
+ * rdma_cm reports as REJECTED with the reason as status. */
+static void
+test_no_listener_rejected(void **state)
+{
+	uint64_t before = cm_counter(0, "cm_no_listener");
+	struct rnic_cm_id *c = client(PORT + 1, 0);
+	struct rnic_cm_event *e;
+
+	(void)state;
+	connect_with(c, "anyone?");
+	e = expect_event(cch, RNIC_CM_EVENT_REJECTED, 5);
+	assert_ptr_equal(e->id, c);
+	assert_int_equal(e->status, RNIC_CM_REJ_INVALID_SERVICE_ID);
+	ack(e);
+	assert_int_equal(cm_counter(0, "cm_no_listener"), before + 1);
+	assert_int_equal(c->qp->state, RNIC_QPS_ERR);
+	rnic_cm_destroy_qp(c);
+	assert_int_equal(rnic_cm_destroy_id(c), 0);
+}
+
+/* rdma_reject: REJ reason 28 (consumer defined), its private data to the client. */
+static void
+test_reject(void **state)
+{
+	struct rnic_cm_id *l = listener(PORT + 2, 0), *c = client(PORT + 2, 0), *s;
+	struct rnic_cm_event *e;
+
+	(void)state;
+	connect_with(c, "let me in");
+	e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
+	s = e->id;
+	ack(e);
+	assert_int_equal(rnic_cm_reject(s, "no", 3), 0);
+	e = expect_event(cch, RNIC_CM_EVENT_REJECTED, 5);
+	assert_int_equal(e->status, RNIC_CM_REJ_CONSUMER_DEFINED);
+	assert_string_equal((const char *)e->param.conn.private_data, "no");
+	ack(e);
+	assert_int_equal(rnic_cm_accept(s, NULL), EINVAL);	/* rejected already */
+	assert_int_equal(rnic_cm_destroy_id(s), 0);
+	rnic_cm_destroy_qp(c);
+	assert_int_equal(rnic_cm_destroy_id(c), 0);
+	assert_int_equal(rnic_cm_destroy_id(l), 0);
+}
+
+static void
+gsi_faults(const char *spec_text)
+{
+	struct rnic_fault_spec spec;
+
+	assert_int_equal(rnic_fault_parse(spec_text, &spec), 0);
+	assert_int_equal(rnic_fault_update(rnic_engine_device(0)->port_id, &spec), 0);
+	assert_int_equal(rnic_fault_update(rnic_engine_device(1)->port_id, &spec), 0);
+}
+
+/* A third of the CM's MADs lost both ways: the messages are sent again, connections still form, move their
+ * data and end. The data path's frames are not touched (only=gsi). */
+static void
+test_lost_mads_retried(void **state)
+{
+	uint64_t before = cm_counter(0, "cm_retransmits") + cm_counter(1, "cm_retransmits");
+	struct rnic_fault_counts f0, f1;
+	struct rnic_fault_spec spec;
+
+	(void)state;
+	assert_int_equal(rnic_fault_parse("only=gsi,drop=0.3", &spec), 0);
+	assert_int_equal(spec.frames, RNIC_FAULT_GSI);
+	gsi_faults("only=gsi,drop=0.3,seed=20");
+	for (int i = 0; i < 6; i++)
+		connection(15);
+	gsi_faults("drop=0");
+	rnic_fault_get_counts(rnic_engine_device(0)->port_id, &f0);
+	rnic_fault_get_counts(rnic_engine_device(1)->port_id, &f1);
+	assert_true(f0.dropped + f1.dropped > 0);
+	assert_true(f0.exempt + f1.exempt > 0);		/* the data frames passed untouched */
+	assert_true(cm_counter(0, "cm_retransmits") + cm_counter(1, "cm_retransmits") > before);
+}
+
+/* The client vanishes after its REQ reached the server (every MAD towards it lost from then on): the
+ * server's REP is sent again until its retries run out (UNREACHABLE, ETIMEDOUT, as rdma_cm reports a REP
+ * timeout), and so is the client's REQ, which no REP answers (UNREACHABLE too). */
+static void
+test_peer_vanishes(void **state)
+{
+	struct rnic_cm_id *l = listener(PORT + 3, 3), *c = client(PORT + 3, 3), *s;
+	struct rnic_qp_init_attr ia = qp_attr();
+	struct rnic_cm_event *e;
+	struct rnic_fault_spec spec;
+	uint64_t timeouts = cm_counter(0, "cm_timeouts");
+
+	(void)state;
+	connect_with(c, "going away");
+	e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
+	s = e->id;
+	ack(e);
+	assert_int_equal(rnic_fault_parse("only=gsi,drop=1", &spec), 0);
+	assert_int_equal(rnic_fault_update(rnic_engine_device(1)->port_id, &spec), 0);
+	assert_int_equal(rnic_cm_create_qp(s, NULL, &ia), 0);
+	assert_int_equal(rnic_cm_accept(s, NULL), 0);
+	e = expect_event(sch, RNIC_CM_EVENT_UNREACHABLE, 10);
+	assert_ptr_equal(e->id, s);
+	assert_int_equal(e->status, -ETIMEDOUT);
+	ack(e);
+	e = expect_event(cch, RNIC_CM_EVENT_UNREACHABLE, 10);
+	assert_ptr_equal(e->id, c);
+	assert_int_equal(e->status, -ETIMEDOUT);
+	ack(e);
+	assert_int_equal(cm_counter(0, "cm_timeouts"), timeouts + 1);
+	assert_int_equal(s->qp->state, RNIC_QPS_ERR);
+	gsi_faults("drop=0");
+	no_event(sch, 0.1);
+	rnic_cm_destroy_qp(s);
+	rnic_cm_destroy_qp(c);
+	assert_int_equal(rnic_cm_destroy_id(s), 0);
+	assert_int_equal(rnic_cm_destroy_id(c), 0);
+	assert_int_equal(rnic_cm_destroy_id(l), 0);
+}
+
+/* Calls out of turn are refused, as librdmacm's: EINVAL, nothing sent. */
+static void
+test_bad_calls(void **state)
+{
+	struct rnic_cm_id *id, *other;
+	struct rnic_conn_param p = { 0 };
+	struct sockaddr_in a = server_addr, nowhere = { .sin_family = AF_INET, .sin_port = htons(1) };
+
+	(void)state;
+	assert_int_equal(rnic_cm_create_id(cch, &id, NULL, RNIC_PS_UDP), EPROTONOSUPPORT);
+	assert_int_equal(rnic_cm_create_id(cch, &id, NULL, RNIC_PS_TCP), 0);
+	assert_int_equal(rnic_cm_connect(id, &p), EINVAL);		/* no route */
+	assert_int_equal(rnic_cm_accept(id, &p), EINVAL);		/* no request */
+	assert_int_equal(rnic_cm_resolve_route(id, 100), EINVAL);	/* no address */
+	nowhere.sin_addr.s_addr = htonl(0x0a0b0c0d);
+	assert_int_equal(rnic_cm_bind_addr(id, (struct sockaddr *)&nowhere), EADDRNOTAVAIL);
+	a.sin_port = htons(PORT + 4);
+	assert_int_equal(rnic_cm_bind_addr(id, (struct sockaddr *)&a), 0);
+	assert_int_equal(rnic_cm_listen(id, 1), 0);
+	assert_int_equal(rnic_cm_create_id(cch, &other, NULL, RNIC_PS_TCP), 0);
+	assert_int_equal(rnic_cm_bind_addr(other, (struct sockaddr *)&a), EADDRINUSE);
+	assert_int_equal(rnic_cm_destroy_id(other), 0);
+	assert_int_equal(rnic_cm_destroy_id(id), 0);
+	/* An address nobody answers ARP for: on the loopback pair, no device has it. */
+	assert_int_equal(rnic_cm_create_id(cch, &id, NULL, RNIC_PS_TCP), 0);
+	assert_int_equal(rnic_cm_resolve_addr(id, NULL, (struct sockaddr *)&nowhere, 500), 0);
+	ack(expect_event(cch, RNIC_CM_EVENT_ADDR_ERROR, 5));
+	assert_int_equal(rnic_cm_destroy_id(id), 0);
+}
+
+static int
+setup(void **state)
+{
+	union rnic_gid gid;
+
+	(void)state;
+	if (rnic_engine_init(g_argc, g_argv) < 0 || rnic_engine_start() != 0)
+		return -1;
+	sch = rnic_cm_create_event_channel();
+	cch = rnic_cm_create_event_channel();
+	if (sch == NULL || cch == NULL)
+		return -1;
+	gid = rnic_engine_device(0)->gid[0];
+	server_addr.sin_family = AF_INET;
+	memcpy(&server_addr.sin_addr, &gid.raw[12], 4);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	rnic_cm_destroy_event_channel(sch);
+	rnic_cm_destroy_event_channel(cch);
+	rnic_engine_stop();
+	return rnic_engine_fini();	/* -EBUSY if the CM left a context open */
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_accept_data_disconnect),
+		cmocka_unit_test(test_no_listener_rejected),
+		cmocka_unit_test(test_reject),
+		cmocka_unit_test(test_bad_calls),
+		cmocka_unit_test(test_lost_mads_retried),
+		cmocka_unit_test(test_peer_vanishes),
+	};
+
+	g_argc = argc;
+	g_argv = argv;
+	return cmocka_run_group_tests_name("cm", tests, setup, teardown);
+}
