@@ -118,7 +118,7 @@ event_private(const struct rnic_conn_param *conn)
 	return conn != NULL && conn->private_data != NULL ? RTE_MIN(conn->private_data_len, RNIC_CM_PRIVATE_MAX) : 0;
 }
 
-void
+int
 rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int status,
 	      struct rnic_cm_id_priv *listen_id, const struct rnic_conn_param *conn)
 {
@@ -141,11 +141,12 @@ rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int stat
 		if (id->dev != NULL)
 			id->dev->stats.events_lost++;
 		RNIC_LOG_LIMITED(ERR, "CM: event %s lost: the channel's queue is full", rnic_cm_event_str(type));
-		return;
+		return -ENOSPC;
 	}
 	id->refs++;
 	if (listen_id != NULL)
 		listen_id->refs++;
+	return 0;
 }
 
 /* ------------------------------------------------------------------------------------------------------ */

@@ -173,8 +173,9 @@ uint64_t rnic_cm_now_ms(void);
 /* 4.096 us x 2^t in ms, as Linux's cm_convert_to_ms. */
 uint64_t rnic_cm_time_ms(uint8_t t);
 
-/* Queue an event on the id's channel (it holds a reference on the id, and on listen_id). */
-void rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int status,
+/* Queue an event on the id's channel (it holds a reference on the id, and on listen_id). 0, or -ENOSPC when
+ * the channel's queue is full (the event is lost, counted). */
+int rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int status,
 		   struct rnic_cm_id_priv *listen_id, const struct rnic_conn_param *conn);
 /* Drop a reference; the id is freed with its last. */
 void rnic_cm_id_put(struct rnic_cm_id_priv *id);

@@ -548,18 +548,29 @@ rnic_cm_destroy_qp(struct rnic_cm_id *pub)
 {
 	struct rnic_cm_id_priv *id = rnic_cm_id_priv(pub);
 
-	if (id == NULL || id->pub.qp == NULL)
+	struct rnic_cq *send_cq, *recv_cq;
+	struct rnic_qp *qp;
+	uint8_t own;
+
+	if (id == NULL)
 		return;
 	LOCK();
-	rnic_destroy_qp(id->pub.qp);
+	qp = id->pub.qp;
+	send_cq = id->pub.send_cq;
+	recv_cq = id->pub.recv_cq;
+	own = id->own_cqs;
 	id->pub.qp = NULL;
-	if (id->own_cqs & 1)
-		rnic_destroy_cq(id->pub.send_cq);
-	if (id->own_cqs & 2)
-		rnic_destroy_cq(id->pub.recv_cq);
 	id->own_cqs = 0;
 	id->pub.send_cq = id->pub.recv_cq = NULL;
 	UNLOCK();
+	/* Outside the lock: destroying waits for the engine's lcores, the CM's thread need not. */
+	if (qp == NULL)
+		return;
+	rnic_destroy_qp(qp);
+	if (own & 1)
+		rnic_destroy_cq(send_cq);
+	if (own & 2)
+		rnic_destroy_cq(recv_cq);
 }
 
 /* ------------------------------------------------------------------------------------------------------ */

@@ -199,7 +199,7 @@ recv_req(struct rnic_cm_dev *d, const struct rnic_cm_msg *m, const struct rnic_g
 		reject_req(d, m, from, RNIC_CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
-	if (m->path_mtu > (uint8_t)d->device->active_mtu) {
+	if (m->path_mtu < RNIC_MTU_256 || m->path_mtu > (uint8_t)d->device->active_mtu) {
 		d->stats.malformed++;
 		reject_req(d, m, from, RNIC_CM_REJ_INVALID_MTU);	/* a path this port cannot carry */
 		return;
@@ -231,7 +231,12 @@ recv_req(struct rnic_cm_dev *d, const struct rnic_cm_msg *m, const struct rnic_g
 		.srq = m->srq,
 		.qp_num = m->local_qpn,
 	};
-	rnic_cm_event(id, RNIC_CM_EVENT_CONNECT_REQUEST, 0, listener, &conn);
+	if (rnic_cm_event(id, RNIC_CM_EVENT_CONNECT_REQUEST, 0, listener, &conn) != 0) {
+		/* The application is not taking its requests: this one is refused, not kept unseen. */
+		rnic_cm_send_rej(id, RNIC_CM_REJ_NO_RESOURCES, RNIC_CM_ABOUT_REQ, NULL, 0);
+		id->destroyed = 1;
+		rnic_cm_id_put(id);
+	}
 }
 
 static void

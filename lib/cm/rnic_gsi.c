@@ -306,8 +306,9 @@ send_done(struct rnic_gsi *g, const struct rnic_wc *wc)
 	}
 }
 
-unsigned int
-rnic_gsi_poll(struct rnic_gsi *g)
+/* One burst of QP1's completions. */
+static int
+poll_burst(struct rnic_gsi *g)
 {
 	struct rnic_wc wc[32];
 	int n = rnic_poll_cq(g->cq, (int)RTE_DIM(wc), wc);
@@ -323,7 +324,21 @@ rnic_gsi_poll(struct rnic_gsi *g)
 		if (post_recv(g, (uint32_t)wc[k].wr_id) != 0)
 			RNIC_LOG_LIMITED(ERR, "%s: QP1 receive not posted again", g->dev->name);
 	}
-	return n > 0 ? (unsigned int)n : 0;
+	return n > 0 ? n : 0;
+}
+
+unsigned int
+rnic_gsi_poll(struct rnic_gsi *g)
+{
+	unsigned int done = 0;
+	int n;
+
+	/* Everything the CQ holds (it holds no more than QP1's queues): receive buffers go back at once. */
+	do {
+		n = poll_burst(g);
+		done += (unsigned int)n;
+	} while (n > 0 && done < CQ_ENTRIES);
+	return done;
 }
 
 int

@@ -22,7 +22,7 @@
 #define RNIC_GSI_QPN 1
 #define RNIC_GSI_QKEY 0x80010000u	/* QP1's well-known Q_Key (IBA 13.5.3.1) */
 #define RNIC_GRH_BYTES 40		/* what a UD receive buffer holds before the payload: the GRH */
-#define RNIC_GSI_RECV 64		/* receive buffers posted on QP1 */
+#define RNIC_GSI_RECV 256		/* receive buffers posted on QP1 (ib_mad posts 512) */
 #define RNIC_GSI_SEND 64		/* MADs in flight at once (their buffers and AHs) */
 
 #define RNIC_MAD_BASE_VERSION 1

@@ -20,6 +20,7 @@
 
 #include "rnic.h"
 #include "rnic_cm.h"
+#include "test_env.h"
 #include "rnic_fault.h"
 #include "rnic_priv.h"
 
@@ -84,21 +85,35 @@ cm_counter(int dev, const char *name)
 	return 0;
 }
 
+static uint64_t
+device_counter(int dev, const char *name)
+{
+	struct rnic_counter c[512];
+	int n = rnic_query_device_counters(rnic_cm.dev[dev].ctx, c, 512);
+
+	for (int i = 0; i < n && i < 512; i++)
+		if (strcmp(c[i].name, name) == 0)
+			return c[i].value;
+	fail_msg("no counter %s", name);
+	return 0;
+}
+
 static void
 set_u8(struct rnic_cm_id *id, int level, int name, uint8_t v)
 {
 	assert_int_equal(rnic_cm_set_option(id, level, name, &v, sizeof(v)), 0);
 }
 
-/* CM timers for tests that lose MADs: a 4 ms packet life time, 16 ms response timeout, so a lost MAD costs
- * ~24 ms (retries 0: Linux's timers, 4.6 s, which a loaded machine never runs out of). */
+/* CM timers for tests that lose MADs: a 16 ms packet life time and a 128 ms response timeout, so a lost MAD
+ * costs ~160 ms and 15 retries last 2.5 s, longer than a loaded machine stalls the engine's lcore; with 3
+ * retries (a peer that vanishes), ~24 ms each (retries 0: Linux's timers, 4.6 s a try). */
 static void
 fast_timers(struct rnic_cm_id *id, uint8_t retries)
 {
 	if (retries == 0)
 		return;
-	set_u8(id, RNIC_OPTION_SOFTRNIC, RNIC_OPTION_CM_PACKET_LIFETIME, 10);
-	set_u8(id, RNIC_OPTION_SOFTRNIC, RNIC_OPTION_CM_RESPONSE_TIMEOUT, 12);
+	set_u8(id, RNIC_OPTION_SOFTRNIC, RNIC_OPTION_CM_PACKET_LIFETIME, retries > 3 ? 12 : 10);
+	set_u8(id, RNIC_OPTION_SOFTRNIC, RNIC_OPTION_CM_RESPONSE_TIMEOUT, retries > 3 ? 15 : 12);
 	set_u8(id, RNIC_OPTION_SOFTRNIC, RNIC_OPTION_CM_MAX_RETRIES, retries);
 }
 
@@ -444,6 +459,108 @@ test_bad_calls(void **state)
 	assert_int_equal(rnic_cm_destroy_id(id), 0);
 }
 
+/* A peer that sends QP1 anything: CM MADs of every attribute with random fields, and REQs to a listener
+ * with random fields but a CMA header (more than the channel's queue holds). Nothing crashes, every MAD is
+ * counted, the requests the queue could not hold are refused, and a connection still forms afterwards. */
+static void
+test_hostile_mads(void **state)
+{
+	struct rnic_cm_id *l = listener(PORT + 5, 0);
+	struct test_side b;
+	struct rnic_qp_init_attr ia = {
+		.qp_type = RNIC_QPT_UD, .cap = { .max_send_wr = 64, .max_send_sge = 1 },
+	};
+	struct rnic_qp_attr a = { .qp_state = RNIC_QPS_INIT, .port_num = 1, .qkey = RNIC_GSI_QKEY };
+	struct rnic_ah_attr av = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
+	uint64_t received = cm_counter(0, "cm_received"), seed = 0x9e3779b97f4a7c15ull;
+	uint64_t missing = device_counter(0, "recv_wqe_missing"), malformed = cm_counter(0, "cm_malformed");
+	struct rnic_cm_event *e;
+	struct rnic_ah *ah;
+	struct rnic_qp *qp;
+	struct rnic_wc wc;
+	unsigned int requests = 0, outstanding = 0;
+	const unsigned int total = 1536;	/* 256-byte MADs in whole pages (aligned_alloc) */
+
+	(void)state;
+	assert_int_equal(test_side_open(&b, rnic_engine_device(1), total * RNIC_MAD_SIZE, RNIC_ACCESS_LOCAL_WRITE), 0);
+	ia.send_cq = ia.recv_cq = b.cq;
+	qp = rnic_create_qp(b.pd, &ia);
+	assert_non_null(qp);
+	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_PKEY_INDEX | RNIC_QP_PORT | RNIC_QP_QKEY), 0);
+	a.qp_state = RNIC_QPS_RTR;
+	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE), 0);
+	a.qp_state = RNIC_QPS_RTS;
+	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN), 0);
+	av.grh.dgid = rnic_engine_device(0)->gid[0];
+	ah = rnic_create_ah(b.pd, &av);
+	assert_non_null(ah);
+	for (unsigned int i = 0; i < total; i++) {
+		uint8_t *mad = b.buf + (size_t)i * RNIC_MAD_SIZE;
+		struct rnic_sge sge = { .addr = (uintptr_t)mad, .length = RNIC_MAD_SIZE, .lkey = b.mr->lkey };
+		struct rnic_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = RNIC_WR_SEND,
+					   .send_flags = RNIC_SEND_SIGNALED }, *bad;
+
+		for (unsigned int k = 0; k < RNIC_MAD_SIZE; k++) {
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			mad[k] = (uint8_t)seed;
+		}
+		mad[0] = 1;
+		mad[1] = 0x07;
+		mad[2] = 2;
+		mad[3] = RNIC_MAD_METHOD_SEND;
+		mad[16] = 0;
+		mad[17] = (uint8_t)(0x10 + i % 8);	/* REQ ... DREP, and LAP (not spoken) */
+		if (i % 8 == 0 && i % 16 == 0) {
+			/* a REQ to the listener: RC, a path MTU the port carries, the CMA header */
+			const uint64_t sid = ((uint64_t)RNIC_PS_TCP << 16) | (PORT + 5);
+
+			for (int k = 0; k < 8; k++)
+				mad[24 + 8 + k] = (uint8_t)(sid >> (56 - 8 * k));
+			mad[24 + 43] &= 0xf9;
+			mad[24 + 50] = (uint8_t)((mad[24 + 50] & 0x0f) | (1 + i % 3) << 4);
+			mad[24 + 140] = 0;
+			mad[24 + 141] = 0x40;
+			requests++;
+		}
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = RNIC_GSI_QPN;
+		wr.wr.ud.remote_qkey = RNIC_GSI_QKEY;
+		while (outstanding >= 64) {
+			if (rnic_poll_cq(b.cq, 1, &wc) == 1)
+				outstanding--;
+		}
+		assert_int_equal(rnic_post_send(qp, &wr, &bad), 0);
+		outstanding++;
+	}
+	for (double end = now_s() + 10; outstanding > 0 && now_s() < end;)
+		if (rnic_poll_cq(b.cq, 1, &wc) == 1)
+			outstanding--;
+	/* Every MAD reached the CM, or QP1 had no receive buffer free for it (UD: dropped, counted). */
+	for (double end = now_s() + 10; cm_counter(0, "cm_received") + device_counter(0, "recv_wqe_missing") <
+	     received + missing + total && now_s() < end;)
+		;
+	assert_int_equal(cm_counter(0, "cm_received") + device_counter(0, "recv_wqe_missing"),
+			 received + missing + total);
+	assert_true(cm_counter(0, "cm_received") > received);
+	assert_true(cm_counter(0, "cm_malformed") > malformed);	/* LAP, and REQs of other transports */
+	/* Every request delivered is taken and refused; the rest were refused when the queue was full. */
+	for (struct pollfd p = { .fd = sch->fd, .events = POLLIN }; poll(&p, 1, 200) == 1;) {
+		assert_int_equal(rnic_cm_get_cm_event(sch, &e), 0);
+		assert_int_equal(e->event, RNIC_CM_EVENT_CONNECT_REQUEST);
+		assert_int_equal(rnic_cm_reject(e->id, NULL, 0), 0);
+		assert_int_equal(rnic_cm_destroy_id(e->id), 0);
+		ack(e);
+	}
+	assert_true(requests > 0);
+	assert_int_equal(rnic_destroy_ah(ah), 0);
+	assert_int_equal(rnic_destroy_qp(qp), 0);
+	test_side_close(&b);
+	assert_int_equal(rnic_cm_destroy_id(l), 0);
+	connection(0);
+}
+
 static int
 setup(void **state)
 {
@@ -482,6 +599,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_bad_calls),
 		cmocka_unit_test(test_lost_mads_retried),
 		cmocka_unit_test(test_peer_vanishes),
+		cmocka_unit_test(test_hostile_mads),
 	};
 
 	g_argc = argc;
