@@ -741,6 +741,10 @@ int rnic_cm_resolve_addr(struct rnic_cm_id *id, struct sockaddr *src_addr, struc
 int rnic_cm_resolve_route(struct rnic_cm_id *id, int timeout_ms);
 int rnic_cm_create_qp(struct rnic_cm_id *id, struct rnic_pd *pd, struct rnic_qp_init_attr *qp_init_attr);
 void rnic_cm_destroy_qp(struct rnic_cm_id *id);
+/* softrnic extension: give an id a QP the caller made (RC, on the id's device, in RESET or INIT), as
+ * rnic_cm_create_qp would have: moved to INIT with no remote access. NULL takes the id's QP back from it
+ * (not destroyed). For layers that make their QPs themselves (libsoftrnic-verbs' rdma_create_qp). */
+int rnic_cm_attach_qp(struct rnic_cm_id *id, struct rnic_qp *qp);
 int rnic_cm_connect(struct rnic_cm_id *id, struct rnic_conn_param *conn_param);
 int rnic_cm_listen(struct rnic_cm_id *id, int backlog);
 int rnic_cm_accept(struct rnic_cm_id *id, struct rnic_conn_param *conn_param);

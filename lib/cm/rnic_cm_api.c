@@ -497,14 +497,46 @@ rnic_cm_set_option(struct rnic_cm_id *pub, int level, int optname, void *optval,
 /* ------------------------------------------------------------------------------------------------------ */
 /* The QP                                                                                                   */
 
+/* rdma_cm's INIT before a connection: no remote access yet (the connection grants it). Under the lock. */
+static int
+attach_locked(struct rnic_cm_id_priv *id, struct rnic_qp *qp)
+{
+	struct rnic_qp_attr a = { .qp_state = RNIC_QPS_INIT, .pkey_index = 0, .port_num = 1 };
+	int ret;
+
+	if (id->dev == NULL || id->pub.qp != NULL || qp->qp_type != RNIC_QPT_RC || qp->srq != NULL ||
+	    qp->context->device != id->dev->ctx->device)
+		return EINVAL;
+	ret = rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_PKEY_INDEX | RNIC_QP_PORT | RNIC_QP_ACCESS_FLAGS);
+	if (ret == 0)
+		id->pub.qp = qp;
+	return ret;
+}
+
+int
+rnic_cm_attach_qp(struct rnic_cm_id *pub, struct rnic_qp *qp)
+{
+	struct rnic_cm_id_priv *id = rnic_cm_id_priv(pub);
+	int ret = 0;
+
+	if (id == NULL)
+		return EINVAL;
+	LOCK();
+	if (qp == NULL)
+		id->pub.qp = NULL;
+	else
+		ret = attach_locked(id, qp);
+	UNLOCK();
+	return ret;
+}
+
 int
 rnic_cm_create_qp(struct rnic_cm_id *pub, struct rnic_pd *pd, struct rnic_qp_init_attr *attr)
 {
 	struct rnic_cm_id_priv *id = rnic_cm_id_priv(pub);
-	struct rnic_qp_attr a = { .qp_state = RNIC_QPS_INIT, .pkey_index = 0, .port_num = 1 };
 	struct rnic_qp_init_attr ia;
 	struct rnic_qp *qp;
-	int ret = 0;
+	int ret;
 
 	if (id == NULL || attr == NULL)
 		return EINVAL;
@@ -521,10 +553,8 @@ rnic_cm_create_qp(struct rnic_cm_id *pub, struct rnic_pd *pd, struct rnic_qp_ini
 	if (ia.recv_cq == NULL)
 		ia.recv_cq = rnic_create_cq(id->dev->ctx, (int)RTE_MAX(ia.cap.max_recv_wr, 1u), NULL, NULL, 0);
 	qp = ia.send_cq != NULL && ia.recv_cq != NULL ? rnic_create_qp(pd != NULL ? pd : id->dev->pd, &ia) : NULL;
-	/* rdma_cm's INIT before a connection: no remote access yet (the connection grants it) */
-	if (qp == NULL || (ret = rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_PKEY_INDEX | RNIC_QP_PORT |
-					       RNIC_QP_ACCESS_FLAGS)) != 0) {
-		ret = qp == NULL ? errno : ret;
+	ret = qp == NULL ? errno : attach_locked(id, qp);
+	if (ret != 0) {
 		if (qp != NULL)
 			rnic_destroy_qp(qp);
 		if (ia.send_cq != attr->send_cq && ia.send_cq != NULL)
@@ -537,7 +567,6 @@ rnic_cm_create_qp(struct rnic_cm_id *pub, struct rnic_pd *pd, struct rnic_qp_ini
 	id->own_cqs = (uint8_t)((ia.send_cq != attr->send_cq) | (ia.recv_cq != attr->recv_cq) << 1);
 	id->pub.send_cq = ia.send_cq;
 	id->pub.recv_cq = ia.recv_cq;
-	id->pub.qp = qp;
 	attr->cap = ia.cap;
 	UNLOCK();
 	return 0;
@@ -730,13 +759,20 @@ accept_locked(struct rnic_cm_id_priv *id, const struct rnic_conn_param *p)
 int
 rnic_cm_accept(struct rnic_cm_id *pub, struct rnic_conn_param *p)
 {
-	struct rnic_conn_param none = { 0 };
+	struct rnic_cm_id_priv *id = rnic_cm_id_priv(pub);
+	struct rnic_conn_param dflt;
 	int ret;
 
-	if (pub == NULL)
+	if (id == NULL)
 		return EINVAL;
 	LOCK();
-	ret = accept_locked(rnic_cm_id_priv(pub), p != NULL ? p : &none);
+	/* Without parameters, librdmacm's: the depths the request asked for (as the CONNECT_REQUEST event gave
+	 * them), 7 retries. */
+	dflt = (struct rnic_conn_param){
+		.responder_resources = id->req.initiator_depth, .initiator_depth = id->req.responder_resources,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	ret = accept_locked(id, p != NULL ? p : &dflt);
 	UNLOCK();
 	return ret;
 }

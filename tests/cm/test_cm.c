@@ -223,7 +223,7 @@ connection(uint8_t retries)
 
 	assert_int_equal(rnic_cm_create_qp(s, NULL, &ia), 0);
 	smr = rnic_reg_mr(s->pd, sbuf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE);
-	cmr = rnic_reg_mr(c->pd, cbuf, BUF, RNIC_ACCESS_LOCAL_WRITE);
+	cmr = rnic_reg_mr(c->pd, cbuf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_READ);
 	assert_non_null(smr);
 	assert_non_null(cmr);
 	sge = (struct rnic_sge){ .addr = (uintptr_t)sbuf, .length = 4096, .lkey = smr->lkey };
@@ -270,6 +270,16 @@ connection(uint8_t retries)
 	assert_int_equal(wc.byte_len, 4096);
 	assert_memory_equal(sbuf, cbuf, 4096);
 	assert_memory_equal(sbuf + 8192, cbuf, 4096);
+	/* The passive side READs from the active one (rping's first step): the active QP's responder resources. */
+	sge = (struct rnic_sge){ .addr = (uintptr_t)sbuf + 16384, .length = 4096, .lkey = smr->lkey };
+	swr.opcode = RNIC_WR_RDMA_READ;
+	swr.wr.rdma.remote_addr = (uintptr_t)cbuf;
+	swr.wr.rdma.rkey = cmr->rkey;
+	assert_int_equal(rnic_post_send(s->qp, &swr, &sbad), 0);
+	for (double end = now_s() + 10; rnic_poll_cq(s->send_cq, 1, &wc) == 0;)
+		assert_true(now_s() < end);
+	assert_int_equal(wc.status, RNIC_WC_SUCCESS);
+	assert_memory_equal(sbuf + 16384, cbuf, 4096);
 
 	/* The client disconnects: DREQ, the server's DISCONNECTED, its rdma_disconnect answers with the DREP. */
 	assert_int_equal(rnic_cm_disconnect(c), 0);
@@ -309,6 +319,42 @@ test_connect_accept_data_disconnect(void **state)
 	assert_int_equal(cm_counter(1, "cm_dreq_sent"), dreq + 1);
 	assert_int_equal(cm_counter(0, "cm_drep_sent"), drep + 1);
 	assert_int_equal(cm_counter(0, "cm_retransmits") + cm_counter(1, "cm_retransmits"), 0);
+}
+
+/* rdma_accept without parameters (as rping calls it) grants what the request asked for, as librdmacm does:
+ * both QPs get the responder resources and initiator depth of the REQ, so the passive side may READ. */
+static void
+test_accept_without_parameters(void **state)
+{
+	struct rnic_cm_id *l = listener(PORT + 6, 0), *c = client(PORT + 6, 0), *s;
+	struct rnic_qp_init_attr ia = qp_attr(), qia;
+	struct rnic_cm_event *e;
+	struct rnic_qp_attr qa;
+
+	(void)state;
+	connect_with(c, "defaults");
+	e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
+	s = e->id;
+	ack(e);
+	assert_int_equal(rnic_cm_create_qp(s, NULL, &ia), 0);
+	assert_int_equal(rnic_cm_accept(s, NULL), 0);
+	ack(expect_event(cch, RNIC_CM_EVENT_ESTABLISHED, 10));
+	ack(expect_event(sch, RNIC_CM_EVENT_ESTABLISHED, 10));
+	assert_int_equal(rnic_query_qp(s->qp, &qa, RNIC_QP_MAX_DEST_RD_ATOMIC | RNIC_QP_MAX_QP_RD_ATOMIC, &qia), 0);
+	assert_int_equal(qa.max_dest_rd_atomic, 1);
+	assert_int_equal(qa.max_rd_atomic, 1);
+	assert_int_equal(rnic_query_qp(c->qp, &qa, RNIC_QP_MAX_DEST_RD_ATOMIC | RNIC_QP_MAX_QP_RD_ATOMIC, &qia), 0);
+	assert_int_equal(qa.max_dest_rd_atomic, 1);
+	assert_int_equal(qa.max_rd_atomic, 1);
+	assert_int_equal(rnic_cm_disconnect(c), 0);
+	ack(expect_event(sch, RNIC_CM_EVENT_DISCONNECTED, 10));
+	assert_int_equal(rnic_cm_disconnect(s), 0);
+	ack(expect_event(cch, RNIC_CM_EVENT_DISCONNECTED, 10));
+	rnic_cm_destroy_qp(s);
+	rnic_cm_destroy_qp(c);
+	assert_int_equal(rnic_cm_destroy_id(s), 0);
+	assert_int_equal(rnic_cm_destroy_id(c), 0);
+	assert_int_equal(rnic_cm_destroy_id(l), 0);
 }
 
 /* A REQ for a port nobody listens on: REJ reason 8 (invalid service ID), as Linux's cm_match_req sends, which
@@ -594,6 +640,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connect_accept_data_disconnect),
+		cmocka_unit_test(test_accept_without_parameters),
 		cmocka_unit_test(test_no_listener_rejected),
 		cmocka_unit_test(test_reject),
 		cmocka_unit_test(test_bad_calls),
