@@ -13,8 +13,9 @@ import os
 import subprocess
 import sys
 
-PASSED = 0
-FAILED = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oracle"))
+import wire_oracle  # noqa: E402
+from wire_oracle import check  # noqa: E402
 
 FIELDS = [
     "frame.number", "_ws.col.Info", "infiniband.bth.destqp", "infiniband.deth.q_key", "infiniband.deth.srcqp",
@@ -32,15 +33,6 @@ FIELDS = [
     "infiniband.cm.rep.respres", "infiniband.cm.rep.initdepth", "infiniband.cm.rtu.remotecommid",
     "infiniband.cm.dreq.remotecommid", "infiniband.cm.rej.reason",
 ]
-
-
-def check(cond, what):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED += 1
-        print(f"FAIL: {what}")
 
 
 def num(text):
@@ -111,8 +103,8 @@ def main():
     reasons = {num(r["infiniband.cm.rej.reason"]) for r in rows if r["_ws.col.Info"] == "CM: ConnectReject"}
     check({8, 28} <= reasons, f"REJ reasons {reasons}: 8 (no listener) and 28 (rnic_cm_reject) expected")
     print(f"{len(rows)} CM frames checked")
-    print(f"{PASSED} passed, {FAILED} failed")
-    return 0 if FAILED == 0 else 1
+    print(f"{wire_oracle.PASSED} passed, {wire_oracle.FAILED} failed")
+    return 0 if wire_oracle.FAILED == 0 else 1
 
 
 if __name__ == "__main__":

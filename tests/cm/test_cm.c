@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "cm_test.h"
 #include "rnic.h"
 #include "rnic_cm.h"
 #include "test_env.h"
@@ -31,15 +32,6 @@ static int g_argc;
 static char **g_argv;
 static struct rnic_cm_event_channel *sch, *cch;	/* server's and client's channels */
 static struct sockaddr_in server_addr;		/* device 0 */
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The next event of a channel within `seconds`, which must be of the type given. */
 static struct rnic_cm_event *
@@ -85,19 +77,6 @@ cm_counter(int dev, const char *name)
 	return 0;
 }
 
-static uint64_t
-device_counter(int dev, const char *name)
-{
-	struct rnic_counter c[512];
-	int n = rnic_query_device_counters(rnic_cm.dev[dev].ctx, c, 512);
-
-	for (int i = 0; i < n && i < 512; i++)
-		if (strcmp(c[i].name, name) == 0)
-			return c[i].value;
-	fail_msg("no counter %s", name);
-	return 0;
-}
-
 static void
 set_u8(struct rnic_cm_id *id, int level, int name, uint8_t v)
 {
@@ -130,6 +109,20 @@ listener(uint16_t port, uint8_t retries)
 	assert_int_equal(rnic_cm_listen(id, 8), 0);
 	assert_non_null(id->verbs);
 	return id;
+}
+
+/* The end of a test's connection: QPs and ids (s and l may be NULL) destroyed. */
+static void
+release(struct rnic_cm_id *s, struct rnic_cm_id *c, struct rnic_cm_id *l)
+{
+	struct rnic_cm_id *ids[] = { s, c, l };
+
+	for (int i = 0; i < 3; i++) {
+		if (ids[i] == NULL)
+			continue;
+		rnic_cm_destroy_qp(ids[i]);
+		assert_int_equal(rnic_cm_destroy_id(ids[i]), 0);
+	}
 }
 
 static struct rnic_qp_init_attr
@@ -257,15 +250,15 @@ connection(uint8_t retries)
 	swr.wr.rdma.rkey = info.rkey;
 	assert_int_equal(rnic_post_send(c->qp, &swr, &sbad), 0);
 	for (int got = 0; got < 2;) {
-		double end = now_s() + 10;
+		double end = test_now_s() + 10;
 
 		while (rnic_poll_cq(c->send_cq, 1, &wc) == 0)
-			assert_true(now_s() < end);
+			assert_true(test_now_s() < end);
 		assert_int_equal(wc.status, RNIC_WC_SUCCESS);
 		got++;
 	}
-	for (double end = now_s() + 10; rnic_poll_cq(s->recv_cq, 1, &wc) == 0;)
-		assert_true(now_s() < end);
+	for (double end = test_now_s() + 10; rnic_poll_cq(s->recv_cq, 1, &wc) == 0;)
+		assert_true(test_now_s() < end);
 	assert_int_equal(wc.status, RNIC_WC_SUCCESS);
 	assert_int_equal(wc.byte_len, 4096);
 	assert_memory_equal(sbuf, cbuf, 4096);
@@ -276,8 +269,8 @@ connection(uint8_t retries)
 	swr.wr.rdma.remote_addr = (uintptr_t)cbuf;
 	swr.wr.rdma.rkey = cmr->rkey;
 	assert_int_equal(rnic_post_send(s->qp, &swr, &sbad), 0);
-	for (double end = now_s() + 10; rnic_poll_cq(s->send_cq, 1, &wc) == 0;)
-		assert_true(now_s() < end);
+	for (double end = test_now_s() + 10; rnic_poll_cq(s->send_cq, 1, &wc) == 0;)
+		assert_true(test_now_s() < end);
 	assert_int_equal(wc.status, RNIC_WC_SUCCESS);
 	assert_memory_equal(sbuf + 16384, cbuf, 4096);
 
@@ -296,11 +289,7 @@ connection(uint8_t retries)
 	assert_int_equal(rnic_dereg_mr(cmr), 0);
 	rnic_free_buf(sbuf);
 	rnic_free_buf(cbuf);
-	rnic_cm_destroy_qp(s);
-	rnic_cm_destroy_qp(c);
-	assert_int_equal(rnic_cm_destroy_id(s), 0);
-	assert_int_equal(rnic_cm_destroy_id(c), 0);
-	assert_int_equal(rnic_cm_destroy_id(l), 0);
+	release(s, c, l);
 }
 
 static void
@@ -350,11 +339,7 @@ test_accept_without_parameters(void **state)
 	ack(expect_event(sch, RNIC_CM_EVENT_DISCONNECTED, 10));
 	assert_int_equal(rnic_cm_disconnect(s), 0);
 	ack(expect_event(cch, RNIC_CM_EVENT_DISCONNECTED, 10));
-	rnic_cm_destroy_qp(s);
-	rnic_cm_destroy_qp(c);
-	assert_int_equal(rnic_cm_destroy_id(s), 0);
-	assert_int_equal(rnic_cm_destroy_id(c), 0);
-	assert_int_equal(rnic_cm_destroy_id(l), 0);
+	release(s, c, l);
 }
 
 /* A REQ for a port nobody listens on: REJ reason 8 (invalid service ID), as Linux's cm_match_req sends, which
@@ -374,8 +359,7 @@ test_no_listener_rejected(void **state)
 	ack(e);
 	assert_int_equal(cm_counter(0, "cm_no_listener"), before + 1);
 	assert_int_equal(c->qp->state, RNIC_QPS_ERR);
-	rnic_cm_destroy_qp(c);
-	assert_int_equal(rnic_cm_destroy_id(c), 0);
+	release(NULL, c, NULL);
 }
 
 /* rdma_reject: REJ reason 28 (consumer defined), its private data to the client. */
@@ -396,10 +380,7 @@ test_reject(void **state)
 	assert_string_equal((const char *)e->param.conn.private_data, "no");
 	ack(e);
 	assert_int_equal(rnic_cm_accept(s, NULL), EINVAL);	/* rejected already */
-	assert_int_equal(rnic_cm_destroy_id(s), 0);
-	rnic_cm_destroy_qp(c);
-	assert_int_equal(rnic_cm_destroy_id(c), 0);
-	assert_int_equal(rnic_cm_destroy_id(l), 0);
+	release(s, c, l);
 }
 
 static void
@@ -468,11 +449,7 @@ test_peer_vanishes(void **state)
 	assert_int_equal(s->qp->state, RNIC_QPS_ERR);
 	gsi_faults("drop=0");
 	no_event(sch, 0.1);
-	rnic_cm_destroy_qp(s);
-	rnic_cm_destroy_qp(c);
-	assert_int_equal(rnic_cm_destroy_id(s), 0);
-	assert_int_equal(rnic_cm_destroy_id(c), 0);
-	assert_int_equal(rnic_cm_destroy_id(l), 0);
+	release(s, c, l);
 }
 
 /* Calls out of turn are refused, as librdmacm's: EINVAL, nothing sent. */
@@ -513,13 +490,9 @@ test_hostile_mads(void **state)
 {
 	struct rnic_cm_id *l = listener(PORT + 5, 0);
 	struct test_side b;
-	struct rnic_qp_init_attr ia = {
-		.qp_type = RNIC_QPT_UD, .cap = { .max_send_wr = 64, .max_send_sge = 1 },
-	};
-	struct rnic_qp_attr a = { .qp_state = RNIC_QPS_INIT, .port_num = 1, .qkey = RNIC_GSI_QKEY };
 	struct rnic_ah_attr av = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
 	uint64_t received = cm_counter(0, "cm_received"), seed = 0x9e3779b97f4a7c15ull;
-	uint64_t missing = device_counter(0, "recv_wqe_missing"), malformed = cm_counter(0, "cm_malformed");
+	uint64_t missing = test_counter(rnic_cm.dev[0].ctx, "recv_wqe_missing"), malformed = cm_counter(0, "cm_malformed");
 	struct rnic_cm_event *e;
 	struct rnic_ah *ah;
 	struct rnic_qp *qp;
@@ -529,14 +502,8 @@ test_hostile_mads(void **state)
 
 	(void)state;
 	assert_int_equal(test_side_open(&b, rnic_engine_device(1), total * RNIC_MAD_SIZE, RNIC_ACCESS_LOCAL_WRITE), 0);
-	ia.send_cq = ia.recv_cq = b.cq;
-	qp = rnic_create_qp(b.pd, &ia);
+	qp = cm_test_ud_qp(b.pd, b.cq, RNIC_GSI_QKEY, 1);
 	assert_non_null(qp);
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_PKEY_INDEX | RNIC_QP_PORT | RNIC_QP_QKEY), 0);
-	a.qp_state = RNIC_QPS_RTR;
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE), 0);
-	a.qp_state = RNIC_QPS_RTS;
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN), 0);
 	av.grh.dgid = rnic_engine_device(0)->gid[0];
 	ah = rnic_create_ah(b.pd, &av);
 	assert_non_null(ah);
@@ -580,14 +547,14 @@ test_hostile_mads(void **state)
 		assert_int_equal(rnic_post_send(qp, &wr, &bad), 0);
 		outstanding++;
 	}
-	for (double end = now_s() + 10; outstanding > 0 && now_s() < end;)
+	for (double end = test_now_s() + 10; outstanding > 0 && test_now_s() < end;)
 		if (rnic_poll_cq(b.cq, 1, &wc) == 1)
 			outstanding--;
 	/* Every MAD reached the CM, or QP1 had no receive buffer free for it (UD: dropped, counted). */
-	for (double end = now_s() + 10; cm_counter(0, "cm_received") + device_counter(0, "recv_wqe_missing") <
-	     received + missing + total && now_s() < end;)
+	for (double end = test_now_s() + 10; cm_counter(0, "cm_received") + test_counter(rnic_cm.dev[0].ctx, "recv_wqe_missing") <
+	     received + missing + total && test_now_s() < end;)
 		;
-	assert_int_equal(cm_counter(0, "cm_received") + device_counter(0, "recv_wqe_missing"),
+	assert_int_equal(cm_counter(0, "cm_received") + test_counter(rnic_cm.dev[0].ctx, "recv_wqe_missing"),
 			 received + missing + total);
 	assert_true(cm_counter(0, "cm_received") > received);
 	assert_true(cm_counter(0, "cm_malformed") > malformed);	/* LAP, and REQs of other transports */

@@ -15,6 +15,7 @@
 
 #include <rte_byteorder.h>
 
+#include "cm_test.h"
 #include "rnic.h"
 #include "rnic_gsi.h"
 #include "rnic_priv.h"
@@ -48,15 +49,6 @@ cm_handler(void *arg, struct rnic_gsi *g, const uint8_t *mad, const struct rnic_
 	memcpy(cm_mad, mad, sizeof(cm_mad));
 }
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void
 post_recv(uint32_t i)
 {
@@ -69,19 +61,9 @@ post_recv(uint32_t i)
 static struct rnic_qp *
 ud_qp(uint32_t qkey)
 {
-	struct rnic_qp_init_attr ia = {
-		.send_cq = B.cq, .recv_cq = B.cq, .qp_type = RNIC_QPT_UD,
-		.cap = { .max_send_wr = 16, .max_recv_wr = NB_RECV, .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct rnic_qp_attr a = { .qp_state = RNIC_QPS_INIT, .port_num = 1, .qkey = qkey };
-	struct rnic_qp *qp = rnic_create_qp(B.pd, &ia);
+	struct rnic_qp *qp = cm_test_ud_qp(B.pd, B.cq, qkey, NB_RECV);
 
 	assert_non_null(qp);
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_PKEY_INDEX | RNIC_QP_PORT | RNIC_QP_QKEY), 0);
-	a.qp_state = RNIC_QPS_RTR;
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE), 0);
-	a.qp_state = RNIC_QPS_RTS;
-	assert_int_equal(rnic_modify_qp(qp, &a, RNIC_QP_STATE | RNIC_QP_SQ_PSN), 0);
 	return qp;
 }
 
@@ -125,11 +107,11 @@ send_from(struct rnic_qp *qp, uint32_t len)
 static int
 exchange(double seconds, uint32_t *slot)
 {
-	double end = now_s() + seconds;
+	double end = test_now_s() + seconds;
 	int received = 0, sent = 0;
 	struct rnic_wc wc;
 
-	while (now_s() < end) {
+	while (test_now_s() < end) {
 		rnic_gsi_poll(gsi);
 		while (rnic_poll_cq(B.cq, 1, &wc) == 1) {
 			assert_int_equal(wc.status, RNIC_WC_SUCCESS);
@@ -153,19 +135,6 @@ gsi_counter(const char *name)
 	int n = rnic_gsi_counters(gsi, c, 32);
 
 	for (int i = 0; i < n && i < 32; i++)
-		if (strcmp(c[i].name, name) == 0)
-			return c[i].value;
-	fail_msg("no counter %s", name);
-	return 0;
-}
-
-static uint64_t
-device_counter(struct rnic_context *ctx, const char *name)
-{
-	struct rnic_counter c[512];
-	int n = rnic_query_device_counters(ctx, c, 512);
-
-	for (int i = 0; i < n && i < 512; i++)
 		if (strcmp(c[i].name, name) == 0)
 			return c[i].value;
 	fail_msg("no counter %s", name);
@@ -245,7 +214,7 @@ test_cm_methods(void **state)
 	/* A Send is the CM's, with where it came from. */
 	make_mad(0x07, 2, RNIC_MAD_METHOD_SEND, 0x77);
 	send_from(ud, RNIC_MAD_SIZE);
-	for (double end = now_s() + 5.0; cm_calls == 0 && now_s() < end;)
+	for (double end = test_now_s() + 5.0; cm_calls == 0 && test_now_s() < end;)
 		rnic_gsi_poll(gsi);
 	assert_int_equal(cm_calls, 1);
 	assert_memory_equal(&cm_from.gid, &B.gid, sizeof(B.gid));
@@ -283,7 +252,7 @@ static void
 test_wrong_qkey_dropped(void **state)
 {
 	uint64_t received = gsi_counter("gsi_mads_received");
-	uint64_t violations = device_counter(gsi->ctx, "qkey_violations");
+	uint64_t violations = test_counter(gsi->ctx, "qkey_violations");
 	struct rnic_qp *other = ud_qp(0x1234);
 	struct rnic_sge sge = { .addr = (uintptr_t)out_mad(), .length = RNIC_MAD_SIZE, .lkey = B.mr->lkey };
 	struct rnic_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = RNIC_WR_SEND,
@@ -298,7 +267,7 @@ test_wrong_qkey_dropped(void **state)
 	assert_int_equal(rnic_post_send(other, &wr, &bad), 0);
 	assert_int_equal(exchange(0.3, &slot), 0);
 	assert_int_equal(gsi_counter("gsi_mads_received"), received);
-	assert_int_equal(device_counter(gsi->ctx, "qkey_violations"), violations + 1);
+	assert_int_equal(test_counter(gsi->ctx, "qkey_violations"), violations + 1);
 	assert_int_equal(rnic_destroy_qp(other), 0);
 }
 
@@ -307,13 +276,13 @@ test_gsi_sends(void **state)
 {
 	struct rnic_gsi_addr to = { .gid = B.gid, .qpn = ud->qp_num };
 	uint8_t mad[RNIC_MAD_SIZE] = { RNIC_MAD_BASE_VERSION, 0x07, 2, RNIC_MAD_METHOD_SEND, [200] = 0xc3 };
-	double end = now_s() + 5.0;
+	double end = test_now_s() + 5.0;
 	struct rnic_wc wc;
 	int got = 0;
 
 	(void)state;
 	assert_int_equal(rnic_gsi_send(gsi, &to, mad), 0);
-	while (!got && now_s() < end) {
+	while (!got && test_now_s() < end) {
 		rnic_gsi_poll(gsi);
 		if (rnic_poll_cq(B.cq, 1, &wc) == 1) {
 			assert_int_equal(wc.status, RNIC_WC_SUCCESS);
