@@ -7,8 +7,10 @@
 #              the client (-V); both ends exit 0 after the client disconnects
 #   ucmatose   4 connections at once, 20 SENDs of 1000 bytes each way on each, then disconnects; both ends
 #              report "return status 0"
+#   perftest   ib_write_bw -R (perftest connecting through rdma_cm, no TCP): 200 WRITEs of 64 KB, both
+#              ends report them with a bandwidth above 0
 # Needs root (skipped, exit 77, without it).
-# Usage: rdmacm-tools.sh rping|ucmatose SOFTRNIC_RUN
+# Usage: rdmacm-tools.sh rping|ucmatose|perftest SOFTRNIC_RUN
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
@@ -17,7 +19,9 @@ run=(sh "$2")
 tmp=$(mktemp -d)
 trap 'veth_cleanup; rm -rf "$tmp"' EXIT
 
-command -v "$what" >/dev/null || { echo "$what missing (rdmacm-utils): skipped"; exit 77; }
+tool=$what
+[ "$what" != perftest ] || tool=ib_write_bw
+command -v "$tool" >/dev/null || { echo "$tool missing (rdmacm-utils, perftest): skipped"; exit 77; }
 
 fail() {
 	echo "$what: $*"
@@ -40,8 +44,12 @@ ucmatose)
 	server_cmd=(ucmatose -b 10.99.0.1 -c 4 -C "$count" -S 1000)
 	client_cmd=(ucmatose -s 10.99.0.1 -c 4 -C "$count" -S 1000)
 	;;
+perftest)
+	server_cmd=(ib_write_bw -R -x 0 -F -s 65536 -n 200 -p 19174)
+	client_cmd=(ib_write_bw -R -x 0 -F -s 65536 -n 200 -p 19174 10.99.0.1)
+	;;
 *)
-	echo "usage: rdmacm-tools.sh rping|ucmatose SOFTRNIC_RUN"
+	echo "usage: rdmacm-tools.sh rping|ucmatose|perftest SOFTRNIC_RUN"
 	exit 2
 	;;
 esac
@@ -69,6 +77,13 @@ ucmatose)
 	for side in server client; do
 		grep -q "data transfers complete" "$tmp/$side.log" && grep -q "return status 0" "$tmp/$side.log" ||
 			fail "the $side did not complete its transfers"
+	done
+	;;
+perftest)
+	for side in server client; do
+		# " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then the figures
+		awk 'prev && $1 == 65536 && $2 == 200 && $4 + 0 > 0 { ok = 1 } { prev = ($1 == "#bytes") }
+		     END { exit ok ? 0 : 1 }' "$tmp/$side.log" || fail "the $side reports no 200 WRITEs of 64 KB"
 	done
 	;;
 esac
