@@ -31,7 +31,20 @@
 static int g_argc;
 static char **g_argv;
 static struct rnic_cm_event_channel *sch, *cch;	/* server's and client's channels */
-static struct sockaddr_in server_addr;		/* device 0 */
+static union rnic_gid server_gid;		/* device 0's address: IPv4 or IPv6, as the engine's arguments say */
+
+/* An address of the server's device, or of nobody when nowhere is set, at the port given. */
+static struct sockaddr_storage
+addr_at(uint16_t port, int nowhere)
+{
+	union rnic_gid gid = server_gid;
+	struct sockaddr_storage a;
+
+	if (nowhere)
+		gid.raw[15] ^= 0x5a;	/* on the loopback pair no device has it */
+	rnic_cm_gid_to_addr(&gid, htons(port), &a);
+	return a;
+}
 
 /* The next event of a channel within `seconds`, which must be of the type given. */
 static struct rnic_cm_event *
@@ -99,10 +112,9 @@ fast_timers(struct rnic_cm_id *id, uint8_t retries)
 static struct rnic_cm_id *
 listener(uint16_t port, uint8_t retries)
 {
-	struct sockaddr_in a = server_addr;
+	struct sockaddr_storage a = addr_at(port, 0);
 	struct rnic_cm_id *id;
 
-	a.sin_port = htons(port);
 	assert_int_equal(rnic_cm_create_id(sch, &id, (void *)0x5e, RNIC_PS_TCP), 0);
 	fast_timers(id, retries);
 	assert_int_equal(rnic_cm_bind_addr(id, (struct sockaddr *)&a), 0);
@@ -138,11 +150,10 @@ qp_attr(void)
 static struct rnic_cm_id *
 client(uint16_t port, uint8_t retries)
 {
-	struct sockaddr_in dst = server_addr;
+	struct sockaddr_storage dst = addr_at(port, 0);
 	struct rnic_qp_init_attr ia = qp_attr();
 	struct rnic_cm_id *id;
 
-	dst.sin_port = htons(port);
 	assert_int_equal(rnic_cm_create_id(cch, &id, (void *)0xc1, RNIC_PS_TCP), 0);
 	fast_timers(id, retries);
 	assert_int_equal(rnic_cm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000), 0);
@@ -210,8 +221,8 @@ connection(uint8_t retries)
 	/* The addresses of both ends, from the CMA header. */
 	assert_int_equal(rnic_cm_get_src_port(s), htons(PORT));
 	assert_int_equal(rnic_cm_get_dst_port(s), rnic_cm_get_src_port(c));
-	assert_memory_equal(&((struct sockaddr_in *)rnic_cm_get_peer_addr(s))->sin_addr,
-			    &((struct sockaddr_in *)rnic_cm_get_local_addr(c))->sin_addr, 4);
+	assert_memory_equal(rnic_cm_get_peer_addr(s), rnic_cm_get_local_addr(c), sizeof(struct sockaddr_storage));
+	assert_memory_equal(rnic_cm_get_peer_addr(c), rnic_cm_get_local_addr(s), sizeof(struct sockaddr_storage));
 	ack(e);
 
 	assert_int_equal(rnic_cm_create_qp(s, NULL, &ia), 0);
@@ -458,7 +469,7 @@ test_bad_calls(void **state)
 {
 	struct rnic_cm_id *id, *other;
 	struct rnic_conn_param p = { 0 };
-	struct sockaddr_in a = server_addr, nowhere = { .sin_family = AF_INET, .sin_port = htons(1) };
+	struct sockaddr_storage a = addr_at(PORT + 4, 0), nowhere = addr_at(1, 1);
 
 	(void)state;
 	assert_int_equal(rnic_cm_create_id(cch, &id, NULL, RNIC_PS_UDP), EPROTONOSUPPORT);
@@ -466,9 +477,7 @@ test_bad_calls(void **state)
 	assert_int_equal(rnic_cm_connect(id, &p), EINVAL);		/* no route */
 	assert_int_equal(rnic_cm_accept(id, &p), EINVAL);		/* no request */
 	assert_int_equal(rnic_cm_resolve_route(id, 100), EINVAL);	/* no address */
-	nowhere.sin_addr.s_addr = htonl(0x0a0b0c0d);
 	assert_int_equal(rnic_cm_bind_addr(id, (struct sockaddr *)&nowhere), EADDRNOTAVAIL);
-	a.sin_port = htons(PORT + 4);
 	assert_int_equal(rnic_cm_bind_addr(id, (struct sockaddr *)&a), 0);
 	assert_int_equal(rnic_cm_listen(id, 1), 0);
 	assert_int_equal(rnic_cm_create_id(cch, &other, NULL, RNIC_PS_TCP), 0);
@@ -587,8 +596,7 @@ setup(void **state)
 	if (sch == NULL || cch == NULL)
 		return -1;
 	gid = rnic_engine_device(0)->gid[0];
-	server_addr.sin_family = AF_INET;
-	memcpy(&server_addr.sin_addr, &gid.raw[12], 4);
+	server_gid = gid;
 	return 0;
 }
 
