@@ -25,6 +25,8 @@ struct rnic_verbs_cm_id {
 	struct rdma_cm_id ibv;
 	struct rnic_cm_id *id;
 	uint8_t own_cqs;		/* rdma_create_qp made the CQs and their channels */
+	uint8_t sync;			/* made without a channel: its calls wait for their events on its own */
+	struct ibv_qp_init_attr *ep_qp_attr;	/* rdma_create_ep's passive id: the QP of each request */
 };
 
 struct rnic_verbs_cm_event {
@@ -205,20 +207,28 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out, void
 	struct rnic_verbs_cm_channel *c;
 	struct rnic_verbs_cm_id *w;
 	struct rnic_cm_id *id;
+	int sync = channel == NULL;
 	int err;
 
-	/* Without a channel librdmacm runs the id synchronously: not served (every call would wait). */
-	if (channel == NULL || out == NULL)
-		return fail(channel == NULL ? ENOSYS : EINVAL);
+	if (out == NULL)
+		return fail(EINVAL);
+	/* Without a channel the id is synchronous (librdmacm's): its own channel, on which its calls wait. */
+	if (sync) {
+		channel = rdma_create_event_channel();
+		if (channel == NULL)
+			return -1;
+	}
 	c = RNIC_VERBS_CONTAINER(channel, struct rnic_verbs_cm_channel, ibv);
 	err = rnic_cm_create_id(c->ch, &id, NULL, (enum rnic_port_space)ps);
-	if (err != 0)
-		return fail(err);
-	w = wrap_id(id, channel, context, ps);
+	w = err == 0 ? wrap_id(id, channel, context, ps) : NULL;
 	if (w == NULL) {
-		rnic_cm_destroy_id(id);
-		return fail(ENOMEM);
+		if (err == 0)
+			rnic_cm_destroy_id(id);
+		if (sync)
+			rdma_destroy_event_channel(channel);
+		return fail(err != 0 ? err : ENOMEM);
 	}
+	w->sync = sync;
 	*out = &w->ibv;
 	return 0;
 }
@@ -227,14 +237,43 @@ int
 rdma_destroy_id(struct rdma_cm_id *pub)
 {
 	struct rnic_verbs_cm_id *w = RNIC_VERBS_CONTAINER(pub, struct rnic_verbs_cm_id, ibv);
-	int err = rnic_cm_destroy_id(w->id);
+	int err;
 
-	if (err == 0)
-		free(w);
-	return fail(err);
+	/* A synchronous id holds the event its last call waited for. */
+	if (w->sync && w->ibv.event != NULL)
+		rdma_ack_cm_event(w->ibv.event);
+	err = rnic_cm_destroy_id(w->id);
+	if (err != 0)
+		return fail(err);
+	if (w->sync)
+		rdma_destroy_event_channel(w->ibv.channel);
+	free(w->ep_qp_attr);
+	free(w);
+	return 0;
 }
 
 #define ID(pub) (RNIC_VERBS_CONTAINER(pub, struct rnic_verbs_cm_id, ibv))
+
+/* librdmacm's ucma_complete: a synchronous id's call waits for its event on the id's channel and keeps it
+ * (id->event, acknowledged by the next call or rdma_destroy_id); its status is the call's result. err: the
+ * call's own, nothing to wait for unless 0. */
+static int
+complete(struct rnic_verbs_cm_id *w, int err)
+{
+	struct rdma_cm_event *ev;
+
+	if (err != 0 || !w->sync)
+		return fail(err);
+	if (w->ibv.event != NULL)
+		rdma_ack_cm_event(w->ibv.event);
+	if (rdma_get_cm_event(w->ibv.channel, &ev) != 0)
+		return -1;
+	if (ev->status == 0)
+		return 0;
+	if (ev->event == RDMA_CM_EVENT_REJECTED)
+		return fail(ECONNREFUSED);
+	return fail(ev->status < 0 ? -ev->status : ev->status);
+}
 
 int
 rdma_bind_addr(struct rdma_cm_id *pub, struct sockaddr *addr)
@@ -251,13 +290,13 @@ rdma_resolve_addr(struct rdma_cm_id *pub, struct sockaddr *src, struct sockaddr 
 	int err = rnic_cm_resolve_addr(ID(pub)->id, src, dst, timeout_ms);
 
 	sync_id(ID(pub));
-	return fail(err);
+	return complete(ID(pub), err);
 }
 
 int
 rdma_resolve_route(struct rdma_cm_id *pub, int timeout_ms)
 {
-	return fail(rnic_cm_resolve_route(ID(pub)->id, timeout_ms));
+	return complete(ID(pub), rnic_cm_resolve_route(ID(pub)->id, timeout_ms));
 }
 
 int
@@ -370,15 +409,28 @@ conn_param(const struct rdma_conn_param *p)
 	};
 }
 
+/* rdma_connect without parameters: librdmacm's defaults, the device's depths (the CM takes them down to what
+ * the peer grants) and 7 retries of each kind. */
+static struct rnic_conn_param
+default_conn_param(const struct rnic_verbs_cm_id *w)
+{
+	struct ibv_device_attr attr = { 0 };
+
+	if (w->ibv.verbs != NULL)
+		ibv_query_device(w->ibv.verbs, &attr);
+	return (struct rnic_conn_param){
+		.responder_resources = (uint8_t)(attr.max_qp_rd_atom > UINT8_MAX ? UINT8_MAX : attr.max_qp_rd_atom),
+		.initiator_depth = (uint8_t)(attr.max_qp_init_rd_atom > UINT8_MAX ? UINT8_MAX : attr.max_qp_init_rd_atom),
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+}
+
 int
 rdma_connect(struct rdma_cm_id *pub, struct rdma_conn_param *p)
 {
-	struct rnic_conn_param c;
+	struct rnic_conn_param c = p != NULL ? conn_param(p) : default_conn_param(ID(pub));
 
-	if (p == NULL)
-		return fail(EINVAL);
-	c = conn_param(p);
-	return fail(rnic_cm_connect(ID(pub)->id, &c));
+	return complete(ID(pub), rnic_cm_connect(ID(pub)->id, &c));
 }
 
 int
@@ -387,9 +439,9 @@ rdma_accept(struct rdma_cm_id *pub, struct rdma_conn_param *p)
 	struct rnic_conn_param c;
 
 	if (p == NULL)
-		return fail(rnic_cm_accept(ID(pub)->id, NULL));
+		return complete(ID(pub), rnic_cm_accept(ID(pub)->id, NULL));
 	c = conn_param(p);
-	return fail(rnic_cm_accept(ID(pub)->id, &c));
+	return complete(ID(pub), rnic_cm_accept(ID(pub)->id, &c));
 }
 
 int
@@ -401,7 +453,7 @@ rdma_reject(struct rdma_cm_id *pub, const void *private_data, uint8_t private_da
 int
 rdma_disconnect(struct rdma_cm_id *pub)
 {
-	return fail(rnic_cm_disconnect(ID(pub)->id));
+	return complete(ID(pub), rnic_cm_disconnect(ID(pub)->id));
 }
 
 int
@@ -548,6 +600,114 @@ rdma_freeaddrinfo(struct rdma_addrinfo *res)
 		free(res);
 		res = next;
 	}
+}
+
+/* librdmacm's rdma_get_request: a synchronous listener's next connection request, its new id synchronous too
+ * (its own channel), with the QP rdma_create_ep asked for; the id holds the event. */
+int
+rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
+{
+	struct rnic_verbs_cm_id *l = ID(listen), *w;
+	struct rdma_event_channel *channel;
+	struct rdma_cm_event *ev;
+	int err;
+
+	if (!l->sync || out == NULL)
+		return fail(EINVAL);
+	if (listen->event != NULL) {
+		rdma_ack_cm_event(listen->event);
+		listen->event = NULL;
+	}
+	if (rdma_get_cm_event(listen->channel, &ev) != 0)
+		return -1;
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST || ev->status != 0) {
+		err = ev->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED :
+		      ev->status != 0 ? (ev->status < 0 ? -ev->status : ev->status) : EINVAL;
+		listen->event = ev;
+		return fail(err);
+	}
+	/* The event was the listener's (rdma_get_cm_event put it on the new id): it becomes the new id's. */
+	listen->event = NULL;
+	w = ID(ev->id);
+	channel = rdma_create_event_channel();
+	err = channel == NULL ? errno : rnic_cm_move_id(w->id, RNIC_VERBS_CONTAINER(channel,
+							struct rnic_verbs_cm_channel, ibv)->ch);
+	if (err == 0) {
+		w->ibv.channel = channel;
+		w->sync = 1;
+	}
+	if (err == 0 && l->ep_qp_attr != NULL) {
+		struct ibv_qp_init_attr attr = *l->ep_qp_attr;
+
+		err = rdma_create_qp(&w->ibv, listen->pd, &attr) != 0 ? errno : 0;
+	}
+	if (err != 0) {
+		if (w->sync)
+			rdma_reject(&w->ibv, NULL, 0);
+		else if (channel != NULL)
+			rdma_destroy_event_channel(channel);
+		rdma_ack_cm_event(ev);
+		rdma_destroy_id(&w->ibv);
+		return fail(err);
+	}
+	w->ibv.event = ev;
+	*out = &w->ibv;
+	return 0;
+}
+
+/* librdmacm's rdma_create_ep: a synchronous id for an rdma_getaddrinfo result. Passive: bound to its source
+ * address, each request's QP made by rdma_get_request from qp_init_attr; active: its address and route
+ * resolved and its QP made. */
+int
+rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res, struct ibv_pd *pd,
+	       struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct rdma_cm_id *id;
+	struct rnic_verbs_cm_id *w;
+	int ret;
+
+	if (out == NULL || res == NULL)
+		return fail(EINVAL);
+	if (rdma_create_id(NULL, &id, NULL, (enum rdma_port_space)res->ai_port_space) != 0)
+		return -1;
+	w = ID(id);
+	if (res->ai_flags & RAI_PASSIVE) {
+		ret = rdma_bind_addr(id, res->ai_src_addr);
+		if (ret == 0 && qp_init_attr != NULL) {
+			w->ep_qp_attr = malloc(sizeof(*qp_init_attr));
+			if (w->ep_qp_attr != NULL) {
+				*w->ep_qp_attr = *qp_init_attr;
+				w->ep_qp_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
+			} else {
+				ret = fail(ENOMEM);
+			}
+		}
+		id->pd = pd;
+	} else {
+		ret = rdma_resolve_addr(id, res->ai_src_addr, res->ai_dst_addr, 2000);
+		if (ret == 0)
+			ret = rdma_resolve_route(id, 2000);
+		if (ret == 0 && qp_init_attr != NULL) {
+			qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
+			ret = rdma_create_qp(id, pd, qp_init_attr);
+		}
+	}
+	if (ret != 0) {
+		int err = errno;
+
+		rdma_destroy_ep(id);
+		return fail(err);
+	}
+	*out = id;
+	return 0;
+}
+
+void
+rdma_destroy_ep(struct rdma_cm_id *id)
+{
+	if (id->qp != NULL)
+		rdma_destroy_qp(id);
+	rdma_destroy_id(id);
 }
 
 /* The no-QP mode (a QP made and moved by the program, CONNECT_RESPONSE) is not served (doc/cm.md). */

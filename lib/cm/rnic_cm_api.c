@@ -238,6 +238,26 @@ rnic_cm_destroy_id(struct rnic_cm_id *pub)
 	return 0;
 }
 
+/* Events of the id from now on go to another channel; those already queued stay on the old one (a new id of a
+ * listener moved before its request is answered has none). librdmacm's synchronous listener does this to each
+ * new id (rdma_get_request), whose calls then wait on the id's own channel. */
+int
+rnic_cm_move_id(struct rnic_cm_id *pub, struct rnic_cm_event_channel *channel)
+{
+	struct rnic_cm_id_priv *id = rnic_cm_id_priv(pub);
+	int ret = 0;
+
+	if (id == NULL || channel == NULL)
+		return EINVAL;
+	LOCK();
+	if (id->destroyed)
+		ret = EINVAL;
+	else
+		id->pub.channel = channel;
+	UNLOCK();
+	return ret;
+}
+
 /* ------------------------------------------------------------------------------------------------------ */
 /* Addresses                                                                                                */
 
