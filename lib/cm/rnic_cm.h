@@ -28,6 +28,7 @@
 #define RNIC_CM_PACKET_LIFETIME 16	/* CMA_IBOE_PACKET_LIFETIME: a RoCE path's, 268 ms */
 #define RNIC_CM_HOP_LIMIT 64
 #define RNIC_CM_EVENTS 256		/* events a channel holds */
+#define RNIC_CM_MAX_BACKLOG 1024	/* a listener's backlog without one given (Linux's net.rdma_ucm.max_backlog) */
 #define RNIC_CM_PORT_FIRST 32768	/* ephemeral ports (Linux's ip_local_port_range) */
 #define RNIC_CM_PORT_LAST 60999
 
@@ -50,6 +51,8 @@
 	X(retransmits, "CM messages sent again after their timeout") \
 	X(timeouts, "messages that ran out of retries: the connection or disconnection failed") \
 	X(duplicates, "duplicate REQs, REPs and DREQs answered again or ignored") \
+	X(backlog_drops, "REQs dropped unanswered: their listener's backlog of requests not yet taken was full " \
+	  "(the peer sends them again)") \
 	X(no_listener, "REQs for a service nobody listens on, rejected (reason 8, invalid service ID)") \
 	X(unmatched, "messages for no connection of this CM (dropped; a DREQ is answered)") \
 	X(malformed, "CM MADs of an unknown attribute, or a REQ that is not RC or not from rdma_cm: dropped " \
@@ -107,6 +110,7 @@ struct rnic_cm_id_priv {
 	struct rnic_cm_dev *dev;	/* NULL until bound to a device */
 	uint32_t refs;			/* the application's (until destroyed), one per event queued or held */
 	uint8_t destroyed;
+	uint32_t backlog;		/* listener: connection requests it may still be given before it takes one */
 	uint8_t own_cqs;		/* rnic_cm_create_qp made the CQs */
 	/* Options (rnic_cm_set_option). */
 	uint8_t tos;

@@ -84,6 +84,9 @@ stale_event(struct rnic_cm_event_entry *e)
 	int stale;
 
 	LOCK();
+	/* A connection request taken (or gone with its id) makes room in its listener's backlog. */
+	if (e->pub.event == RNIC_CM_EVENT_CONNECT_REQUEST && listener != NULL)
+		listener->backlog++;
 	stale = id->destroyed || (listener != NULL && listener->destroyed);
 	if (stale) {
 		if (!id->destroyed) {
@@ -726,7 +729,6 @@ rnic_cm_listen(struct rnic_cm_id *pub, int backlog)
 	struct sockaddr_in any = { .sin_family = AF_INET };
 	int ret = 0;
 
-	(void)backlog;		/* every REQ makes a CONNECT_REQUEST: nothing is queued in the CM */
 	if (id == NULL)
 		return EINVAL;
 	LOCK();
@@ -734,8 +736,11 @@ rnic_cm_listen(struct rnic_cm_id *pub, int backlog)
 		ret = bind_locked(id, (const struct sockaddr *)&any);
 	if (ret == 0 && id->state != RNIC_CM_ADDR_BOUND)
 		ret = EINVAL;
-	if (ret == 0)
+	if (ret == 0) {
 		id->state = RNIC_CM_LISTEN;
+		/* Requests delivered and not yet taken (Linux's ucma: up to max_backlog, which 0 or less asks for). */
+		id->backlog = backlog > 0 && backlog < RNIC_CM_MAX_BACKLOG ? (uint32_t)backlog : RNIC_CM_MAX_BACKLOG;
+	}
 	UNLOCK();
 	return ret;
 }

@@ -211,6 +211,12 @@ recv_req(struct rnic_cm_dev *d, const struct rnic_cm_msg *m, const struct rnic_g
 		reject_req(d, m, from, RNIC_CM_REJ_INVALID_SERVICE_ID);
 		return;
 	}
+	if (listener->backlog == 0) {
+		/* As Linux's ucma (backlog) and ib_cm (-ENOMEM: "do not reject to allow future retries"): no
+		 * answer, the peer's next try may find room. */
+		d->stats.backlog_drops++;
+		return;
+	}
 	id = new_child(listener, d, m, from);
 	if (id == NULL) {
 		reject_req(d, m, from, RNIC_CM_REJ_NO_RESOURCES);
@@ -231,7 +237,9 @@ recv_req(struct rnic_cm_dev *d, const struct rnic_cm_msg *m, const struct rnic_g
 		.srq = m->srq,
 		.qp_num = m->local_qpn,
 	};
-	if (rnic_cm_event(id, RNIC_CM_EVENT_CONNECT_REQUEST, 0, listener, &conn) != 0) {
+	if (rnic_cm_event(id, RNIC_CM_EVENT_CONNECT_REQUEST, 0, listener, &conn) == 0) {
+		listener->backlog--;
+	} else {
 		/* The application is not taking its requests: this one is refused, not kept unseen. */
 		rnic_cm_send_rej(id, RNIC_CM_REJ_NO_RESOURCES, RNIC_CM_ABOUT_REQ, NULL, 0);
 		id->destroyed = 1;
