@@ -30,6 +30,18 @@ rnic_cm_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+uint8_t
+rnic_cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime)
+{
+	int t = packet_lifetime + 1;
+
+	if (t >= ca_ack_delay)
+		t += ca_ack_delay >= t - 1;
+	else
+		t = ca_ack_delay + (t >= ca_ack_delay - 1);
+	return (uint8_t)RTE_MIN(t, 31);
+}
+
 uint64_t
 rnic_cm_time_ms(uint8_t t)
 {

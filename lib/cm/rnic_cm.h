@@ -28,6 +28,7 @@
 #define RNIC_CM_PACKET_LIFETIME 16	/* CMA_IBOE_PACKET_LIFETIME: a RoCE path's, 268 ms */
 #define RNIC_CM_HOP_LIMIT 64
 #define RNIC_CM_EVENTS 256		/* events a channel holds */
+#define RNIC_CM_CA_ACK_DELAY 15		/* the devices' local_ca_ack_delay (rnic_device.c), REP's target ACK delay */
 #define RNIC_CM_MAX_BACKLOG 1024	/* a listener's backlog without one given (Linux's net.rdma_ucm.max_backlog) */
 #define RNIC_CM_PORT_FIRST 32768	/* ephemeral ports (Linux's ip_local_port_range) */
 #define RNIC_CM_PORT_LAST 60999
@@ -176,6 +177,9 @@ void rnic_cm_stop_if_unused(void);
 uint64_t rnic_cm_now_ms(void);
 /* 4.096 us x 2^t in ms, as Linux's cm_convert_to_ms. */
 uint64_t rnic_cm_time_ms(uint8_t t);
+/* A QP's local ACK timeout for a path's packet life time and a CA's ACK delay (exponents), as Linux's
+ * cm_ack_timeout: the larger of the delay and life time + 1, one more when the other is within half of it. */
+uint8_t rnic_cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime);
 
 /* Queue an event on the id's channel (it holds a reference on the id, and on listen_id). 0, or -ENOSPC when
  * the channel's queue is full (the event is lost, counted). */

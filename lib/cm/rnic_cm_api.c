@@ -671,7 +671,8 @@ connect_locked(struct rnic_cm_id_priv *id, const struct rnic_conn_param *p)
 	id->initiator_depth = max_depth(id, p->initiator_depth);
 	id->retry_count = (uint8_t)RTE_MIN(p->retry_count, 7);
 	id->path_mtu = (uint8_t)id->dev->device->active_mtu;
-	id->local_ack_timeout = (uint8_t)RTE_MIN(id->packet_lifetime + 1, 31);
+	/* ib_cm's REQ: the path's life time and this CA's ACK delay (the REP's may change it) */
+	id->local_ack_timeout = rnic_cm_ack_timeout(RNIC_CM_CA_ACK_DELAY, id->packet_lifetime);
 	id->peer = (struct rnic_gsi_addr){ .gid = id->pub.route.addr.ibaddr.dgid, .qpn = RNIC_GSI_QPN };
 	id->peer_response_timeout = id->response_timeout;
 	m.attr_id = RNIC_CM_REQ;
@@ -769,7 +770,7 @@ accept_locked(struct rnic_cm_id_priv *id, const struct rnic_conn_param *p)
 	m.starting_psn = id->local_psn;
 	m.responder_resources = id->responder_resources;
 	m.initiator_depth = id->initiator_depth;
-	m.target_ack_delay = 15;	/* the device's local_ca_ack_delay */
+	m.target_ack_delay = RNIC_CM_CA_ACK_DELAY;
 	m.flow_control = p->flow_control;
 	m.rnr_retry_count = (uint8_t)RTE_MIN(p->rnr_retry_count, 7);
 	m.local_ca_guid = rte_be_to_cpu_64(id->dev->device->guid);

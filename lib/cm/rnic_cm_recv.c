@@ -318,6 +318,8 @@ recv_rep(struct rnic_cm_id_priv *id, const struct rnic_cm_msg *m)
 	id->initiator_depth = RTE_MIN(id->initiator_depth, m->responder_resources);
 	id->responder_resources = RTE_MIN(id->responder_resources, m->initiator_depth);
 	id->rnr_retry_count = m->rnr_retry_count;
+	/* ib_cm's cm_rep_handler: the ACK timeout of the path with the peer's ACK delay */
+	id->local_ack_timeout = rnic_cm_ack_timeout(m->target_ack_delay, id->packet_lifetime);
 	ret = rnic_cm_qp_connect(id);
 	if (ret != 0) {
 		/* As rdma_cm's cma_rep_recv: the QP could not take the connection. */

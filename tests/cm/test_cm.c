@@ -343,9 +343,11 @@ test_accept_without_parameters(void **state)
 	assert_int_equal(rnic_query_qp(s->qp, &qa, RNIC_QP_MAX_DEST_RD_ATOMIC | RNIC_QP_MAX_QP_RD_ATOMIC, &qia), 0);
 	assert_int_equal(qa.max_dest_rd_atomic, 1);
 	assert_int_equal(qa.max_rd_atomic, 1);
+	assert_int_equal(qa.timeout, 17);	/* Linux's for RoCE: cm_ack_timeout(ACK delay 15, life time 16) */
 	assert_int_equal(rnic_query_qp(c->qp, &qa, RNIC_QP_MAX_DEST_RD_ATOMIC | RNIC_QP_MAX_QP_RD_ATOMIC, &qia), 0);
 	assert_int_equal(qa.max_dest_rd_atomic, 1);
 	assert_int_equal(qa.max_rd_atomic, 1);
+	assert_int_equal(qa.timeout, 17);
 	assert_int_equal(rnic_cm_disconnect(c), 0);
 	ack(expect_event(sch, RNIC_CM_EVENT_DISCONNECTED, 10));
 	assert_int_equal(rnic_cm_disconnect(s), 0);
@@ -375,19 +377,32 @@ test_backlog_full(void **state)
 	for (double end = test_now_s() + 5; cm_counter(0, "cm_backlog_drops") == drops && test_now_s() < end;)
 		;
 	assert_true(cm_counter(0, "cm_backlog_drops") > drops);
+	/* Taking the first request makes room: the second comes with c2's next try. */
 	for (int i = 0; i < 2; i++) {
-		struct rnic_qp_init_attr ia = qp_attr();
-
 		e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
 		assert_string_equal(e->param.conn.private_data, i == 0 ? "first" : "second");
 		s[i] = e->id;
 		ack(e);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct rnic_qp_init_attr ia = qp_attr();
+
 		assert_int_equal(rnic_cm_create_qp(s[i], NULL, &ia), 0);
 		assert_int_equal(rnic_cm_accept(s[i], NULL), 0);
 	}
 	for (int i = 0; i < 2; i++) {
 		ack(expect_event(cch, RNIC_CM_EVENT_ESTABLISHED, 10));
 		ack(expect_event(sch, RNIC_CM_EVENT_ESTABLISHED, 10));
+	}
+	/* A life time of 12 (fast_timers): the ACK timeout is the CA's ACK delay, 15, not 13, both ends, as
+	 * Linux's cm_ack_timeout gives it. */
+	for (int i = 0; i < 2; i++) {
+		struct rnic_cm_id *qid = i == 0 ? c1 : s[0];
+		struct rnic_qp_init_attr qia;
+		struct rnic_qp_attr qa;
+
+		assert_int_equal(rnic_query_qp(qid->qp, &qa, RNIC_QP_TIMEOUT, &qia), 0);
+		assert_int_equal(qa.timeout, 15);
 	}
 	assert_int_equal(rnic_cm_disconnect(c1), 0);
 	assert_int_equal(rnic_cm_disconnect(c2), 0);
