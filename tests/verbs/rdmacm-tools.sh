@@ -9,8 +9,11 @@
 #              report "return status 0"
 #   perftest   ib_write_bw -R (perftest connecting through rdma_cm, no TCP): 200 WRITEs of 64 KB, both
 #              ends report them with a bandwidth above 0
+#   rdma-server  rdma_server and rdma_client: librdmacm's synchronous mode (ids without an event channel,
+#              rdma_getaddrinfo, rdma_create_ep, rdma_get_request, blocking connect/accept/disconnect) and
+#              its rdma_verbs.h calls: one 16-byte SEND each way; both exit 0 and print "end 0"
 # Needs root (skipped, exit 77, without it).
-# Usage: rdmacm-tools.sh rping|ucmatose|perftest SOFTRNIC_RUN
+# Usage: rdmacm-tools.sh rping|ucmatose|perftest|rdma-server SOFTRNIC_RUN
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
@@ -19,8 +22,11 @@ run=(sh "$2")
 tmp=$(mktemp -d)
 trap 'veth_cleanup; rm -rf "$tmp"' EXIT
 
-tool=$what
-[ "$what" != perftest ] || tool=ib_write_bw
+case "$what" in
+perftest) tool=ib_write_bw ;;
+rdma-server) tool=rdma_server ;;
+*) tool=$what ;;
+esac
 command -v "$tool" >/dev/null || { echo "$tool missing (rdmacm-utils, perftest): skipped"; exit 77; }
 
 fail() {
@@ -48,8 +54,12 @@ perftest)
 	server_cmd=(ib_write_bw -R -x 0 -F -s 65536 -n 200 -p 19174)
 	client_cmd=(ib_write_bw -R -x 0 -F -s 65536 -n 200 -p 19174 10.99.0.1)
 	;;
+rdma-server)
+	server_cmd=(rdma_server -s 10.99.0.1 -p 7175)
+	client_cmd=(rdma_client -s 10.99.0.1 -p 7175)
+	;;
 *)
-	echo "usage: rdmacm-tools.sh rping|ucmatose|perftest SOFTRNIC_RUN"
+	echo "usage: rdmacm-tools.sh rping|ucmatose|perftest|rdma-server SOFTRNIC_RUN"
 	exit 2
 	;;
 esac
@@ -85,6 +95,10 @@ perftest)
 		awk 'prev && $1 == 65536 && $2 == 200 && $4 + 0 > 0 { ok = 1 } { prev = ($1 == "#bytes") }
 		     END { exit ok ? 0 : 1 }' "$tmp/$side.log" || fail "the $side reports no 200 WRITEs of 64 KB"
 	done
+	;;
+rdma-server)
+	grep -q "^rdma_server: end 0$" "$tmp/server.log" || fail "the server did not end with 0"
+	grep -q "^rdma_client: end 0$" "$tmp/client.log" || fail "the client did not end with 0"
 	;;
 esac
 echo "$what between two softrnic processes: ok"
