@@ -281,6 +281,8 @@ selected(const struct fault_queue *q, const struct rte_mbuf *m)
 		return 1;
 	if (rnic_pkt_parse_mbuf(m, &d, 0) != RNIC_DROP_NONE)
 		return 0;
+	if (q->spec.frames == RNIC_FAULT_GSI)
+		return d.dqpn == 1;
 	return rnic_opcode_info(d.opcode)->is_request == (q->spec.frames == RNIC_FAULT_REQUESTS);
 }
 
@@ -492,7 +494,7 @@ key_index(const char *name)
 static int
 parse_frames(const char *v, enum rnic_fault_frames *out)
 {
-	static const char *const names[] = { "all", "responses", "requests" };
+	static const char *const names[] = { "all", "responses", "requests", "gsi" };
 
 	for (unsigned int i = 0; i < RTE_DIM(names); i++) {
 		if (strcmp(v, names[i]) == 0) {
@@ -500,7 +502,7 @@ parse_frames(const char *v, enum rnic_fault_frames *out)
 			return 0;
 		}
 	}
-	RNIC_LOG(ERR, "--fault only=%s: all, responses or requests", v);
+	RNIC_LOG(ERR, "--fault only=%s: all, responses, requests or gsi", v);
 	return -EINVAL;
 }
 

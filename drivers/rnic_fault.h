@@ -20,6 +20,7 @@ enum rnic_fault_frames {
 	RNIC_FAULT_RESPONSES,		/* RoCEv2 frames whose BTH opcode is a response (IBA 9.2.1: ACK/NAK,
 					 * atomic ACK, READ response) */
 	RNIC_FAULT_REQUESTS,		/* every other RoCEv2 frame */
+	RNIC_FAULT_GSI,			/* RoCEv2 frames to QP1: the MADs of the CM (doc/cm.md) */
 };
 
 #define RNIC_FAULT_DEPTH_BINS 257

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -640,6 +641,164 @@ int rnic_latency_bucket_ns(unsigned int bucket, double *lo_ns, double *hi_ns);
 
 const char *rnic_qp_state_str(enum rnic_qp_state state);
 const char *rnic_event_type_str(enum rnic_event_type event);
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Connection manager (softrnic extension): librdmacm's API with rdma_ renamed rnic_cm_ (doc/cm.md).        */
+/* Structs, fields and enum values have the meaning and numeric values of their rdma_cma.h twins. The calls  */
+/* return 0 or a positive errno value (librdmacm: -1 and errno), pointers NULL with errno set.              */
+
+enum rnic_cm_event_type {
+	RNIC_CM_EVENT_ADDR_RESOLVED,
+	RNIC_CM_EVENT_ADDR_ERROR,
+	RNIC_CM_EVENT_ROUTE_RESOLVED,
+	RNIC_CM_EVENT_ROUTE_ERROR,
+	RNIC_CM_EVENT_CONNECT_REQUEST,
+	RNIC_CM_EVENT_CONNECT_RESPONSE,
+	RNIC_CM_EVENT_CONNECT_ERROR,
+	RNIC_CM_EVENT_UNREACHABLE,
+	RNIC_CM_EVENT_REJECTED,
+	RNIC_CM_EVENT_ESTABLISHED,
+	RNIC_CM_EVENT_DISCONNECTED,
+	RNIC_CM_EVENT_DEVICE_REMOVAL,
+	RNIC_CM_EVENT_MULTICAST_JOIN,
+	RNIC_CM_EVENT_MULTICAST_ERROR,
+	RNIC_CM_EVENT_ADDR_CHANGE,
+	RNIC_CM_EVENT_TIMEWAIT_EXIT,
+};
+
+enum rnic_port_space {
+	RNIC_PS_IPOIB = 0x0002,
+	RNIC_PS_TCP = 0x0106,		/* RC connections: the only one served */
+	RNIC_PS_UDP = 0x0111,
+	RNIC_PS_IB = 0x013F,
+};
+
+struct rnic_cm_event_channel {
+	int fd;				/* readable while an event is pending */
+};
+
+struct rnic_ib_addr {
+	union rnic_gid sgid;
+	union rnic_gid dgid;
+	uint16_t pkey;			/* network byte order */
+};
+
+struct rnic_cm_addr {
+	struct sockaddr_storage src_addr;
+	struct sockaddr_storage dst_addr;
+	struct rnic_ib_addr ibaddr;
+};
+
+struct rnic_route {
+	struct rnic_cm_addr addr;
+	int num_paths;			/* 1 once the route is resolved */
+};
+
+struct rnic_cm_event;
+
+struct rnic_cm_id {
+	struct rnic_context *verbs;	/* the device's context (the CM's own), once bound to a device */
+	struct rnic_cm_event_channel *channel;
+	void *context;
+	struct rnic_qp *qp;
+	struct rnic_route route;
+	enum rnic_port_space ps;
+	uint8_t port_num;
+	struct rnic_cm_event *event;
+	struct rnic_comp_channel *send_cq_channel;
+	struct rnic_cq *send_cq;
+	struct rnic_comp_channel *recv_cq_channel;
+	struct rnic_cq *recv_cq;
+	struct rnic_srq *srq;
+	struct rnic_pd *pd;
+	enum rnic_qp_type qp_type;
+};
+
+struct rnic_conn_param {
+	const void *private_data;
+	uint8_t private_data_len;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t flow_control;
+	uint8_t retry_count;		/* ignored if QP created on the rdma_cm_id */
+	uint8_t rnr_retry_count;
+	uint8_t srq;			/* ignored if QP created on the rdma_cm_id */
+	uint32_t qp_num;		/* ignored if QP created on the rdma_cm_id */
+};
+
+struct rnic_ud_param {
+	const void *private_data;
+	uint8_t private_data_len;
+	struct rnic_ah_attr ah_attr;
+	uint32_t qp_num;
+	uint32_t qkey;
+};
+
+struct rnic_cm_event {
+	struct rnic_cm_id *id;
+	struct rnic_cm_id *listen_id;
+	enum rnic_cm_event_type event;
+	int status;			/* REJECTED: the REJ's reason; UNREACHABLE, ADDR_ERROR: -errno */
+	union {
+		struct rnic_conn_param conn;
+		struct rnic_ud_param ud;
+	} param;
+};
+
+/* rnic_cm_set_option levels and names: librdmacm's, then softrnic's own level for the CM's timers. */
+enum {
+	RNIC_OPTION_ID = 0,
+	RNIC_OPTION_IB = 1,
+	RNIC_OPTION_SOFTRNIC = 0x7372,
+};
+enum {
+	RNIC_OPTION_ID_TOS = 0,		/* uint8_t: the traffic class of the connection */
+	RNIC_OPTION_ID_REUSEADDR = 1,	/* int: accepted */
+	RNIC_OPTION_ID_AFONLY = 2,	/* int: accepted */
+	RNIC_OPTION_ID_ACK_TIMEOUT = 3,	/* uint8_t: the QP's local ACK timeout (5-bit exponent) */
+};
+enum {
+	RNIC_OPTION_CM_RESPONSE_TIMEOUT = 0,	/* uint8_t: the CM response timeout asked of the peer and
+						 * given to it (REQ fields, 4.096 us x 2^v; default 20) */
+	RNIC_OPTION_CM_MAX_RETRIES = 1,		/* uint8_t: tries of a CM message after the first (<= 15; 15) */
+	RNIC_OPTION_CM_PACKET_LIFETIME = 2,	/* uint8_t: the path's packet life time (exponent; 16) */
+};
+
+struct rnic_cm_event_channel *rnic_cm_create_event_channel(void);
+void rnic_cm_destroy_event_channel(struct rnic_cm_event_channel *channel);
+int rnic_cm_create_id(struct rnic_cm_event_channel *channel, struct rnic_cm_id **id, void *context,
+		      enum rnic_port_space ps);
+int rnic_cm_destroy_id(struct rnic_cm_id *id);
+/* softrnic extension: the id's events from now on on another channel (those already queued stay where they
+ * are). For libsoftrnic-verbs' synchronous ids (librdmacm's rdma_get_request). */
+int rnic_cm_move_id(struct rnic_cm_id *id, struct rnic_cm_event_channel *channel);
+int rnic_cm_bind_addr(struct rnic_cm_id *id, struct sockaddr *addr);
+int rnic_cm_resolve_addr(struct rnic_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
+			 int timeout_ms);
+int rnic_cm_resolve_route(struct rnic_cm_id *id, int timeout_ms);
+int rnic_cm_create_qp(struct rnic_cm_id *id, struct rnic_pd *pd, struct rnic_qp_init_attr *qp_init_attr);
+void rnic_cm_destroy_qp(struct rnic_cm_id *id);
+/* softrnic extension: give an id a QP the caller made (RC, on the id's device, in RESET or INIT), as
+ * rnic_cm_create_qp would have: moved to INIT with no remote access. NULL takes the id's QP back from it
+ * (not destroyed). For layers that make their QPs themselves (libsoftrnic-verbs' rdma_create_qp). */
+int rnic_cm_attach_qp(struct rnic_cm_id *id, struct rnic_qp *qp);
+int rnic_cm_connect(struct rnic_cm_id *id, struct rnic_conn_param *conn_param);
+int rnic_cm_listen(struct rnic_cm_id *id, int backlog);
+int rnic_cm_accept(struct rnic_cm_id *id, struct rnic_conn_param *conn_param);
+int rnic_cm_reject(struct rnic_cm_id *id, const void *private_data, uint8_t private_data_len);
+int rnic_cm_disconnect(struct rnic_cm_id *id);
+/* Blocks until an event is pending, unless channel->fd is non-blocking (then EAGAIN). */
+int rnic_cm_get_cm_event(struct rnic_cm_event_channel *channel, struct rnic_cm_event **event);
+int rnic_cm_ack_cm_event(struct rnic_cm_event *event);
+int rnic_cm_set_option(struct rnic_cm_id *id, int level, int optname, void *optval, size_t optlen);
+struct sockaddr *rnic_cm_get_local_addr(struct rnic_cm_id *id);
+struct sockaddr *rnic_cm_get_peer_addr(struct rnic_cm_id *id);
+uint16_t rnic_cm_get_src_port(struct rnic_cm_id *id);	/* network byte order, as librdmacm */
+uint16_t rnic_cm_get_dst_port(struct rnic_cm_id *id);
+const char *rnic_cm_event_str(enum rnic_cm_event_type event);
+/* QP1's counters (rnic_counter name/value pairs, "gsi_*") and the CM's ("cm_*") of the context's device: fills
+ * up to n, returns how many there are, or a negative errno (-ENODEV: no CM on the device yet). */
+int rnic_cm_query_counters(struct rnic_context *context, struct rnic_counter *counters, int n);
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* Engine lifecycle (what the kernel driver and firmware do for a hardware RNIC)                           */

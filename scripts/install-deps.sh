@@ -9,6 +9,8 @@ packages=(
 	dpdk dpdk-dev libdpdk-dev libnuma-dev libcmocka-dev libisal-dev libibverbs-dev
 	# the stock libibverbs tools run on softrnic through libsoftrnic-verbs (tests/verbs, doc/verbs.md)
 	ibverbs-utils perftest
+	# librdmacm's programs (rping) on softrnic's CM through libsoftrnic-verbs (tests/verbs, doc/cm.md)
+	librdmacm-dev rdmacm-utils
 	meson ninja-build pkg-config gcc python3 python3-pyelftools
 	python3-scapy python3-matplotlib python3-prometheus-client tshark iproute2 libpcap-dev
 	clang libclang-rt-14-dev

@@ -60,12 +60,6 @@ struct rnic_neigh {
 
 static const union rnic_gid v4_prefix = { .raw = { [10] = 0xff, [11] = 0xff } };
 
-static int
-gid_is_v4(const union rnic_gid *g)
-{
-	return memcmp(g->raw, v4_prefix.raw, 12) == 0;
-}
-
 /* The ICMPv6 checksum's one's-complement sum over the pseudo-header and the message (RFC 4443 2.3). */
 static uint16_t
 icmp6_sum(const struct rte_ipv6_hdr *ip, const uint8_t *icmp, uint32_t len)
@@ -397,7 +391,7 @@ send_request(struct rnic_device *dev, const struct neigh_entry *e)
 	static const uint8_t bcast[RTE_ETHER_ADDR_LEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	uint8_t ip[16], mac[RTE_ETHER_ADDR_LEN];
 
-	if (gid_is_v4(&e->gid)) {
+	if (rnic_gid_is_ipv4(&e->gid)) {
 		send_arp(dev, RTE_ARP_OP_REQUEST, e->state == NEIGH_PROBE ? e->mac : bcast, NULL, &e->gid.raw[12]);
 		return;
 	}
@@ -416,7 +410,7 @@ rnic_neigh_announce(struct rnic_device *dev)
 	static const uint8_t all_nodes_mac[RTE_ETHER_ADDR_LEN] = { 0x33, 0x33, 0, 0, 0, 0x01 };
 
 	/* Gratuitous ARP as Linux sends it: a request for our own address (RFC 5227 3). */
-	if (gid_is_v4(&dev->gid[0]))
+	if (rnic_gid_is_ipv4(&dev->gid[0]))
 		send_arp(dev, RTE_ARP_OP_REQUEST, bcast, NULL, &dev->gid[0].raw[12]);
 	else
 		send_nd(dev, ND_NA, ND_NA_OVERRIDE, all_nodes_mac, all_nodes, dev->gid[0].raw);
@@ -482,7 +476,7 @@ arp_input(struct rnic_device *dev, const uint8_t *f, uint32_t len, uint64_t now)
 		return;
 	}
 	n->st.requests_received++;
-	if (!gid_is_v4(&dev->gid[0]) || memcmp(&a->arp_data.arp_tip, &dev->gid[0].raw[12], 4) != 0) {
+	if (!rnic_gid_is_ipv4(&dev->gid[0]) || memcmp(&a->arp_data.arp_tip, &dev->gid[0].raw[12], 4) != 0) {
 		n->st.ignored++;
 		return;
 	}
@@ -533,7 +527,7 @@ ns_input(struct rnic_device *dev, const struct rte_ipv6_hdr *ip, const uint8_t *
 		return;
 	}
 	n->st.requests_received++;
-	if (gid_is_v4(&dev->gid[0]) || memcmp(icmp + 8, dev->gid[0].raw, 16) != 0) {
+	if (rnic_gid_is_ipv4(&dev->gid[0]) || memcmp(icmp + 8, dev->gid[0].raw, 16) != 0) {
 		n->st.ignored++;
 		return;
 	}
@@ -636,7 +630,7 @@ resolve(struct rnic_device *dev, const union rnic_gid *gid, uint64_t now)
 		return;
 	}
 	/* An address of the other family than the device's has no source to ask from: it fails at once. */
-	if (gid_is_v4(gid) != gid_is_v4(&dev->gid[0])) {
+	if (rnic_gid_is_ipv4(gid) != rnic_gid_is_ipv4(&dev->gid[0])) {
 		n->st.failures++;
 		set_entry(n, e, NEIGH_FAILED, NULL, now + RNIC_NEIGH_FAILED_MS * n->ms);
 		return;

@@ -308,18 +308,10 @@ rnic_tx_enqueue(struct rnic_tx_buffer *tx, struct rte_mbuf *m)
 /* ------------------------------------------------------------------------------------------------------ */
 /* Routing and control frames                                                                               */
 
-static int
-gid_is_ipv4(const union rnic_gid *gid)
-{
-	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	return memcmp(gid->raw, prefix, sizeof(prefix)) == 0;
-}
-
 /* The peer's MAC: a device of this process with that GID (the loopback pair), a static --neigh entry, or the
  * port's neighbour cache (ARP/ND). */
-static int
-resolve_dmac(const struct rnic_device *dev, const union rnic_gid *dgid, uint8_t mac[6])
+int
+rnic_route_lookup(const struct rnic_device *dev, const union rnic_gid *dgid, uint8_t mac[6])
 {
 	const struct rnic_device *d = rnic_engine_device_by_gid(dgid);
 
@@ -337,7 +329,7 @@ rnic_route_prepare(const struct rnic_device *dev, const union rnic_gid *dgid)
 {
 	uint8_t mac[RTE_ETHER_ADDR_LEN];
 
-	resolve_dmac(dev, dgid, mac);	/* a miss asks the control thread */
+	rnic_route_lookup(dev, dgid, mac);	/* a miss asks the control thread */
 }
 
 /*
@@ -368,7 +360,7 @@ rnic_fill_route(struct rnic_tx_buffer *tx, const struct rnic_device *dev, const 
 		uint32_t qpn, uint32_t dqpn, uint8_t dmac[6], uint8_t *dmac_known, struct rnic_pkt_desc *d)
 {
 	if (!*dmac_known) {
-		int ret = resolve_dmac(dev, &av->grh.dgid, dmac);
+		int ret = rnic_route_lookup(dev, &av->grh.dgid, dmac);
 
 		if (ret != 0)
 			return ret;
@@ -376,7 +368,7 @@ rnic_fill_route(struct rnic_tx_buffer *tx, const struct rnic_device *dev, const 
 	}
 	memcpy(&d->dst_mac, dmac, RTE_ETHER_ADDR_LEN);
 	d->src_mac = dev->mac;
-	d->ip_version = gid_is_ipv4(&av->grh.dgid) ? 4 : 6;
+	d->ip_version = rnic_gid_is_ipv4(&av->grh.dgid) ? 4 : 6;
 	d->sgid = dev->gid[av->grh.sgid_index];
 	d->dgid = av->grh.dgid;
 	d->hop_limit = RTE_MAX(av->grh.hop_limit, (uint8_t)RNIC_DEFAULT_TTL);

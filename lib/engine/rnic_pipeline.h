@@ -105,6 +105,7 @@ struct rnic_tx_buffer {
 	X(duplicates, "duplicate requests answered again") \
 	X(out_of_sequence, "requests past a PSN gap") \
 	X(qkey_violations, "UD requests with a wrong Q_Key") \
+	X(pkey_violations, "requests whose P_Key is not in the P_Key table (its one entry, 0xffff)") \
 	X(no_mbuf, "frames not built: the mbuf pool was empty") \
 	X(cnp_received, "congestion notifications (CNPs) received") \
 	X(cnp_handled, "CNPs a QP's rate control acted on (reaction point)") \
@@ -333,6 +334,9 @@ void rnic_pipeline_free(struct rnic_pipeline *p);
  * resolved ahead of its first frame. */
 void rnic_pipeline_release_qp(struct rnic_qp *qp);
 void rnic_route_prepare(const struct rnic_device *dev, const union rnic_gid *dgid);
+/* The MAC of a destination: 0, -EAGAIN while ARP/ND resolves it, -EHOSTUNREACH (rnic_neigh_lookup). Lock-free;
+ * a miss asks the neighbour thread. */
+int rnic_route_lookup(const struct rnic_device *dev, const union rnic_gid *dgid, uint8_t mac[6]);
 
 /* Free the mbufs a ring of mbuf pointers holds (NULL: none). */
 void rnic_ring_free_mbufs(struct rte_ring *r);

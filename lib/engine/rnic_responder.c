@@ -954,6 +954,10 @@ handle_request(struct rnic_pipeline *p, struct rte_mbuf *m)
 		return;
 	}
 	q = rnic_qp_priv(qp);
+	if (!rnic_pkey_match(d->pkey)) {
+		RNIC_STATS(p, RESPONDER)->pkey_violations++;	/* IBA 9.6.1.4: not of our partition */
+		return;
+	}
 	if (qp->qp_type != RNIC_QPT_UD && !rnic_from_peer(p->dev, q, d)) {
 		RNIC_STATS(p, RESPONDER)->rx_drops[RNIC_DROP_BAD_ADDR]++;
 		q->counters.bad_addr_requests++;

@@ -18,6 +18,7 @@
 
 #define QPN_MASK 0xffffffu
 #define FIRST_SLOT 2		/* QPNs 0 and 1 are IBA's special QPs */
+#define GSI_SLOT 1		/* QP1, the general services QP (rnic_local_create_gsi_qp): QPN 1 always */
 
 /* On a line of its own: every requester reads it per packet, and only the control path writes it. */
 uint32_t rnic_qp_peers_gen __rte_cache_aligned = 1;
@@ -411,6 +412,21 @@ alloc_slot(struct rnic_device *dev, struct rnic_qp_priv *qp)
 	return -ENOMEM;
 }
 
+/* QP1 takes its own slot, outside max_qp (IBA's special QPs are not among the device's QPs), and its number is
+ * always 1: a peer addresses the general services QP by that number alone. */
+static int
+alloc_gsi_slot(struct rnic_device *dev, struct rnic_qp_priv *qp)
+{
+	struct rnic_qp_table *t = dev->qp_table;
+
+	if (t->slot[GSI_SLOT] != NULL)
+		return -EBUSY;
+	qp->pub.qp_num = GSI_SLOT;
+	qp->slot = GSI_SLOT;
+	__atomic_store_n(&t->slot[GSI_SLOT], qp, __ATOMIC_RELEASE);
+	return 0;
+}
+
 struct rnic_qp *
 rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 {
@@ -431,8 +447,9 @@ rnic_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	return rnic_ctx_ops(pd->context)->create_qp(pd, ia);
 }
 
-struct rnic_qp *
-rnic_local_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
+static struct rnic_qp *
+create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia,
+	  int (*alloc)(struct rnic_device *dev, struct rnic_qp_priv *qp))
 {
 	struct rnic_device *dev = rnic_ctx_dev(pd->context);
 	struct rnic_qp_priv *qp;
@@ -460,7 +477,7 @@ rnic_local_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
 	qp->owner = rnic_context_priv(pd->context)->owner;
 	qp->tenant = rnic_context_priv(pd->context)->tenant;
 	pthread_mutex_lock(&dev->lock);
-	err = -alloc_slot(dev, qp);
+	err = -alloc(dev, qp);
 	pthread_mutex_unlock(&dev->lock);
 	if (err != 0)
 		goto fail;
@@ -494,6 +511,26 @@ fail:
 	rte_free(qp);
 	errno = err;
 	return NULL;
+}
+
+struct rnic_qp *
+rnic_local_create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
+{
+	return create_qp(pd, ia, alloc_slot);
+}
+
+struct rnic_qp *
+rnic_local_create_gsi_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia)
+{
+	if (pd == NULL || ia == NULL || ia->qp_type != RNIC_QPT_UD) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (check_init_attr(rnic_ctx_dev(pd->context), ia) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return create_qp(pd, ia, alloc_gsi_slot);
 }
 
 /* What a destroyed QP holds, once no engine lcore can still hold the QP it looked up before the QP left the
@@ -533,7 +570,8 @@ rnic_local_destroy_qp(struct rnic_qp *pub)
 
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->qp_table->slot[qp->slot], NULL, __ATOMIC_RELEASE);
-	dev->qp_table->nb_qp--;
+	if (qp->slot != GSI_SLOT)
+		dev->qp_table->nb_qp--;
 	pthread_mutex_unlock(&dev->lock);
 	peers_changed();
 	ret = rnic_engine_retire(qp_release, qp);

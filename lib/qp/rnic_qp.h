@@ -318,6 +318,11 @@ rnic_req_wqe(const struct rnic_qp_priv *q, const struct rnic_inflight *e)
  */
 extern uint32_t rnic_qp_peers_gen;
 
+/* QP1, the device's general services QP (IBA 13.5.1; rxe's GSI QP): a UD QP numbered 1, outside max_qp, at
+ * most one per device (EBUSY). Local provider only; the CM module owns it (lib/cm/rnic_gsi.c). NULL with
+ * errno, as rnic_create_qp. */
+struct rnic_qp *rnic_local_create_gsi_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia);
+
 /* Create/free the device's QP table (called by the device module). */
 int rnic_qp_table_create(struct rnic_device *dev);
 void rnic_qp_table_free(struct rnic_device *dev);

@@ -10,6 +10,7 @@
 #define RNIC_WIRE_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_ether.h>
 #include <rte_mbuf.h>
@@ -27,7 +28,24 @@
 #define RNIC_IETH_LEN 4
 #define RNIC_DETH_LEN 8
 #define RNIC_CNP_RSVD_LEN 16
-#define RNIC_DEFAULT_PKEY 0xffff
+#define RNIC_DEFAULT_PKEY 0xffff	/* the P_Key table's one entry: the default partition, full member */
+
+/* Whether a GID is an IPv4 address (IPv4-mapped, ::ffff:a.b.c.d: RoCEv2 over IPv4). */
+static inline int
+rnic_gid_is_ipv4(const union rnic_gid *g)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return memcmp(g->raw, prefix, sizeof(prefix)) == 0;
+}
+
+/* Whether a packet's P_Key matches the table's entry (IBA 10.9.3): the same partition (the low 15 bits) and
+ * not both limited members; the entry is a full member, so either membership of the default partition. */
+static inline int
+rnic_pkey_match(uint16_t pkey)
+{
+	return (pkey & 0x7fff) == (RNIC_DEFAULT_PKEY & 0x7fff);
+}
 
 /* ECN, the low two bits of the IPv4 TOS / IPv6 traffic class (RFC 3168): a switch marks CE on an ECN-capable
  * (ECT) packet instead of dropping it; DCQCN answers CE with a CNP (doc/congestion.md). */

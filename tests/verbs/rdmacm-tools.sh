@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# librdmacm's own example programs (rdmacm-utils), unmodified, on softrnic through libsoftrnic-verbs
+# (softrnic-run): server and client in two network namespaces joined by a veth pair, each an engine on
+# net_af_packet with softrnic's own address (10.99.0.x, no --neigh: the CM resolves it by ARP), connecting
+# through softrnic's CM (doc/cm.md):
+#   rping      20 iterations of 1 KB, each an RDMA READ of the client's buffer and a WRITE back, checked by
+#              the client (-V); both ends exit 0 after the client disconnects
+#   ucmatose   4 connections at once, 20 SENDs of 1000 bytes each way on each, then disconnects; both ends
+#              report "return status 0"
+#   perftest   ib_write_bw -R (perftest connecting through rdma_cm, no TCP): 200 WRITEs of 64 KB, both
+#              ends report them with a bandwidth above 0
+#   rdma-server  rdma_server and rdma_client: librdmacm's synchronous mode (ids without an event channel,
+#              rdma_getaddrinfo, rdma_create_ep, rdma_get_request, blocking connect/accept/disconnect) and
+#              its rdma_verbs.h calls: one 16-byte SEND each way; both exit 0 and print "end 0"
+# Needs root (skipped, exit 77, without it).
+# Usage: rdmacm-tools.sh rping|ucmatose|perftest|rdma-server SOFTRNIC_RUN
+set -u
+# shellcheck source=../common/veth-netns.sh
+. "$(dirname "$0")/../common/veth-netns.sh"
+what=$1
+run=(sh "$2")
+tmp=$(mktemp -d)
+trap 'veth_cleanup; rm -rf "$tmp"' EXIT
+
+case "$what" in
+perftest) tool=ib_write_bw ;;
+rdma-server) tool=rdma_server ;;
+*) tool=$what ;;
+esac
+command -v "$tool" >/dev/null || { echo "$tool missing (rdmacm-utils, perftest): skipped"; exit 77; }
+
+fail() {
+	echo "$what: $*"
+	tail -n 20 "$tmp"/*.log 2>/dev/null
+	exit 1
+}
+
+args() {	# the engine of one end: SIDE (a, b), its veth, its address
+	echo "-l 0,1 --no-huge -m 512 --no-pci --no-shconf --log-level=error --file-prefix cm-$1-$$" \
+		"--vdev=net_af_packet0,iface=$2,qpairs=2 -- --port net_af_packet0 --ip $3"
+}
+
+count=20
+case "$what" in
+rping)
+	server_cmd=(rping -s -a 10.99.0.1 -p 7174 -C "$count" -S 1024 -v)
+	client_cmd=(rping -c -a 10.99.0.1 -p 7174 -C "$count" -S 1024 -v -V)
+	;;
+ucmatose)
+	server_cmd=(ucmatose -b 10.99.0.1 -c 4 -C "$count" -S 1000)
+	client_cmd=(ucmatose -s 10.99.0.1 -c 4 -C "$count" -S 1000)
+	;;
+perftest)
+	server_cmd=(ib_write_bw -R -x 0 -F -s 65536 -n 200 -p 19174)
+	client_cmd=(ib_write_bw -R -x 0 -F -s 65536 -n 200 -p 19174 10.99.0.1)
+	;;
+rdma-server)
+	server_cmd=(rdma_server -s 10.99.0.1 -p 7175)
+	client_cmd=(rdma_client -s 10.99.0.1 -p 7175)
+	;;
+*)
+	echo "usage: rdmacm-tools.sh rping|ucmatose|perftest|rdma-server SOFTRNIC_RUN"
+	exit 2
+	;;
+esac
+
+veth_setup || exit $?
+SOFTRNIC_ARGS=$(args a "$veth_a" 10.99.0.1) timeout 60 ip netns exec "$ns_a" "${run[@]}" "${server_cmd[@]}" \
+	>"$tmp/server.log" 2>&1 &
+server=$!
+veth_pids+=($server)
+sleep 2		# the server's engine up and listening (the client's REQs would be retried meanwhile anyway)
+SOFTRNIC_ARGS=$(args b "$veth_b" 10.99.0.2) timeout 60 ip netns exec "$ns_b" "${run[@]}" "${client_cmd[@]}" \
+	>"$tmp/client.log" 2>&1
+client_rc=$?
+wait "$server"
+server_rc=$?
+[ $client_rc -eq 0 ] || fail "client exit $client_rc"
+[ $server_rc -eq 0 ] || fail "server exit $server_rc"
+case "$what" in
+rping)
+	pings=$(grep -c "ping data: rdma-ping-" "$tmp/client.log")
+	[ "$pings" -eq "$count" ] || fail "the client printed $pings pings of $count"
+	grep -q "ping data: rdma-ping-$((count - 1)): " "$tmp/client.log" || fail "no last ping"
+	;;
+ucmatose)
+	for side in server client; do
+		grep -q "data transfers complete" "$tmp/$side.log" && grep -q "return status 0" "$tmp/$side.log" ||
+			fail "the $side did not complete its transfers"
+	done
+	;;
+perftest)
+	for side in server client; do
+		# " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then the figures
+		awk 'prev && $1 == 65536 && $2 == 200 && $4 + 0 > 0 { ok = 1 } { prev = ($1 == "#bytes") }
+		     END { exit ok ? 0 : 1 }' "$tmp/$side.log" || fail "the $side reports no 200 WRITEs of 64 KB"
+	done
+	;;
+rdma-server)
+	grep -q "^rdma_server: end 0$" "$tmp/server.log" || fail "the server did not end with 0"
+	grep -q "^rdma_client: end 0$" "$tmp/client.log" || fail "the client did not end with 0"
+	;;
+esac
+echo "$what between two softrnic processes: ok"

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * librdmacm's synchronous mode through libsoftrnic-verbs (doc/cm.md), as rdma_server and rdma_client use it:
+ * ids without an event channel, rdma_getaddrinfo, rdma_create_ep, rdma_get_request, connect / accept /
+ * disconnect that block until their event, and rdma_verbs.h's calls. A program built against librdmacm and
+ * libibverbs, run through softrnic-run with its default engine (rnic0 10.77.0.1 and rnic1 10.77.0.2 joined
+ * in the process): the server on a thread, the client on the main one.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#define SERVER_IP "10.77.0.1"
+#define MSG 64
+
+struct server {
+	const char *port;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int listening;
+	int result;		/* 0, or the step that failed (errno in err) */
+	int err;
+	uint8_t got[MSG];
+};
+
+static void
+ep_attr(struct ibv_qp_init_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->cap.max_send_wr = attr->cap.max_recv_wr = 1;
+	attr->cap.max_send_sge = attr->cap.max_recv_sge = 1;
+	attr->cap.max_inline_data = 16;
+	attr->sq_sig_all = 1;
+}
+
+static void
+fill(uint8_t *buf, uint8_t seed)
+{
+	for (int i = 0; i < MSG; i++)
+		buf[i] = (uint8_t)(seed + i * 7);
+}
+
+static void
+set_listening(struct server *s, int v)
+{
+	pthread_mutex_lock(&s->lock);
+	s->listening = v;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+#define STEP(s, n, call) do { if ((call) != 0) { (s)->result = (n); (s)->err = errno; goto out; } } while (0)
+
+/* rdma_server's steps: a passive endpoint, one request, its message received and answered. */
+static void *
+server_main(void *arg)
+{
+	struct server *s = arg;
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP }, *res = NULL;
+	struct rdma_cm_id *listen_id = NULL, *id = NULL;
+	struct ibv_mr *mr = NULL, *send_mr = NULL;
+	struct ibv_qp_init_attr attr;
+	uint8_t recv_buf[MSG], send_buf[MSG];
+	struct ibv_wc wc;
+	int n;
+
+	ep_attr(&attr);
+	fill(send_buf, 0x50);
+	STEP(s, 1, rdma_getaddrinfo(SERVER_IP, s->port, &hints, &res));
+	STEP(s, 2, rdma_create_ep(&listen_id, res, NULL, &attr));
+	STEP(s, 3, rdma_listen(listen_id, 0));
+	set_listening(s, 1);
+	STEP(s, 4, rdma_get_request(listen_id, &id));
+	STEP(s, 5, id->qp == NULL || id->verbs == NULL);
+	mr = rdma_reg_msgs(id, recv_buf, MSG);
+	send_mr = rdma_reg_msgs(id, send_buf, MSG);
+	STEP(s, 6, mr == NULL || send_mr == NULL);
+	STEP(s, 7, rdma_post_recv(id, NULL, recv_buf, MSG, mr));
+	STEP(s, 8, rdma_accept(id, NULL));
+	while ((n = rdma_get_recv_comp(id, &wc)) == 0)
+		;
+	STEP(s, 9, n < 0 || wc.status != IBV_WC_SUCCESS || wc.byte_len != MSG);
+	memcpy(s->got, recv_buf, MSG);
+	STEP(s, 10, rdma_post_send(id, NULL, send_buf, MSG, send_mr, 0));
+	while ((n = rdma_get_send_comp(id, &wc)) == 0)
+		;
+	STEP(s, 11, n < 0 || wc.status != IBV_WC_SUCCESS);
+	STEP(s, 12, rdma_disconnect(id));
+out:
+	set_listening(s, -1);
+	if (mr != NULL)
+		rdma_dereg_mr(mr);
+	if (send_mr != NULL)
+		rdma_dereg_mr(send_mr);
+	if (id != NULL)
+		rdma_destroy_ep(id);
+	if (listen_id != NULL)
+		rdma_destroy_ep(listen_id);
+	if (res != NULL)
+		rdma_freeaddrinfo(res);
+	return NULL;
+}
+
+static void
+start_server(struct server *s, pthread_t *t, const char *port)
+{
+	memset(s, 0, sizeof(*s));
+	s->port = port;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	assert_int_equal(pthread_create(t, NULL, server_main, s), 0);
+	pthread_mutex_lock(&s->lock);
+	while (s->listening == 0)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	assert_int_equal(s->listening, 1);
+}
+
+/* rdma_client's steps against the server: a message each way, every byte checked, both ends disconnected. */
+static void
+test_sync_client_server(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct rdma_cm_id *id;
+	struct ibv_qp_init_attr attr, qattr;
+	struct ibv_qp_attr qp_attr;
+	struct ibv_mr *mr, *send_mr;
+	uint8_t recv_buf[MSG], send_buf[MSG], want[MSG];
+	struct server s;
+	struct ibv_wc wc;
+	pthread_t t;
+	int n;
+
+	(void)state;
+	start_server(&s, &t, "7611");
+	ep_attr(&attr);
+	fill(send_buf, 0x11);
+	assert_int_equal(rdma_getaddrinfo(SERVER_IP, "7611", &hints, &res), 0);
+	assert_int_equal(rdma_create_ep(&id, res, NULL, &attr), 0);
+	/* Synchronous: rdma_create_ep returned with the route resolved and the QP made. */
+	assert_non_null(id->qp);
+	assert_non_null(id->pd);
+	assert_non_null(id->recv_cq_channel);
+	assert_int_equal(ibv_query_qp(id->qp, &qp_attr, IBV_QP_CAP, &qattr), 0);
+	assert_true(qattr.cap.max_inline_data >= 16);
+	mr = rdma_reg_msgs(id, recv_buf, MSG);
+	send_mr = rdma_reg_msgs(id, send_buf, MSG);
+	assert_non_null(mr);
+	assert_non_null(send_mr);
+	assert_int_equal(rdma_post_recv(id, NULL, recv_buf, MSG, mr), 0);
+	if (rdma_connect(id, NULL) != 0) {
+		int err = errno;
+
+		pthread_join(t, NULL);
+		fail_msg("rdma_connect: %s (server: step %d, %s)", strerror(err), s.result, strerror(s.err));
+	}
+	/* Blocking connect: the QP is ready to send when it returns. */
+	assert_int_equal(ibv_query_qp(id->qp, &qp_attr, IBV_QP_STATE, &qattr), 0);
+	assert_int_equal(qp_attr.qp_state, IBV_QPS_RTS);
+	assert_int_equal(rdma_post_send(id, NULL, send_buf, MSG, send_mr, 0), 0);
+	while ((n = rdma_get_send_comp(id, &wc)) == 0)
+		;
+	assert_int_equal(n, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	while ((n = rdma_get_recv_comp(id, &wc)) == 0)
+		;
+	assert_int_equal(n, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, MSG);
+	fill(want, 0x50);
+	assert_memory_equal(recv_buf, want, MSG);
+	assert_int_equal(rdma_disconnect(id), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(s.result, 0);
+	assert_memory_equal(s.got, send_buf, MSG);
+	rdma_dereg_mr(mr);
+	rdma_dereg_mr(send_mr);
+	rdma_destroy_ep(id);
+	rdma_freeaddrinfo(res);
+}
+
+/* A port nobody listens on: the blocking connect fails with librdmacm's ECONNREFUSED (a REJ). */
+static void
+test_sync_refused(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct ibv_qp_init_attr attr;
+	struct rdma_cm_id *id;
+
+	(void)state;
+	ep_attr(&attr);
+	assert_int_equal(rdma_getaddrinfo(SERVER_IP, "7612", &hints, &res), 0);
+	assert_int_equal(rdma_create_ep(&id, res, NULL, &attr), 0);
+	errno = 0;
+	assert_int_equal(rdma_connect(id, NULL), -1);
+	assert_int_equal(errno, ECONNREFUSED);
+	rdma_destroy_ep(id);
+	rdma_freeaddrinfo(res);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sync_client_server),
+		cmocka_unit_test(test_sync_refused),
+	};
+
+	alarm(100);	/* a blocking call that never returns fails the test instead of hanging it */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
