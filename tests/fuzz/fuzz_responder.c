@@ -222,6 +222,7 @@ steer(struct rnic_pkt_desc *d, uint8_t bits)
 		d->ip_version = 4;
 		d->sgid = peer_gid;
 		d->dgid = own_gid;
+		d->pkey = RNIC_DEFAULT_PKEY;	/* and of its partition: the responder drops any other */
 	}
 }
 
