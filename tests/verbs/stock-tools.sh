@@ -171,22 +171,16 @@ run_pair() {
 # rnic1, their TCP exchange over 127.0.0.1. Both on cpu 0: the daemon's stages have cpu 1 to themselves
 # (doc/rnicd.md, "Performance").
 run_daemon_pair() {
-	local port=$3 env=()
+	local port=$3
 	shift 3
-	# a command run through env (perftest's PERFTEST_ENV): the device option goes after the tool's name
-	if [ "$1" = env ]; then
-		env=(env)
-		shift
-		while [[ "$1" == *=* ]]; do env+=("$1"); shift; done
-	fi
-	RNIC_DAEMON=$sock timeout 60 taskset -c 0 "${run[@]}" "${env[@]}" "$1" -d rnic0 "${@:2}" >"$tmp/server.txt" 2>&1 &
+	RNIC_DAEMON=$sock timeout 60 taskset -c 0 "${run[@]}" "$1" -d rnic0 "${@:2}" >"$tmp/server.txt" 2>&1 &
 	local server=$!
 	pids+=("$server")
 	for _ in $(seq 100); do
 		ss -ltn 2>/dev/null | grep -q ":$port " && break
 		sleep 0.1
 	done
-	RNIC_DAEMON=$sock timeout 60 taskset -c 0 "${run[@]}" "${env[@]}" "$1" -d rnic1 "${@:2}" 127.0.0.1 >"$tmp/client.txt" 2>&1
+	RNIC_DAEMON=$sock timeout 60 taskset -c 0 "${run[@]}" "$1" -d rnic1 "${@:2}" 127.0.0.1 >"$tmp/client.txt" 2>&1
 	client_rc=$?
 	wait "$server"
 	server_rc=$?
@@ -249,14 +243,16 @@ pingpong() {
 # not poll (and ib_write_lat's client's too: it waits on memory). Both exit 0; the client reports one row per size of SIZES (comma-separated), each with ITERS
 # iterations (all QPs' together) and its figures: a bandwidth tool's message rate above 0, and its peak and
 # average from 1 KB on (perftest prints MB/s with two decimals), a latency tool's t_min above 0, t_max at
-# least t_min, t_typical and t_avg above 0. PERFTEST_ENV: the tools' environment.
+# least t_min, t_typical and t_avg above 0. The tool is softrnic-run's program itself, never behind env(1):
+# a sanitizer build preloads its runtime into that program, and coreutils' env deadlocks in its own
+# textdomain() under it (the tools then print nothing and time out).
 perftest() {
 	local tool=$1 sizes=$2 iters=$3 port=$((19000 + RANDOM % 1000)) kind=bw client=b-cpu0
 	shift 3
 	case $tool in *_lat) kind=lat ;; esac
 	# ib_write_lat's ends spin on the buffer their peer writes, not on their CQ: no manual progress there
 	[ "$tool" != ib_write_lat ] || client=b-worker
-	$pair a-worker $client "$port" env ${PERFTEST_ENV:-} "$tool" -x 0 -F -p "$port" "$@"
+	$pair a-worker $client "$port" "$tool" -x 0 -F -p "$port" "$@"
 	local before=$failed
 	check "$tool $*: server exits 0" test $server_rc -eq 0
 	check "$tool $*: client exits 0" test $client_rc -eq 0
@@ -348,7 +344,7 @@ perftest-all)
 perftest-wr)
 	veth_setup || exit $?
 	# a ConnectX-5's IDs: perftest takes its ibv_wr_* path (and inline data for the latency tools)
-	PERFTEST_ENV=SOFTRNIC_VERBS_VENDOR=0x02c9:4119
+	export SOFTRNIC_VERBS_VENDOR=0x02c9:4119
 	PERFTEST_API=ON
 	perftest ib_write_bw 65536 100 -n 100
 	perftest ib_write_bw 65536 200 -q 4 -n 50
