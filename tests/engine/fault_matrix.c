@@ -724,10 +724,23 @@ send_all(const void *p, size_t len)
 	return write(oob_fd, p, len) == (ssize_t)len ? 0 : -1;
 }
 
+/* All LEN bytes, through signals and short reads; -1 with errno (0: the peer closed). */
 static int
 recv_all(void *p, size_t len)
 {
-	return recv(oob_fd, p, len, MSG_WAITALL) == (ssize_t)len ? 0 : -1;
+	for (size_t got = 0; got < len;) {
+		ssize_t n = recv(oob_fd, (char *)p + got, len - got, MSG_WAITALL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = 0;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	return 0;
 }
 
 /* The client's half of a case: ask, exchange QPs, wait for the server's "ready", run, say done, hear
@@ -758,10 +771,12 @@ run_client_case(const struct mcase *c)
 	v.ok = ok;
 	memcpy(v.posted, A.done, sizeof(v.posted));
 	if (send_all(&v, sizeof(v)) != 0 || recv_all(&answer, sizeof(answer)) != 0) {
+		int err = errno;
+
 		close(oob_fd);
 		oob_fd = -1;	/* no more cases */
 		qps_destroy(&A);
-		return fprintf(stderr, "the server went away\n"), -1;
+		return fprintf(stderr, "the server went away (%s)\n", err ? strerror(err) : "closed"), -1;
 	}
 	if (ok && !answer.ok)
 		fprintf(stderr, "the server found the target wrong\n");
