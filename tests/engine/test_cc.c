@@ -313,50 +313,66 @@ cmp_double(const void *x, const void *y)
 	return (a_ > b_) - (a_ < b_);
 }
 
-#define RL_WINDOWS 5
-#define RL_WINDOW_S 0.2
+#define RL_WINDOWS 10
+#define RL_WINDOW_S 0.1
 
 /*
- * A QP with rate_limit X (modify_qp RTS -> RTS) and its queue kept full of 64 KB WRITEs: what its pacer
- * let go (frames, headers included) over windows of 0.2 s. No window more than 5 % above X and two buckets
- * (a pacer that lets more through is broken whatever the machine does; without the pacer the QP sends at
- * the engine's speed, several Gbit/s); the best of the 5 windows at least 0.9 X (a window in which the
- * loaded machine took the engine's lcore away releases less, and says nothing of the pacer; a pacer that
- * earns too little fails every window: the count that dropped fractions of a byte released 0.14 X).
+ * What a's pacer let go (frames, headers included) over RL_WINDOWS windows of RL_WINDOW_S with rate_limit
+ * KBPS (modify_qp RTS -> RTS) and its queue kept full of 64 KB WRITEs, sorted; *burst_bits: its bucket.
+ */
+static void
+released_rates(uint32_t kbps, double rate[RL_WINDOWS], double *burst_bits)
+{
+	struct rnic_qp_attr attr = { .qp_state = RNIC_QPS_RTS, .rate_limit = kbps };
+	const uint64_t *released;
+	struct rnic_qp *qa, *qb;
+
+	connected_pair(0, &qa, &qb);
+	assert_int_equal(rnic_modify_qp(qa, &attr, RNIC_QP_STATE | RNIC_QP_RATE_LIMIT), 0);
+	released = &rnic_qp_priv(qa)->cc.pacer.released;
+	post_writes(qa, DEPTH);
+	keep_busy(qa, 0.1);
+	for (int w = 0; w < RL_WINDOWS; w++) {
+		uint64_t b0 = __atomic_load_n(released, __ATOMIC_RELAXED), c0 = rte_get_timer_cycles(), b1, c1;
+
+		keep_busy(qa, RL_WINDOW_S);
+		b1 = __atomic_load_n(released, __ATOMIC_RELAXED);
+		c1 = rte_get_timer_cycles();
+		rate[w] = (double)(b1 - b0) * 8 / ((double)(c1 - c0) / (double)rte_get_timer_hz());
+	}
+	*burst_bits = (double)(rnic_qp_priv(qa)->cc.pacer.burst >> RNIC_PACER_SHIFT) * 8;
+	drain(DEPTH);
+	qsort(rate, RL_WINDOWS, sizeof(rate[0]), cmp_double);
+	destroy_pair(qa, qb);
+}
+
+/*
+ * A QP with rate_limit X: no window more than 5 % above X and two buckets (a pacer that lets more through
+ * is broken whatever the machine does; without the pacer the QP sends at the engine's speed, several
+ * Gbit/s); the best of the windows at least 0.9 X, or 0.9 of what the engine moves at all in this run when
+ * that is less (measured first with a limit that never binds, 100 Gbit/s: a sanitizer build on a loaded
+ * machine moves less than 1 Gbit/s). A window in which the loaded machine took the engine's lcore away
+ * releases less, and says nothing of the pacer; a pacer that earns too little fails every window: the
+ * count that dropped fractions of a byte released 0.14 X.
  */
 static void
 test_rate_limit(void **state)
 {
 	static const uint32_t mbps[] = { 100, 300, 1000 };
+	double rate[RL_WINDOWS], burst_bits, engine;
 
 	(void)state;
+	released_rates(100000000, rate, &burst_bits);
+	engine = rate[RL_WINDOWS - 1];
+	print_message("no binding limit: released %.1f .. %.1f Mbit/s\n", rate[0] / 1e6, engine / 1e6);
 	for (unsigned int i = 0; i < RTE_DIM(mbps); i++) {
-		struct rnic_qp_attr attr = { .qp_state = RNIC_QPS_RTS, .rate_limit = mbps[i] * 1000 };
-		const uint64_t *released;
-		double rate[RL_WINDOWS], x = mbps[i] * 1e6, burst_bits;
-		struct rnic_qp *qa, *qb;
+		double x = mbps[i] * 1e6;
 
-		connected_pair(0, &qa, &qb);
-		assert_int_equal(rnic_modify_qp(qa, &attr, RNIC_QP_STATE | RNIC_QP_RATE_LIMIT), 0);
-		released = &rnic_qp_priv(qa)->cc.pacer.released;
-		post_writes(qa, DEPTH);
-		keep_busy(qa, 0.1);
-		for (int w = 0; w < RL_WINDOWS; w++) {
-			uint64_t b0 = __atomic_load_n(released, __ATOMIC_RELAXED), c0 = rte_get_timer_cycles(), b1, c1;
-
-			keep_busy(qa, RL_WINDOW_S);
-			b1 = __atomic_load_n(released, __ATOMIC_RELAXED);
-			c1 = rte_get_timer_cycles();
-			rate[w] = (double)(b1 - b0) * 8 / ((double)(c1 - c0) / (double)rte_get_timer_hz());
-		}
-		burst_bits = (double)(rnic_qp_priv(qa)->cc.pacer.burst >> RNIC_PACER_SHIFT) * 8;
-		drain(DEPTH);
-		qsort(rate, RL_WINDOWS, sizeof(rate[0]), cmp_double);
+		released_rates(mbps[i] * 1000, rate, &burst_bits);
 		print_message("rate_limit %u Mbit/s: released %.1f .. %.1f Mbit/s, median %.1f\n", mbps[i],
 			      rate[0] / 1e6, rate[RL_WINDOWS - 1] / 1e6, rate[RL_WINDOWS / 2] / 1e6);
-		assert_true(rate[RL_WINDOWS - 1] >= 0.9 * x);
+		assert_true(rate[RL_WINDOWS - 1] >= 0.9 * RTE_MIN(x, engine));
 		assert_true(rate[RL_WINDOWS - 1] <= 1.05 * x + 2 * burst_bits / RL_WINDOW_S);
-		destroy_pair(qa, qb);
 	}
 }
 
