@@ -83,6 +83,33 @@ test_side_close(struct test_side *s)
 	rnic_close_device(s->ctx);
 }
 
+/* The engine up with the test's arguments, a side on each of its first two devices (the loopback pair), each
+ * of `bytes` registered with `access`, and the engine started. 0 or -1. */
+static inline int
+test_sides_start(int argc, char **argv, struct test_side *a, struct test_side *b, size_t bytes, int access)
+{
+	struct rnic_device **list;
+	int ret;
+
+	if (rnic_engine_init(argc, argv) < 0)
+		return -1;
+	list = rnic_get_device_list(NULL);
+	ret = list != NULL && list[0] != NULL && list[1] != NULL && test_side_open(a, list[0], bytes, access) == 0 &&
+	      test_side_open(b, list[1], bytes, access) == 0 ? 0 : -1;
+	rnic_free_device_list(list);
+	return ret == 0 ? rnic_engine_start() : -1;
+}
+
+/* The engine stopped, both sides closed, the engine down: rnic_engine_fini's result. */
+static inline int
+test_sides_stop(struct test_side *a, struct test_side *b)
+{
+	rnic_engine_stop();
+	test_side_close(a);
+	test_side_close(b);
+	return rnic_engine_fini();
+}
+
 /* How a test connects a QP: path MTU, the first PSN both ways, loss timer exponent, timeout and RNR
  * retries, READs and atomics outstanding each way (0: 16), the address vector's traffic class. */
 struct test_path {

@@ -32,27 +32,15 @@ static struct test_side A, B;
 static int
 setup(void **state)
 {
-	struct rnic_device **list;
-	int access = RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ;
-
 	(void)state;
-	if (rnic_engine_init(g_argc, g_argv) < 0)
-		return -1;
-	list = rnic_get_device_list(NULL);
-	if (test_side_open(&A, list[0], BUF_SIZE, access) != 0 || test_side_open(&B, list[1], BUF_SIZE, access) != 0)
-		return -1;
-	rnic_free_device_list(list);
-	return rnic_engine_start();
+	return test_sides_start(g_argc, g_argv, &A, &B, BUF_SIZE, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ);
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	rnic_engine_stop();
-	test_side_close(&A);
-	test_side_close(&B);
-	return rnic_engine_fini();
+	return test_sides_stop(&A, &B);
 }
 
 static struct rnic_srq *
