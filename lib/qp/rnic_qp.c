@@ -318,6 +318,15 @@ enqueue_doorbell(struct rnic_qp_priv *qp, uint64_t db)
 	return rte_ring_mp_enqueue_elem(rnic_ctx_dev(qp->pub.context)->doorbell_ring, &db, sizeof(db));
 }
 
+/* A doorbell that found the queue full for 10 million tries (only a queue smaller than the QPs it serves, or
+ * a doorbell stage that never runs while it is full, gets here): said once in a while, off the post path. */
+static __rte_noinline __rte_cold void
+doorbell_lost(struct rnic_qp *pub, uint32_t *pending)
+{
+	RNIC_LOG_LIMITED(ERR, "QP %u: doorbell queue full, the engine was not told", pub->qp_num);
+	__atomic_store_n(pending, 0, __ATOMIC_SEQ_CST);
+}
+
 void
 rnic_qp_ring_doorbell(struct rnic_qp *pub, uint64_t db)
 {
@@ -331,10 +340,7 @@ rnic_qp_ring_doorbell(struct rnic_qp *pub, uint64_t db)
 		return;
 	for (unsigned int tries = 0; enqueue_doorbell(qp, db) != 0; tries++) {
 		if (tries == 10000000) {
-			/* Only a queue smaller than the QPs it serves, or a doorbell stage that never runs
-			 * while it is full, gets here. */
-			RNIC_LOG_LIMITED(ERR, "QP %u: doorbell queue full, the engine was not told", pub->qp_num);
-			__atomic_store_n(pending, 0, __ATOMIC_SEQ_CST);
+			doorbell_lost(pub, pending);
 			return;
 		}
 		rte_pause();
