@@ -331,6 +331,14 @@ int rnic_engine_quiesce(void);
  * released (the caller's object is leaked, not freed under a reader).
  */
 int rnic_engine_retire(void (*release)(void *arg), void *arg);
+
+/*
+ * Whether a count of users (a CQ's, an SRQ's QPs; a PD's objects) is 0 once the releases rnic_engine_retire
+ * deferred have run: a destroy_qp that returned 0 while an lcore was slow to quiesce still holds its CQs,
+ * SRQ and PD until then, and the application, told the QP is gone, destroys them next (one more quiesce,
+ * at most a second, before such a destroy is refused with EBUSY).
+ */
+int rnic_engine_users_gone(const uint32_t *users);
 /* An entry of the deferred queue, and the queue's free function (rte_rcu_qsbr_free_resource_t), for the
  * runtime that creates it. */
 struct rnic_deferred_release {

@@ -124,6 +124,15 @@ rnic_engine_retire(void (*release)(void *arg), void *arg)
 	return 1;
 }
 
+int
+rnic_engine_users_gone(const uint32_t *users)
+{
+	if (__atomic_load_n(users, __ATOMIC_ACQUIRE) == 0)
+		return 1;
+	rnic_engine_quiesce();	/* runs the deferred releases once every lcore passed a quiescent point */
+	return __atomic_load_n(users, __ATOMIC_ACQUIRE) == 0;
+}
+
 void
 rnic_engine_hooks_register(const struct rnic_engine_hooks *h)
 {

@@ -309,8 +309,8 @@ rnic_local_destroy_cq(struct rnic_cq *pub)
 	struct rnic_cq_table *t;
 
 	/* A QP still completes here; and events not yet acknowledged would point at freed memory. */
-	if (__atomic_load_n(&cq->attached, __ATOMIC_ACQUIRE) != 0 ||
-	    __atomic_load_n(&pub->comp_events_completed, __ATOMIC_ACQUIRE) != cq->arm_sn)
+	if (__atomic_load_n(&pub->comp_events_completed, __ATOMIC_ACQUIRE) != cq->arm_sn ||
+	    !rnic_engine_users_gone(&cq->attached))
 		return EBUSY;
 	dev = rnic_ctx_dev(pub->context);
 	t = dev->cq_table;

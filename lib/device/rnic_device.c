@@ -340,7 +340,7 @@ local_dealloc_pd(struct rnic_pd *pd)
 {
 	struct rnic_pd_priv *p = rnic_pd_priv(pd);
 	struct rnic_device *dev = rnic_ctx_dev(pd->context);
-	if (__atomic_load_n(&p->refcnt, __ATOMIC_ACQUIRE) != 0)
+	if (!rnic_engine_users_gone(&p->refcnt))
 		return EBUSY;
 	pthread_mutex_lock(&dev->lock);
 	dev->pd_count--;

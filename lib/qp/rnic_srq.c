@@ -186,7 +186,7 @@ rnic_local_destroy_srq(struct rnic_srq *pub)
 	struct rnic_device *dev = rnic_ctx_dev(pub->context);
 
 	/* A QP is detached once no engine lcore can still reach the SRQ through it (rnic_engine_retire). */
-	if (__atomic_load_n(&srq->attached, __ATOMIC_ACQUIRE) != 0)
+	if (!rnic_engine_users_gone(&srq->attached))
 		return EBUSY;
 	pthread_mutex_lock(&dev->lock);
 	dev->srq_count--;
