@@ -24,7 +24,9 @@
 #              (rnic0 and rnic1 joined in the daemon; its socket in the test's temporary directory), the
 #              tools are its clients, two of them talking to each other through rnic0 and rnic1 (their own
 #              TCP exchange over 127.0.0.1); the pingpong tools with -e (completion events), and
-#              ibv_rc_pingpong polling too; the daemon exits 0 on SIGTERM and removes its socket
+#              ibv_rc_pingpong polling too; daemon-perftest: ib_write_bw and ib_read_bw (both post APIs),
+#              ib_send_bw (and --use-srq), ib_atomic_bw, ib_write_bw -a, and the three latency tools by
+#              default; the daemon exits 0 on SIGTERM and removes its socket
 #   daemon-program PROGRAM
 #              a program of the project's built against libibverbs (tests/verbs/test_verbs.c) as a client of
 #              a daemon started the same way: it must exit 0
@@ -399,6 +401,13 @@ daemon-perftest)
 	perftest ib_write_bw 65536 200 -s 65536 -n 200 --use_old_post_send
 	perftest ib_read_bw 65536 200 -s 65536 -n 200 --use_old_post_send
 	perftest ib_write_bw 65536 200 -s 65536 -n 200
+	perftest ib_send_bw 65536 100 -n 100
+	perftest ib_send_bw 65536 100 -n 100 --use-srq
+	perftest ib_atomic_bw 8 1000
+	perftest ib_write_bw "$all_sizes" 5 -a -n 5
+	perftest ib_read_lat 2 1000
+	perftest ib_send_lat 2 1000
+	perftest ib_write_lat 2 1000
 	daemon_stop
 	;;
 *)
