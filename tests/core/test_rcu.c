@@ -140,21 +140,32 @@ test_dereg_mr_deferred(void **state)
 	assert_int_equal(rnic_dealloc_pd(pd), 0);
 }
 
+/* An RC QP in PD pd on a new CQ of its own (*cq). */
+static struct rnic_qp *
+qp_on_new_cq(struct fixture *f, struct rnic_pd *pd, struct rnic_cq **cq)
+{
+	struct rnic_qp_init_attr ia = {
+		.qp_type = RNIC_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rnic_qp *qp;
+
+	*cq = rnic_create_cq(f->ctx, 16, NULL, NULL, 0);
+	assert_non_null(*cq);
+	ia.send_cq = ia.recv_cq = *cq;
+	qp = rnic_create_qp(pd, &ia);
+	assert_non_null(qp);
+	return qp;
+}
+
 /* The destroyed QP keeps its CQ and PD references until the lcore has passed a quiescent point. */
 static void
 test_destroy_qp_deferred(void **state)
 {
 	struct fixture *f = *state;
-	struct rnic_cq *cq = rnic_create_cq(f->ctx, 16, NULL, NULL, 0);
-	struct rnic_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = RNIC_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct rnic_qp *qp;
+	struct rnic_cq *cq;
+	struct rnic_qp *qp = qp_on_new_cq(f, f->pd, &cq);
 
-	assert_non_null(cq);
-	qp = rnic_create_qp(f->pd, &ia);
-	assert_non_null(qp);
 	stall(&f->stage);
 	assert_int_equal(rnic_destroy_qp(qp), 0);
 	assert_int_equal(rnic_destroy_cq(cq), EBUSY);
@@ -172,17 +183,11 @@ test_destroy_cq_pd_after_deferred_qp(void **state)
 {
 	struct fixture *f = *state;
 	struct rnic_pd *pd = rnic_alloc_pd(f->ctx);
-	struct rnic_cq *cq = rnic_create_cq(f->ctx, 16, NULL, NULL, 0);
-	struct rnic_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = RNIC_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
-	};
+	struct rnic_cq *cq;
 	struct rnic_qp *qp;
 
 	assert_non_null(pd);
-	assert_non_null(cq);
-	qp = rnic_create_qp(pd, &ia);
-	assert_non_null(qp);
+	qp = qp_on_new_cq(f, pd, &cq);
 	stall(&f->stage);
 	assert_int_equal(rnic_destroy_qp(qp), 0);	/* deferred: the lcore holds up past the second */
 	f->stage.stall = 0;
