@@ -71,15 +71,27 @@ perf_now_s(void)
 	return (double)rte_rdtsc() / perf_tsc_hz();
 }
 
+/* A second signal counts only this long after the first: timeout(1) sends its one stop to the command and
+ * again to its process group, and a handler that ran between the two took them for two (an abort). */
+#define SECOND_SIGNAL_NS 500000000LL
+
 static void
 on_signal(int sig)
 {
+	static struct timespec first;
+	struct timespec now;
+
 	(void)sig;
+	clock_gettime(CLOCK_MONOTONIC, &now);	/* async-signal-safe */
+	if (perf_interrupted == 0)
+		first = now;
+	else if ((now.tv_sec - first.tv_sec) * 1000000000LL + (now.tv_nsec - first.tv_nsec) < SECOND_SIGNAL_NS)
+		return;
 	perf_interrupted = perf_interrupted + 1;
 }
 
-/* SIGINT and SIGTERM end the run at the next turn (--run_infinitely's end: a second one aborts it); a
- * blocking accept or connect returns EINTR. */
+/* SIGINT and SIGTERM end the run at the next turn (--run_infinitely's end: a second one, half a second or
+ * more later, aborts it); a blocking accept or connect returns EINTR. */
 static void
 catch_signals(void)
 {

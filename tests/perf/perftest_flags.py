@@ -303,6 +303,17 @@ def c_run_infinitely(tmp):
     out, err = p.communicate(timeout=30)
     rows = re.findall(r"^ 64 +\d+ ", out, re.M)
     assert p.returncode == 0 and len(rows) >= 2, (p.returncode, out, err)
+    # One stop that arrives twice (timeout(1) signals its command, then its process group): still one stop.
+    # Taken for a second, aborting, SIGINT, it ended in "interrupted" (exit 1) 3 times of 3 on the loopback.
+    p = subprocess.Popen([PERF, "--run_infinitely", "-D", "0.5", "-s", "64"] + EAL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(2)
+    time.sleep(0.02)
+    if p.poll() is None:
+        p.send_signal(2)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0 and "interrupted" not in err, (p.returncode, out, err)
     refused(["--run_infinitely", "--lat"], needle="bandwidth tests only")
 
 
