@@ -79,7 +79,8 @@ af_packet_args=${INTEROP_AF_PACKET:-qpairs=2,blocksz=69632,framesz=4352,framecnt
 
 # softrnic's EAL and engine arguments: one lcore, every stage on it (the programs progress the engine
 # whenever they wait), so qemu and the kernel's bridge keep the other core. While $worker_stages is set
-# (perftest), the stages run on a worker lcore instead, on the same core as the program's thread (0):
+# (perftest, and every case with softrnic as client), the stages run on a worker lcore instead, on the same
+# core as the program's thread (0):
 # perftest waits in its TCP exchange, polling nothing, while its server's peer WRITEs or READs and while
 # the peer's QP goes to RTR, whose ARP request for softrnic's address only a running engine answers
 # (doc/verbs.md, "perftest").
@@ -119,6 +120,11 @@ run_one() {
 	local port=$((18600 + ${#results[@]})) start=$SECONDS host_rc guest_rc why=''
 	local host_log=$work/$name-$dir.host.log
 	local -a host_cmd=("$@" -p "$port")
+	# As client, softrnic's program waits in its TCP exchange while the guest's QP goes to RTR and the
+	# guest's kernel asks softrnic's address by ARP: only stages on a worker lcore answer then (with every
+	# stage on the program's thread, "Failed to modify QP to RTR" once the guest's entry had gone stale).
+	local worker_stages=$worker_stages
+	[ "$dir" = server ] || worker_stages=1
 	[ "$dir" = server ] || host_cmd+=("$guest_ip")
 	if [ "$1" = "$softrnic_run" ]; then
 		host_cmd=(env SOFTRNIC_ARGS="$(rnic_args)" "${host_cmd[@]}")
