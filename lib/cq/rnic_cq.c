@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_atomic.h>
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
@@ -497,6 +498,8 @@ rnic_cq_push_burst(struct rnic_cq *pub, const struct rnic_cqe_desc *d, unsigned 
 						       ((prod >> cq->log_nent) & 1)), __ATOMIC_RELEASE);
 		event |= d[i].solicited || d[i].status != RNIC_WC_SUCCESS;
 	}
+	/* The CQEs visible before the arm word is read: the other half of rnic_req_notify_cq's fence. */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	armed = __atomic_load_n(&cq->hif->arm, __ATOMIC_ACQUIRE);
 	if ((armed & RNIC_CQ_ARMED) && (!(armed & RNIC_CQ_ARMED_SOLICITED) || event))
 		fire(cq, armed);
@@ -564,7 +567,15 @@ rnic_req_notify_cq(struct rnic_cq *pub, int solicited_only)
 		return 0;
 	armed = RNIC_CQ_ARMED | (solicited_only ? RNIC_CQ_ARMED_SOLICITED : 0) | sn;
 	__atomic_store_n(&cq->hif->arm, armed, __ATOMIC_RELEASE);
-	/* CQEs already waiting fire at once (the producer may race us to it: fire() lets one win). */
+	/*
+	 * The arm visible before the CQEs are looked at. A producer stores its CQE then reads the arm word; we
+	 * store the arm word then read the CQEs: a store and a later load of another word, which the CPU may
+	 * reorder (x86's store buffer does). Without a full fence on both sides each can miss the other, the
+	 * CQE waits under an arm nobody fires, and a program asleep in its completion channel sleeps for good.
+	 * With them one of the two sees the other, and fire() lets only one deliver.
+	 */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* CQEs already waiting fire at once. */
 	if (pending_match(cq, solicited_only))
 		fire(cq, armed);
 	return 0;

@@ -23,7 +23,7 @@
 #              the same through rnicd (RNIC_DAEMON): the test starts a daemon on its embedded loopback pair
 #              (rnic0 and rnic1 joined in the daemon; its socket in the test's temporary directory), the
 #              tools are its clients, two of them talking to each other through rnic0 and rnic1 (their own
-#              TCP exchange over 127.0.0.1); ibv_rc_pingpong with -e (completion events) and
+#              TCP exchange over 127.0.0.1); the pingpong tools with -e (completion events) and
 #              polling; daemon-perftest: ib_write_bw and ib_read_bw (both post APIs),
 #              ib_send_bw (and --use-srq), ib_atomic_bw, ib_write_bw -a, and the three latency tools by
 #              default; the daemon exits 0 on SIGTERM and removes its socket
@@ -381,10 +381,11 @@ daemon-pingpong)
 	# two clients spin on one core and take turns at the scheduler's pace (tens of ms a round trip, more
 	# on a loaded machine): 20 round trips.
 	pingpong ibv_rc_pingpong 4096 200 -e
-	# (ibv_uc_pingpong and ibv_ud_pingpong -e through rnicd hung in 2 of 3 clean-clone suite runs on the
-	# loaded machine, one hang each, never alone: doc/verbs.md, "What is not supported"; not run here until
-	# that is found.)
+	pingpong ibv_uc_pingpong 4096 200 -e
+	pingpong ibv_ud_pingpong 1024 200 -e
 	pingpong ibv_rc_pingpong 4096 20
+	pingpong ibv_uc_pingpong 4096 20
+	pingpong ibv_ud_pingpong 1024 20
 	daemon_stop
 	;;
 daemon-program)
