@@ -368,7 +368,9 @@ run_timers(uint64_t now)
 		if (id->state == RNIC_CM_ADDR_QUERY) {
 			addr_query(id, now);
 		} else if (id->state == RNIC_CM_TIMEWAIT && now >= id->timewait_end_ms) {
+			/* as cma_ib_handler passes ib_cm's TIMEWAIT_EXIT on (a destroyed id is IDLE: none) */
 			id->state = RNIC_CM_IDLE;
+			rnic_cm_event(id, RNIC_CM_EVENT_TIMEWAIT_EXIT, 0, NULL, NULL);
 		} else if (id->mad_pending && now >= id->deadline_ms) {
 			if (id->retries_left == 0) {
 				timed_out(id);

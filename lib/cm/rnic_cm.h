@@ -204,7 +204,7 @@ void rnic_cm_send_drep(struct rnic_cm_id_priv *id);
 int rnic_cm_qp_connect(struct rnic_cm_id_priv *id);
 /* The id's QP to ERR (disconnect). */
 void rnic_cm_qp_error(struct rnic_cm_id_priv *id);
-/* TIMEWAIT, ending after twice the packet life time. */
+/* TIMEWAIT, ending after twice the packet life time with the id's TIMEWAIT_EXIT event. */
 void rnic_cm_enter_timewait(struct rnic_cm_id_priv *id);
 
 /* MADs of the CM class from a device's QP1 (rnic_gsi_handler). */

@@ -46,16 +46,25 @@ addr_at(uint16_t port, int nowhere)
 	return a;
 }
 
-/* The next event of a channel within `seconds`, which must be of the type given. */
+/* The next event of a channel within `seconds`, which must be of the type given. A TIMEWAIT_EXIT is passed
+ * over unless asked for: a connection a test ended leaves TIMEWAIT in its own time (test_timewait_exit). */
 static struct rnic_cm_event *
 expect_event(struct rnic_cm_event_channel *ch, enum rnic_cm_event_type type, double seconds)
 {
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	double end = test_now_s() + seconds;
 	struct rnic_cm_event *e = NULL;
 
-	if (poll(&pfd, 1, (int)(seconds * 1000)) != 1)
-		fail_msg("no event within %.1f s (waiting for %s)", seconds, rnic_cm_event_str(type));
-	assert_int_equal(rnic_cm_get_cm_event(ch, &e), 0);
+	for (;;) {
+		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+		double left = end - test_now_s();
+
+		if (left < 0 || poll(&pfd, 1, (int)(left * 1000)) != 1)
+			fail_msg("no event within %.1f s (waiting for %s)", seconds, rnic_cm_event_str(type));
+		assert_int_equal(rnic_cm_get_cm_event(ch, &e), 0);
+		if (e->event != RNIC_CM_EVENT_TIMEWAIT_EXIT || type == RNIC_CM_EVENT_TIMEWAIT_EXIT)
+			break;
+		assert_int_equal(rnic_cm_ack_cm_event(e), 0);
+	}
 	if (e->event != type)
 		fail_msg("event %s (status %d), expected %s", rnic_cm_event_str(e->event), e->status,
 			 rnic_cm_event_str(type));
@@ -366,6 +375,41 @@ test_accept_without_parameters(void **state)
 	ack(expect_event(sch, RNIC_CM_EVENT_DISCONNECTED, 10));
 	assert_int_equal(rnic_cm_disconnect(s), 0);
 	ack(expect_event(cch, RNIC_CM_EVENT_DISCONNECTED, 10));
+	release(s, c, l);
+}
+
+/* After a disconnect each end leaves TIMEWAIT, twice the packet life time later (512 ms at Linux's 16), with
+ * TIMEWAIT_EXIT, status 0, after its DISCONNECTED, as rdma_cm passes ib_cm's timewait exit on. */
+static void
+test_timewait_exit(void **state)
+{
+	struct rnic_cm_id *l = listener(PORT + 8, 0), *c = client(PORT + 8, 0), *s;
+	struct rnic_qp_init_attr ia = qp_attr();
+	struct rnic_cm_event *e;
+	double start;
+
+	(void)state;
+	connect_with(c, "timewait");
+	e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
+	s = e->id;
+	ack(e);
+	assert_int_equal(rnic_cm_create_qp(s, NULL, &ia), 0);
+	assert_int_equal(rnic_cm_accept(s, NULL), 0);
+	ack(expect_event(cch, RNIC_CM_EVENT_ESTABLISHED, 10));
+	ack(expect_event(sch, RNIC_CM_EVENT_ESTABLISHED, 10));
+	assert_int_equal(rnic_cm_disconnect(c), 0);
+	ack(expect_event(sch, RNIC_CM_EVENT_DISCONNECTED, 10));
+	/* the server's TIMEWAIT starts with its DREP, the client's when that DREP arrives */
+	start = test_now_s();
+	assert_int_equal(rnic_cm_disconnect(s), 0);
+	ack(expect_event(cch, RNIC_CM_EVENT_DISCONNECTED, 10));
+	for (int i = 0; i < 2; i++) {
+		e = expect_event(i == 0 ? sch : cch, RNIC_CM_EVENT_TIMEWAIT_EXIT, 10);
+		assert_true(test_now_s() - start >= 0.5);
+		assert_ptr_equal(e->id, i == 0 ? s : c);
+		assert_int_equal(e->status, 0);
+		ack(e);
+	}
 	release(s, c, l);
 }
 
@@ -695,6 +739,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connect_accept_data_disconnect),
 		cmocka_unit_test(test_accept_without_parameters),
+		cmocka_unit_test(test_timewait_exit),
 		cmocka_unit_test(test_no_listener_rejected),
 		cmocka_unit_test(test_backlog_full),
 		cmocka_unit_test(test_reject),
