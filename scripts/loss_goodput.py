@@ -7,8 +7,11 @@ All over the loopback pair, 4 QPs, depth 16, the engine's --fault dropping a sha
 (or nothing), lossless and lossy runs alternating, medians compared:
 - goodput: rnic-perf (-o OP -s SIZE -t 16 -q 4 --json, no --verify: the benchmark's own figure);
 - frames: one fault_matrix case each (every message verified), which counts the frames both devices sent
-  (requests, resends, ACKs, NAKs, READ responses) and those the fault layer dropped. Resent per lost =
-  (frames sent with loss - frames sent without, median) / frames lost.
+  (requests, resends, ACKs, NAKs, READ responses), those it sent again (the engine's resent_* counters:
+  data frames, READ and atomic requests, READ responses and atomic ACKs) and those the fault layer dropped.
+  Resent per lost = frames sent again / frames lost (median of the lossy runs); extra frames per lost =
+  (frames sent with loss - frames sent without, median) / frames lost, which counts the NAKs and ACKs a
+  loss adds too.
 
   scripts/loss_goodput.py [--ops write,read,send,fetch_add] [--loss 0.01] [--runs 5] [--messages 500] [--build DIR]
 
@@ -73,7 +76,8 @@ def measure(args, op):
         perf_clean.append(perf_run(args.build, op, args.messages, None, prefix))
         perf_lossy.append(perf_run(args.build, op, args.messages, f"drop={args.loss},seed={seed}", prefix))
     base_frames = statistics.median(c["frames_sent"] for c in clean)
-    resent = [(c["frames_sent"] - base_frames) / c["lost"] for c in lossy if c["lost"] > 0]
+    extra = [(c["frames_sent"] - base_frames) / c["lost"] for c in lossy if c["lost"] > 0]
+    resent = [c["frames_resent"] / c["lost"] for c in lossy if c["lost"] > 0]
     ok_clean = [g for g in perf_clean if g is not None]
     ok_lossy = [g for g in perf_lossy if g is not None]
     gp_clean = statistics.median(ok_clean) if ok_clean else None
@@ -87,6 +91,7 @@ def measure(args, op):
         "frames_lost": statistics.median(c["lost"] for c in lossy),
         "frames_sent_lossless": base_frames, "frames_sent_lossy": statistics.median(c["frames_sent"] for c in lossy),
         "resent_per_lost": round(statistics.median(resent), 2) if resent else None,
+        "extra_frames_per_lost": round(statistics.median(extra), 2) if extra else None,
         "timeouts": statistics.median(c["timeouts"] for c in lossy),
         "retransmits": statistics.median(c["retransmits"] for c in lossy),
         "verified_goodput_lossless_gbps": round(statistics.median(c["goodput_gbps"] for c in clean), 3),

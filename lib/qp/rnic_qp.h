@@ -163,6 +163,9 @@ struct rnic_req_ctx {
 	uint32_t rd_window;		/* ... at most this many (but one READ may always go) */
 	uint32_t rd_grow;		/* PSNs answered since the READ window last grew */
 	uint32_t rd_cut;		/* the READ window halved when READs from this PSN on went out */
+	uint8_t after_loss;		/* a go-back-N was made, and sent_psn has not passed loss_psn since:
+					 * one visit a pass (rnic_requester.c) */
+	uint32_t loss_psn;
 	uint8_t ack_every;		/* an AckReq at least every this many packets */
 	uint8_t noack;			/* packets sent since the last AckReq */
 	uint8_t dmac[6];

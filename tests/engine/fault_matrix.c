@@ -22,6 +22,8 @@
  *   --expect-retry-exceeded   every QP must end in RETRY_EXC_ERR (the link stays down too long)
  *   --announce           print "traffic flowing" when it does (the veth test takes the link down then)
  *   --label NAME         two processes: the name of what is between them, for the report
+ *   --max-resent-per-lost X   a case fails when it resent more than X frames per frame lost (judged from
+ *                        MIN_LOST_JUDGED lost frames on; doc/engine.md's go-back-N costs)
  * Each case prints one JSON line: what it moved, in how long, what the faults did and what recovery cost.
  */
 #include <errno.h>
@@ -110,6 +112,7 @@ struct opts {
 	uint8_t timeout;
 	uint8_t retry_cnt;
 	uint32_t link_down_ms;
+	double max_resent;		/* frames resent per frame lost a case may take (0: any) */
 	int expect_retry;
 	int announce;
 	const char *server_port;
@@ -583,6 +586,7 @@ quiet(struct end *e, struct end *target)
 
 struct tally {
 	uint64_t frames_sent;		/* both devices (loopback) or this one */
+	uint64_t frames_resent;		/* of them, requests and responses sent again */
 	struct rnic_fault_counts faults;
 	struct rnic_qp_counters qp;	/* the requester's and (loopback) responder's QPs, summed */
 };
@@ -604,6 +608,22 @@ tally_add_qps(struct tally *t, const struct end *e)
 	}
 }
 
+/* The frames a device sent again: data frames (kept or gathered again), READ and atomic requests, READ
+ * responses and atomic ACKs (the counters doc/engine.md's resend figures add up). */
+static uint64_t
+resent_frames(struct rnic_context *ctx)
+{
+	static const char *const names[] = { "resent_kept", "resent_gathered", "resent_requests", "resent_responses" };
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < RTE_DIM(names); i++) {
+		uint64_t v = test_counter(ctx, names[i]);
+
+		sum += v == UINT64_MAX ? 0 : v;
+	}
+	return sum;
+}
+
 static void
 tally_take(struct tally *t, const struct end *e, const struct end *target)
 {
@@ -615,6 +635,7 @@ tally_take(struct tally *t, const struct end *e, const struct end *target)
 		const uint64_t *from = (const uint64_t *)(const void *)&f;
 
 		t->frames_sent += test_counter(x->ctx, "tx_packets");
+		t->frames_resent += resent_frames(x->ctx);
 		rnic_fault_get_counts(x->port_id, &f);
 		for (size_t k = 0; k < sizeof(f) / sizeof(uint64_t); k++)
 			to[k] += from[k];
@@ -631,6 +652,23 @@ packets_per_message(const struct mcase *c, enum rnic_mtu mtu)
 	return c->op == OP_WRITE || c->op == OP_SEND ? (c->size + pmtu - 1) / pmtu : 1;
 }
 
+/* Fewer losses say little about what one costs. */
+#define MIN_LOST_JUDGED 20
+
+/* Whether the case resent within --max-resent-per-lost; says why not. */
+static int
+resent_within_budget(const struct tally *before, const struct tally *after)
+{
+	uint64_t lost = after->faults.dropped - before->faults.dropped;
+	uint64_t resent = after->frames_resent - before->frames_resent;
+
+	if (opt.max_resent == 0 || lost < MIN_LOST_JUDGED || (double)resent <= opt.max_resent * (double)lost)
+		return 1;
+	fprintf(stderr, "%llu frames resent for %llu lost: %.2f per frame lost, more than %.2f\n",
+		(unsigned long long)resent, (unsigned long long)lost, (double)resent / (double)lost, opt.max_resent);
+	return 0;
+}
+
 static void
 report(const struct mcase *c, const struct end *e, const struct tally *before, const struct tally *after,
        double seconds, int ok)
@@ -640,12 +678,13 @@ report(const struct mcase *c, const struct end *e, const struct tally *before, c
 	for (uint32_t q = 0; q < NQP; q++)
 		messages += e->done[q];
 	printf("{\"pattern\": \"%s\", \"seed\": %llu, \"op\": \"%s\", \"size\": %u, \"depth\": %u, \"qps\": %d, \"messages\": %llu, "
-	       "\"ok\": %s, \"seconds\": %.4f, \"goodput_gbps\": %.3f, \"frames_sent\": %llu, \"lost\": %llu, "
+	       "\"ok\": %s, \"seconds\": %.4f, \"goodput_gbps\": %.3f, \"frames_sent\": %llu, \"frames_resent\": %llu, \"lost\": %llu, "
 	       "\"duplicated\": %llu, \"reordered\": %llu, \"corrupted\": %llu, \"retransmits\": %llu, "
 	       "\"timeouts\": %llu, \"seq_naks\": %llu, \"request_packets\": %llu, \"min_request_packets\": %llu}\n",
 	       cur_pattern, (unsigned long long)case_seed, op_names[c->op], c->size, c->depth, NQP, (unsigned long long)messages,
 	       ok ? "true" : "false", seconds, (double)messages * c->size * 8 / seconds / 1e9,
 	       (unsigned long long)(after->frames_sent - before->frames_sent),
+	       (unsigned long long)(after->frames_resent - before->frames_resent),
 	       (unsigned long long)(after->faults.dropped - before->faults.dropped),
 	       (unsigned long long)(after->faults.duplicated - before->faults.duplicated),
 	       (unsigned long long)(after->faults.reordered - before->faults.reordered),
@@ -706,6 +745,7 @@ run_loopback_case(const struct mcase *c)
 	if (ok && !c->expect_retry)
 		ok = target_check(&B, c, A.done) == 0 && quiet(&A, &B) == 0;
 	tally_take(&after, &A, &B);
+	ok = ok && resent_within_budget(&before, &after);
 	report(c, &A, &before, &after, t1 - t0, ok);
 	/* The link back up for the next case. */
 	if (opt.link_down_ms != 0)
@@ -992,6 +1032,8 @@ parse_one(const char *name, const char *v)
 		return parse_number(name, v, 31, &n) || n == 0 ? -1 : (opt.timeout = (uint8_t)n, 0);
 	if (strcmp(name, "--retry-cnt") == 0)
 		return parse_number(name, v, 7, &n) ? -1 : (opt.retry_cnt = (uint8_t)n, 0);
+	if (strcmp(name, "--max-resent-per-lost") == 0)
+		return (opt.max_resent = atof(v)) > 0 ? 0 : usage("--max-resent-per-lost: a ratio above 0", v);
 	if (strcmp(name, "--link-down") == 0)
 		return parse_number(name, v, 3600000, &n) || n == 0 ? -1 : (opt.link_down_ms = (uint32_t)n, 0);
 	return usage("unknown option", name);
