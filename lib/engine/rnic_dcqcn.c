@@ -18,22 +18,27 @@
 #define MAX_LINE_RATE_MBPS 4000000u	/* what a kbit/s rate in 32 bits holds */
 #define MAX_INCREASES_PER_CALL 4096u	/* a QP back after a long pause catches up over a few calls */
 
+/* The port's link speed in Mbit/s; 0 when it reports none. */
+static uint32_t
+port_speed_mbps(uint16_t port_id)
+{
+	struct rte_eth_link link;
+
+	memset(&link, 0, sizeof(link));
+	if (rte_eth_link_get_nowait(port_id, &link) != 0 || link.link_speed == RTE_ETH_SPEED_NUM_NONE ||
+	    link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN)
+		return 0;
+	return link.link_speed;
+}
+
 void
 rnic_cc_conf_init(struct rnic_cc_conf *c, const struct rnic_device *dev)
 {
 	const struct rnic_cc_params *cp = &dev->cc;
 	uint64_t us = RTE_MAX(rte_get_tsc_hz() / 1000000, (uint64_t)1);
-	uint32_t line = cp->rp_max_rate;
-	struct rte_eth_link link;
+	uint32_t speed = port_speed_mbps(dev->port_id);
+	uint32_t line = cp->rp_max_rate != 0 ? cp->rp_max_rate : speed != 0 ? speed : LINE_RATE_FALLBACK_MBPS;
 
-	if (line == 0) {
-		memset(&link, 0, sizeof(link));
-		if (rte_eth_link_get_nowait(dev->port_id, &link) == 0 && link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
-		    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
-			line = link.link_speed;
-		else
-			line = LINE_RATE_FALLBACK_MBPS;
-	}
 	line = RTE_MIN(line, MAX_LINE_RATE_MBPS);
 	*c = (struct rnic_cc_conf){
 		.rp_enable = cp->rp_enable,
@@ -49,6 +54,9 @@ rnic_cc_conf_init(struct rnic_cc_conf *c, const struct rnic_device *dev)
 		.hai = cp->rp_hai_rate * 1000,
 		.min_rate = RTE_MIN(cp->rp_min_rate, line) * 1000,
 		.line_rate = line * 1000,
+		/* A port does not hold a QP to a rate below its speed (nor a software port to its own): DCQCN
+		 * must. At the port's speed the QP can go unpaced, as a NIC's QP does at its link's. */
+		.cap_paced = cp->rp_max_rate != 0 && (speed == 0 || cp->rp_max_rate < speed),
 		.gd = cp->rp_gd,
 		.min_dec_fac = cp->rp_min_dec_fac,
 		.g = cp->rp_dce_tcp_g,
@@ -89,7 +97,8 @@ rnic_np_marked(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rnic_q
 /* Reaction point                                                                                          */
 
 /* The rate comes back: the target by stage (fast recovery, additive, hyper), then halfway to it (rounded
- * up, so that it reaches the line rate). Back there, the QP stops running DCQCN. */
+ * up, so that it reaches the line rate). Back there, the QP stops running DCQCN, unless the line rate is an
+ * rp_max_rate below the port's speed: it then stays paced at it. */
 static void
 increase(const struct rnic_cc_conf *c, struct rnic_dcqcn_rp *rp)
 {
@@ -102,7 +111,7 @@ increase(const struct rnic_cc_conf *c, struct rnic_dcqcn_rp *rp)
 		rt += c->ai;
 	rp->rt = (uint32_t)RTE_MIN(rt, (uint64_t)c->line_rate);
 	rp->rc = (uint32_t)(((uint64_t)rp->rc + rp->rt + 1) / 2);
-	if (rp->rc >= c->line_rate)
+	if (rp->rc >= c->line_rate && !c->cap_paced)
 		rp->active = 0;
 }
 

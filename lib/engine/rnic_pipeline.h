@@ -200,6 +200,7 @@ struct rnic_cc_conf {
 	uint32_t hai;
 	uint32_t min_rate;
 	uint32_t line_rate;		/* rp_max_rate, or the port's link speed */
+	uint8_t cap_paced;		/* rp_max_rate is below the port's speed: a QP back at it stays paced */
 	uint32_t gd;
 	uint32_t min_dec_fac;
 	uint32_t g;

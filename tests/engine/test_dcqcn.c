@@ -2,7 +2,7 @@
  * DCQCN's reaction point and the pacer's rate, step by step on a QP context with time given by hand
  * (rnic_dcqcn.h, doc/congestion.md): the first CNP's cut, the monitor period, alpha's update, fast
  * recovery, additive and hyper increase by timer and byte counter, the way back to the line rate (the QP
- * then runs neither DCQCN nor its pacer), a rate_limit below DCQCN's rate, and the pacer's rate asked in a
+ * then runs neither DCQCN nor its pacer, unless rp_max_rate is below the port's speed), a rate_limit below DCQCN's rate, and the pacer's rate asked in a
  * loop.
  */
 #include <setjmp.h>
@@ -72,6 +72,8 @@ test_conf(void **state)
 	assert_int_equal(p->cc.cut_period, 4 * us);
 	assert_int_equal(p->cc.cnp_gap, 4 * us);
 	assert_int_equal(p->cc.cnp_tclass, 48 << 2 | RNIC_ECN_ECT0);
+	/* No port here to say its speed: rp_max_rate is the only bound, so DCQCN keeps a QP to it. */
+	assert_true(p->cc.cap_paced);
 }
 
 /* The first CNP: the line rate less alpha / 2 (alpha 1023/1024), the target the line rate, the pacer on at
@@ -125,6 +127,7 @@ test_timer_increase(void **state)
 
 	(void)state;
 	fresh_qp();
+	p->cc.cap_paced = 0;		/* the line rate is the port's speed */
 	rnic_dcqcn_react(p, q, t);
 	rc = q->cc.rp.rc;
 	rt = q->cc.rp.rt;
@@ -142,6 +145,30 @@ test_timer_increase(void **state)
 	rnic_dcqcn_advance(p, q, t + 40 * 300 * us);
 	assert_false(q->cc.rp.active);
 	assert_false(q->req.paced);
+	p->cc.cap_paced = 1;
+}
+
+/* An rp_max_rate below the port's speed: a QP back at it stays paced at it (the port would let it go
+ * faster), and a later CNP cuts from there. */
+static void
+test_max_rate_below_port(void **state)
+{
+	uint64_t t = 1000 * us;
+
+	(void)state;
+	fresh_qp();
+	assert_true(p->cc.cap_paced);
+	rnic_dcqcn_react(p, q, t);
+	rnic_dcqcn_advance(p, q, t + 40 * 300 * us);
+	assert_int_equal(q->cc.rp.rc, LINE_MBPS * 1000);
+	assert_true(q->cc.rp.active);
+	assert_true(q->req.paced);
+	assert_int_equal(q->cc.pacer.rate, LINE_MBPS * 1000);
+	/* alpha decayed meanwhile: the CNP raises it for its period, and the next one cuts by it. */
+	rnic_dcqcn_react(p, q, t + 41 * 300 * us);
+	rnic_dcqcn_react(p, q, t + 41 * 300 * us + 5 * us);
+	assert_true(q->cc.rp.rc < LINE_MBPS * 1000);
+	assert_int_equal(q->cc.pacer.rate, q->cc.rp.rc);
 }
 
 /* Two cuts bring the target below the line rate; then the stages: fast recovery, additive, hyper (the
@@ -247,6 +274,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_timer_increase),
+		cmocka_unit_test(test_max_rate_below_port),
 		cmocka_unit_test(test_stages),
 		cmocka_unit_test(test_pacer_rate),
 		cmocka_unit_test(test_pacer_in_a_loop),
