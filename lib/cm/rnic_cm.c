@@ -17,6 +17,7 @@
 struct rnic_cm rnic_cm = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.ids = TAILQ_HEAD_INITIALIZER(rnic_cm.ids),
+	.channel_list = TAILQ_HEAD_INITIALIZER(rnic_cm.channel_list),
 };
 
 #define THREAD_PERIOD_NS 1000000	/* the thread polls QP1 and the timers every millisecond */
@@ -130,31 +131,59 @@ event_private(const struct rnic_conn_param *conn)
 	return conn != NULL && conn->private_data != NULL ? RTE_MIN(conn->private_data_len, RNIC_CM_PRIVATE_MAX) : 0;
 }
 
+/* The channel's eventfd is non-zero exactly while it has events: written with each (a wakeup per event, as
+ * ucma's, for edge-triggered epoll), read back to 0 with the last, all under the lock, so that the read never
+ * blocks and a fd polled readable has an event. */
+static void
+channel_signal(struct rnic_cm_channel *ch, int readable)
+{
+	uint64_t v = 1;
+	ssize_t n = readable ? write(ch->pub.fd, &v, sizeof(v)) : read(ch->pub.fd, &v, sizeof(v));
+
+	if (n != sizeof(v))
+		RNIC_LOG_LIMITED(ERR, "CM: event channel's eventfd %s: %s", readable ? "write" : "read",
+				 strerror(errno));
+}
+
+void
+rnic_cm_channel_remove(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e)
+{
+	TAILQ_REMOVE(&ch->events, e, next);
+	if (--ch->nb_events == 0)
+		channel_signal(ch, 0);
+}
+
 int
 rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int status,
 	      struct rnic_cm_id_priv *listen_id, const struct rnic_conn_param *conn)
 {
 	struct rnic_cm_channel *ch = (struct rnic_cm_channel *)id->pub.channel;
-	struct rnic_cm_event_entry e;
+	struct rnic_cm_event_entry *e = NULL;
 
-	memset(&e, 0, sizeof(e));
-	e.pub.id = &id->pub;
-	e.pub.listen_id = listen_id != NULL ? &listen_id->pub : NULL;
-	e.pub.event = type;
-	e.pub.status = status;
-	if (conn != NULL) {
-		e.pub.param.conn = *conn;
-		e.pub.param.conn.private_data_len = (uint8_t)event_private(conn);
-		if (e.pub.param.conn.private_data_len != 0)
-			memcpy(e.private_data, conn->private_data, e.pub.param.conn.private_data_len);
-		e.pub.param.conn.private_data = NULL;	/* set to the entry's copy when taken */
-	}
-	if (rnic_evq_post(&ch->q, &e, sizeof(e)) != 0) {
+	if (id->destroyed)
+		return 0;	/* given up: its channel keeps nothing of it (rnic_cm_destroy_id) */
+	if (ch->nb_events < RNIC_CM_EVENTS)
+		e = calloc(1, sizeof(*e));
+	if (e == NULL) {
 		if (id->dev != NULL)
 			id->dev->stats.events_lost++;
 		RNIC_LOG_LIMITED(ERR, "CM: event %s lost: the channel's queue is full", rnic_cm_event_str(type));
 		return -ENOSPC;
 	}
+	e->pub.id = &id->pub;
+	e->pub.listen_id = listen_id != NULL ? &listen_id->pub : NULL;
+	e->pub.event = type;
+	e->pub.status = status;
+	if (conn != NULL) {
+		e->pub.param.conn = *conn;
+		e->pub.param.conn.private_data_len = (uint8_t)event_private(conn);
+		if (e->pub.param.conn.private_data_len != 0)
+			memcpy(e->private_data, conn->private_data, e->pub.param.conn.private_data_len);
+		e->pub.param.conn.private_data = NULL;	/* set to the entry's copy when taken */
+	}
+	TAILQ_INSERT_TAIL(&ch->events, e, next);
+	ch->nb_events++;
+	channel_signal(ch, 1);
 	id->refs++;
 	if (listen_id != NULL)
 		listen_id->refs++;

@@ -7,7 +7,8 @@
  *
  * One mutex (rnic_cm.lock) covers everything: the application's calls (rnic_cm_api.c) and the CM's thread
  * (rnic_cm.c), which polls every device's QP1 and runs the timers every millisecond. Events go to an
- * id's channel through a lock-free queue with an eventfd (rnic_evq).
+ * id's channel: a list under that lock, and an eventfd readable exactly while the list is not empty, so
+ * that destroying an id can take its events out (as Linux's ucma_cleanup_ctx_events does).
  */
 #ifndef RNIC_CM_H
 #define RNIC_CM_H
@@ -19,7 +20,6 @@
 #include <sys/socket.h>
 
 #include "rnic_cm_msg.h"
-#include "rnic_evq.h"
 #include "rnic_gsi.h"
 #include "rnic_priv.h"
 
@@ -93,15 +93,18 @@ enum rnic_cm_state {
 	RNIC_CM_TIMEWAIT,
 };
 
-struct rnic_cm_channel {
-	struct rnic_cm_event_channel pub;
-	struct rnic_evq q;
-};
-
 /* An event as queued: the public event and the private data it points to once taken. */
 struct rnic_cm_event_entry {
 	struct rnic_cm_event pub;
+	TAILQ_ENTRY(rnic_cm_event_entry) next;	/* in its channel's events until taken */
 	uint8_t private_data[RNIC_CM_PRIVATE_MAX];
+};
+
+struct rnic_cm_channel {
+	struct rnic_cm_event_channel pub;	/* pub.fd: an eventfd, 0 exactly while events is empty */
+	TAILQ_ENTRY(rnic_cm_channel) next;	/* in rnic_cm.channel_list */
+	TAILQ_HEAD(, rnic_cm_event_entry) events;	/* not yet taken, oldest first */
+	uint32_t nb_events;
 };
 
 struct rnic_cm_id_priv {
@@ -156,7 +159,7 @@ rnic_cm_id_priv(struct rnic_cm_id *id)
 struct rnic_cm {
 	pthread_mutex_t lock;
 	uint32_t channels;		/* open: the CM runs while one is */
-	uint32_t channel_seq;		/* names of their queues */
+	TAILQ_HEAD(, rnic_cm_channel) channel_list;
 	int running;
 	volatile int stop;
 	pthread_t thread;
@@ -185,6 +188,9 @@ uint8_t rnic_cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_lifetime);
  * the channel's queue is full (the event is lost, counted). */
 int rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int status,
 		   struct rnic_cm_id_priv *listen_id, const struct rnic_conn_param *conn);
+/* Take an event out of its channel (taken, or dropped with its id); the fd stops polling readable with the
+ * channel's last event. The caller owns the entry and the references it holds. */
+void rnic_cm_channel_remove(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e);
 /* Drop a reference; the id is freed with its last. */
 void rnic_cm_id_put(struct rnic_cm_id_priv *id);
 

@@ -2,8 +2,11 @@
  * The rnic_cm_* API (rnic.h): librdmacm's calls, each doing what rdma_cm does for it (doc/cm.md).
  */
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
@@ -22,84 +25,141 @@ struct rnic_cm_event_channel *
 rnic_cm_create_event_channel(void)
 {
 	struct rnic_cm_channel *ch = calloc(1, sizeof(*ch));
-	char name[RTE_RING_NAMESIZE];
 	int ret;
 
 	if (ch == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	TAILQ_INIT(&ch->events);
+	ch->pub.fd = eventfd(0, EFD_CLOEXEC);
+	if (ch->pub.fd < 0) {
+		ret = errno;
+		free(ch);
+		errno = ret;
+		return NULL;
+	}
 	LOCK();
 	ret = rnic_cm_start();
 	if (ret == 0) {
-		snprintf(name, sizeof(name), "rnic_cmch%u", rnic_cm.channel_seq++);
-		ret = rnic_evq_create(&ch->q, name, sizeof(struct rnic_cm_event_entry), RNIC_CM_EVENTS,
-				      SOCKET_ID_ANY);
-	}
-	if (ret == 0)
 		rnic_cm.channels++;
-	else
+		TAILQ_INSERT_TAIL(&rnic_cm.channel_list, ch, next);
+	} else {
 		rnic_cm_stop_if_unused();
+	}
 	UNLOCK();
 	if (ret != 0) {
+		close(ch->pub.fd);
 		free(ch);
 		errno = -ret;
 		return NULL;
 	}
-	ch->pub.fd = ch->q.fd;
 	return &ch->pub;
+}
+
+static void end_id(struct rnic_cm_id_priv *id);
+
+/* An event not delivered (its id or listener destroyed, or its channel) goes with the references it holds; a
+ * connection request's new id, never the application's, is ended (the peer gets a REJ) and freed. */
+static void
+drop_event(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e)
+{
+	struct rnic_cm_id_priv *id = rnic_cm_id_priv(e->pub.id);
+	struct rnic_cm_id_priv *listener = e->pub.listen_id != NULL ? rnic_cm_id_priv(e->pub.listen_id) : NULL;
+
+	rnic_cm_channel_remove(ch, e);
+	free(e);
+	if (listener != NULL) {
+		listener->backlog++;
+		if (!id->destroyed)
+			end_id(id);	/* the application's reference it never got */
+		rnic_cm_id_put(listener);
+	}
+	rnic_cm_id_put(id);
+}
+
+/* An event of the id on any channel (one moved to another channel may have left some on its first), or of
+ * the listener it is. */
+static struct rnic_cm_event_entry *
+event_of(struct rnic_cm_id_priv *id, struct rnic_cm_channel **chp)
+{
+	struct rnic_cm_event_entry *e;
+	struct rnic_cm_channel *ch;
+
+	TAILQ_FOREACH(ch, &rnic_cm.channel_list, next)
+		TAILQ_FOREACH(e, &ch->events, next)
+			if (e->pub.id == &id->pub || e->pub.listen_id == &id->pub) {
+				*chp = ch;
+				return e;
+			}
+	return NULL;
+}
+
+/* The events of a destroyed id, and the connection requests of a destroyed listener, leave their channels,
+ * as Linux's ucma_cleanup_ctx_events drops them: the channel's fd no longer polls readable for them. One
+ * at a time from the start: dropping a request ends its new id, whose own events go too. */
+static void
+drop_events_of(struct rnic_cm_id_priv *id)
+{
+	struct rnic_cm_event_entry *e;
+	struct rnic_cm_channel *ch;
+
+	while ((e = event_of(id, &ch)) != NULL)
+		drop_event(ch, e);
 }
 
 void
 rnic_cm_destroy_event_channel(struct rnic_cm_event_channel *pub)
 {
 	struct rnic_cm_channel *ch = (struct rnic_cm_channel *)pub;
-	struct rnic_cm_event_entry e;
 
 	if (ch == NULL)
 		return;
 	LOCK();
-	/* Events never taken: the references they hold go with them. */
-	while (rte_ring_dequeue_elem(ch->q.ring, &e, sizeof(e)) == 0) {
-		rnic_cm_id_put(rnic_cm_id_priv(e.pub.id));
-		if (e.pub.listen_id != NULL)
-			rnic_cm_id_put(rnic_cm_id_priv(e.pub.listen_id));
-	}
-	rnic_evq_free(&ch->q);
+	while (!TAILQ_EMPTY(&ch->events))
+		drop_event(ch, TAILQ_FIRST(&ch->events));
+	TAILQ_REMOVE(&rnic_cm.channel_list, ch, next);
 	rnic_cm.channels--;
 	rnic_cm_stop_if_unused();
 	UNLOCK();
+	close(ch->pub.fd);
 	free(ch);
 }
 
-static void leave(struct rnic_cm_id_priv *id);
-
-/* An event whose id the application destroyed meanwhile is not delivered (librdmacm's rdma_destroy_id waits
- * for them instead); a connection request whose listener is gone is rejected, its id with it. */
-static int
-stale_event(struct rnic_cm_event_entry *e)
+/* The oldest event of the channel, taken out, or NULL. A connection request taken makes room in its
+ * listener's backlog. */
+static struct rnic_cm_event_entry *
+take_event(struct rnic_cm_channel *ch)
 {
-	struct rnic_cm_id_priv *id = rnic_cm_id_priv(e->pub.id);
-	struct rnic_cm_id_priv *listener = e->pub.listen_id != NULL ? rnic_cm_id_priv(e->pub.listen_id) : NULL;
-	int stale;
+	struct rnic_cm_event_entry *e;
 
 	LOCK();
-	/* A connection request taken (or gone with its id) makes room in its listener's backlog. */
-	if (e->pub.event == RNIC_CM_EVENT_CONNECT_REQUEST && listener != NULL)
-		listener->backlog++;
-	stale = id->destroyed || (listener != NULL && listener->destroyed);
-	if (stale) {
-		if (!id->destroyed) {
-			leave(id);
-			id->destroyed = 1;
-			rnic_cm_id_put(id);	/* the application's reference it never got */
-		}
-		rnic_cm_id_put(id);
-		if (listener != NULL)
-			rnic_cm_id_put(listener);
+	e = TAILQ_FIRST(&ch->events);
+	if (e != NULL) {
+		rnic_cm_channel_remove(ch, e);
+		if (e->pub.listen_id != NULL)
+			rnic_cm_id_priv(e->pub.listen_id)->backlog++;
 	}
 	UNLOCK();
-	return stale;
+	return e;
+}
+
+/* Until the channel's fd is readable, or EAGAIN when the application made it non-blocking (librdmacm's read
+ * of its fd says so). 0 or an errno. */
+static int
+wait_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0)
+		return errno;
+	if (flags & O_NONBLOCK)
+		return EAGAIN;
+	while (poll(&pfd, 1, -1) < 0)
+		if (errno != EINTR)
+			return errno;
+	return 0;
 }
 
 int
@@ -107,20 +167,16 @@ rnic_cm_get_cm_event(struct rnic_cm_event_channel *pub, struct rnic_cm_event **e
 {
 	struct rnic_cm_channel *ch = (struct rnic_cm_channel *)pub;
 	struct rnic_cm_event_entry *e;
+	int err;
 
 	if (ch == NULL || event == NULL)
 		return EINVAL;
-	e = malloc(sizeof(*e));
-	if (e == NULL)
-		return ENOMEM;
-	do {
-		if (rnic_evq_get(&ch->q, e, sizeof(*e)) != 0) {
-			int err = errno;
-
-			free(e);
+	/* Another thread may take the event the fd woke us for, or destroy its id: then wait again. */
+	while ((e = take_event(ch)) == NULL) {
+		err = wait_readable(ch->pub.fd);
+		if (err != 0)
 			return err;
-		}
-	} while (stale_event(e));
+	}
 	if (e->pub.param.conn.private_data_len != 0)
 		e->pub.param.conn.private_data = e->private_data;
 	e->pub.id->event = &e->pub;
@@ -221,6 +277,16 @@ leave(struct rnic_cm_id_priv *id)
 	id->state = RNIC_CM_IDLE;
 }
 
+/* The id given up: the peer told, its events dropped, the application's reference released. */
+static void
+end_id(struct rnic_cm_id_priv *id)
+{
+	leave(id);
+	id->destroyed = 1;
+	drop_events_of(id);
+	rnic_cm_id_put(id);
+}
+
 int
 rnic_cm_destroy_id(struct rnic_cm_id *pub)
 {
@@ -233,9 +299,7 @@ rnic_cm_destroy_id(struct rnic_cm_id *pub)
 		UNLOCK();
 		return EINVAL;
 	}
-	leave(id);
-	id->destroyed = 1;
-	rnic_cm_id_put(id);
+	end_id(id);
 	rnic_cm_stop_if_unused();
 	UNLOCK();
 	return 0;

@@ -6,6 +6,7 @@
  * the handshake. The engine runs with a fault layer that drops nothing until a test says otherwise.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -612,6 +613,43 @@ test_bad_calls(void **state)
 	assert_int_equal(rnic_cm_destroy_id(id), 0);
 }
 
+/* Events of a destroyed id leave its channel with it, as Linux's ucma_cleanup_ctx_events drops them: the
+ * channel's fd no longer polls readable for them and a non-blocking get says EAGAIN. A listener destroyed
+ * with a connection request not taken takes the request with it (the new id rejects the client's REQ). */
+static void
+test_destroy_drops_events(void **state)
+{
+	struct rnic_cm_event_channel *ch = rnic_cm_create_event_channel();
+	struct sockaddr_storage dst = addr_at(PORT + 9, 0);
+	struct pollfd pfd = { .events = POLLIN };
+	struct rnic_cm_id *id, *l, *c;
+	struct rnic_cm_event *e;
+
+	(void)state;
+	assert_non_null(ch);
+	pfd.fd = ch->fd;
+	assert_int_equal(rnic_cm_create_id(ch, &id, NULL, RNIC_PS_TCP), 0);
+	assert_int_equal(rnic_cm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000), 0);
+	assert_int_equal(poll(&pfd, 1, 5000), 1);	/* ADDR_RESOLVED queued, not taken */
+	assert_int_equal(rnic_cm_destroy_id(id), 0);
+	no_event(ch, 0.2);
+	assert_int_equal(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+	assert_int_equal(rnic_cm_get_cm_event(ch, &e), EAGAIN);
+	rnic_cm_destroy_event_channel(ch);
+
+	l = listener(PORT + 9, 0);
+	c = client(PORT + 9, 0);	/* Linux's timers: the REJ comes long before a retry */
+	connect_with(c, "gone");
+	pfd.fd = sch->fd;
+	assert_int_equal(poll(&pfd, 1, 5000), 1);	/* CONNECT_REQUEST queued, not taken */
+	assert_int_equal(rnic_cm_destroy_id(l), 0);
+	no_event(sch, 0.2);
+	e = expect_event(cch, RNIC_CM_EVENT_REJECTED, 10);
+	assert_ptr_equal(e->id, c);
+	ack(e);
+	release(NULL, c, NULL);
+}
+
 /* A peer that sends QP1 anything: CM MADs of every attribute with random fields, and REQs to a listener
  * with random fields but a CMA header (more than the channel's queue holds). Nothing crashes, every MAD is
  * counted, the requests the queue could not hold are refused, and a connection still forms afterwards. */
@@ -746,6 +784,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_bad_calls),
 		cmocka_unit_test(test_lost_mads_retried),
 		cmocka_unit_test(test_peer_vanishes),
+		cmocka_unit_test(test_destroy_drops_events),
 		cmocka_unit_test(test_hostile_mads),
 	};
 
