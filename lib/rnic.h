@@ -823,6 +823,12 @@ int rnic_engine_stop(void);
  * from any other thread, or when the main lcore has no stage.
  */
 unsigned int rnic_engine_progress(void);
+/*
+ * Whether the EAL main lcore carries stages: 1 when the application's thread must keep calling in (above)
+ * while it expects traffic, 0 when the workers run every stage and the thread may sleep (block in a read,
+ * poll() a socket) without stalling the engine. Set by rnic_engine_init's stage map.
+ */
+int rnic_engine_manual_progress(void);
 /* Release devices, ports and EAL. Every context must be closed first (-EBUSY otherwise). */
 int rnic_engine_fini(void);
 /* Print the engine arguments to the given stream (a FILE *). */

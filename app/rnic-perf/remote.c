@@ -5,6 +5,7 @@
  * print the report: the server prints the client's figures (-b: their sum with its own).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,6 +70,22 @@ ctl_poll(const struct remote *r, struct ctl *c)
 }
 
 /*
+ * Nothing to do on this thread but wait for the peer's next message: it has no stages of its own and no
+ * receives to post again (a one-way WRITE or READ server, a side awaiting its VERDICT). It sleeps in poll()
+ * then, as perftest's server sleeps in read(): spinning would take half of the core it shares (with the
+ * client, when both run on one machine) from the work being measured. The timeout keeps a signal that
+ * came before the poll from waiting long.
+ */
+static void
+ctl_idle(const struct remote *r)
+{
+	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+
+	if (!r->e->receives && !rnic_engine_manual_progress())
+		(void)poll(&p, 1, 100);
+}
+
+/*
  * Wait for the peer's message of this type, serving this end's receives meanwhile (the peer's SENDs need
  * them posted again) and running this thread's stages. A server prints the client's --run_infinitely periods
  * as they come.
@@ -90,6 +107,8 @@ ctl_await(const struct remote *r, uint32_t type, struct ctl *c)
 		if (r->e->receives && perf_serve_receives(r->e, &r->o->t, r->size) != 0)
 			return -1;
 		rnic_engine_progress();
+		if (got == 1)
+			ctl_idle(r);
 		if (perf_aborted(&r->o->t))
 			return perf_fail("interrupted");
 	}

@@ -148,6 +148,12 @@ rnic_engine_progress(void)
 }
 
 int
+rnic_engine_manual_progress(void)
+{
+	return rnic_rt.initialized && rnic_rt.lcore[rte_get_main_lcore()].count != 0;
+}
+
+int
 rnic_engine_lcore_load(unsigned int lcore_id, uint64_t *busy, uint64_t *idle, const char **names, unsigned int *nb)
 {
 	const struct rnic_lcore_stages *ls;

@@ -232,7 +232,10 @@ test_stages_run_on_workers(void **state)
 	assert_true(worker < RTE_MAX_LCORE);	/* the test runs with two lcores */
 	assert_int_equal(rnic_engine_add_stage(RTE_MAX_LCORE, &stage), -EINVAL);
 	assert_int_equal(rnic_engine_add_stage(worker, &stage), 0);
+	/* the test's map (-l 0,1: every stage on the worker) leaves the application's thread free to sleep */
+	assert_int_equal(rnic_engine_manual_progress(), 0);
 	assert_int_equal(rnic_engine_add_stage(rte_get_main_lcore(), &main_stage), 0);
+	assert_int_equal(rnic_engine_manual_progress(), 1);
 	assert_int_equal(rnic_engine_progress(), 0);	/* the engine is not started */
 	assert_int_equal(rnic_engine_start(), 0);
 	assert_int_equal(rnic_engine_start(), -EBUSY);

@@ -66,5 +66,33 @@ rows=$(grep -Ec '^ 1024 +[0-9]+' "$tmp/server.log")
 [ $client_rc -eq 0 ] && [ $server_rc -eq 0 ] || fail "--run_infinitely" "an exit status"
 [ "$rows" -ge 2 ] || fail "--run_infinitely" "the server printed $rows rows"
 
+# A server with no stages of its own (-l 0,1: every stage on its worker) and nothing to receive (WRITE) sleeps
+# while its client runs, as perftest's does: its main thread's CPU time over 2 s of the client's 4 s of
+# WRITEs under 5 % of them (spinning on the control socket, it took a core, half of the one its client
+# shared on a 2-core machine). utime + stime of the thread, in clock ticks.
+main_thread_ticks() { awk '{ print $14 + $15 }' "/proc/$1/task/$1/stat" 2>/dev/null; }
+(run_case "$perf" "$perf" "-o write -s 65536 -D 4"; [ $client_rc -eq 0 ] && [ $server_rc -eq 0 ]) &
+runner=$!
+server_pid=
+for _ in $(seq 100); do
+	server_pid=$(pgrep -f -- "--file-prefix rnic-perf-a-$$" | while read -r p; do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = rnic-perf ] && echo "$p"; done | head -1)
+	[ -n "$server_pid" ] && pgrep -f -- "--file-prefix rnic-perf-b-$$" >/dev/null && break
+	sleep 0.1
+done
+sleep 1.5
+t0=$(main_thread_ticks "$server_pid")
+sleep 2
+t1=$(main_thread_ticks "$server_pid")
+wait $runner || fail "idle server" "an exit status"
+hz=$(getconf CLK_TCK)
+if [ -z "$t0" ] || [ -z "$t1" ]; then
+	fail "idle server" "no server thread to measure (pid '$server_pid')"
+elif [ $((t1 - t0)) -gt $((hz / 10)) ]; then
+	fail "idle server" "its main thread used $((t1 - t0)) of 2 s x $hz ticks while its client wrote"
+else
+	echo "idle server: its main thread used $((t1 - t0)) ticks ($hz a second) in 2 s of its client's WRITEs"
+fi
+
 [ $status -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
 exit $status

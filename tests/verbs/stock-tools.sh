@@ -19,20 +19,24 @@
 #                 on by part ID only, doc/verbs.md)
 #   srq           ibv_srq_pingpong (16 RC QPs on one shared receive queue each side), and perftest's
 #                 ib_send_bw (one way and both ways) and ib_send_lat with --use-srq, the same way
-#   daemon-devices, daemon-pingpong, daemon-perftest
+#   daemon-devices, daemon-pingpong
 #              the same through rnicd (RNIC_DAEMON): the test starts a daemon on its embedded loopback pair
 #              (rnic0 and rnic1 joined in the daemon; its socket in the test's temporary directory), the
 #              tools are its clients, two of them talking to each other through rnic0 and rnic1 (their own
-#              TCP exchange over 127.0.0.1); the pingpong tools with -e (completion events) and
-#              polling; daemon-perftest: ib_write_bw and ib_read_bw (both post APIs),
-#              ib_send_bw (and --use-srq), ib_atomic_bw, ib_write_bw -a, and the three latency tools by
-#              default; the daemon exits 0 on SIGTERM and removes its socket
+#              TCP exchange over 127.0.0.1); the three pingpong tools with -e (completion events) and
+#              polling; the daemon exits 0 on SIGTERM and removes its socket
+#   daemon-perftest-bw, daemon-perftest-lat, daemon-perftest-wr, daemon-srq
+#              the same tools, options and checks as the mode without daemon-, through a daemon started
+#              the same way; perftest-all's in two: daemon-perftest-sweep (the six with -a) and
+#              daemon-perftest-write-lat (ib_write_lat), each a few minutes on the loaded machine (the
+#              latency tools whose two ends both poll take turns on one core: 10-80 ms a round trip)
 #   daemon-program PROGRAM
 #              a program of the project's built against libibverbs (tests/verbs/test_verbs.c) as a client of
 #              a daemon started the same way: it must exit 0
 # pingpong, perftest-* and srq need root (skipped, exit 77, without it).
 # Usage: stock-tools.sh devices|pingpong|perftest-bw|perftest-lat|perftest-all|perftest-wr|srq SOFTRNIC_RUN
-#        stock-tools.sh daemon-devices|daemon-pingpong|daemon-perftest SOFTRNIC_RUN RNICD
+#        stock-tools.sh daemon-devices|daemon-pingpong|daemon-perftest-bw|daemon-perftest-lat SOFTRNIC_RUN RNICD
+#        stock-tools.sh daemon-perftest-sweep|daemon-perftest-write-lat|daemon-perftest-wr|daemon-srq SOFTRNIC_RUN RNICD
 #        stock-tools.sh daemon-program SOFTRNIC_RUN RNICD PROGRAM
 set -u
 # shellcheck source=../common/veth-netns.sh
@@ -44,7 +48,7 @@ program=${4:-}
 # The daemon's clients exchange their TCP over a loopback of their own (a network namespace that ends with
 # the script): no other test's port is theirs.
 case $what in
-daemon-pingpong | daemon-perftest)
+daemon-pingpong | daemon-perftest-* | daemon-srq)
 	if [ -z "${STOCK_TOOLS_NETNS:-}" ]; then
 		[ "$(id -u)" -eq 0 ] || { echo "needs root (a network namespace): skipped"; exit 77; }
 		STOCK_TOOLS_NETNS=1 exec unshare --net "$0" "$@"
@@ -252,7 +256,7 @@ pingpong() {
 # a sanitizer build preloads its runtime into that program, and coreutils' env deadlocks in its own
 # textdomain() under it (the tools then print nothing and time out).
 perftest() {
-	local tool=$1 sizes=$2 iters=$3 port=$((19000 + RANDOM % 1000)) kind=bw client=b-cpu0
+	local tool=$1 sizes=$2 iters=$3 port=$((19000 + RANDOM % 1000)) kind=bw client=b-cpu0 t0=$SECONDS
 	shift 3
 	case $tool in *_lat) kind=lat ;; esac
 	# ib_write_lat's ends spin on the buffer their peer writes, not on their CQ: no manual progress there
@@ -278,7 +282,7 @@ perftest() {
 	if [ -n "${PERFTEST_API:-}" ]; then
 		check "$tool $*: ibv_wr* API $PERFTEST_API" has "$tmp/client.txt" "ibv_wr\\* API +: $PERFTEST_API\$"
 	fi
-	grep -h -A1 '#bytes' "$tmp/client.txt" | tail -1 | sed 's/^/      client: /'
+	grep -h -A1 '#bytes' "$tmp/client.txt" | tail -1 | sed "s/^/      client, $((SECONDS - t0)) s: /"
 	if [ $failed -ne $before ]; then
 		sed 's/^/    server: /' "$tmp/server.txt"
 		sed 's/^/    client: /' "$tmp/client.txt"
@@ -303,11 +307,70 @@ perftest_bw() {
 	perftest "$tool" "$size" 100 -n 100 --use_old_post_send
 }
 
-# TOOL: a latency tool by default (2 B, 1000 iterations), then -s 65536, --use_old_post_send
+# TOOL: a latency tool by default (2 B, 1000 iterations), then -s 65536, --use_old_post_send (200 round
+# trips: through rnicd each waits for the scheduler, 10-20 ms on the loaded machine)
 perftest_lat() {
 	perftest "$1" 2 1000
 	perftest "$1" 65536 100 -s 65536 -n 100
-	perftest "$1" 2 1000 --use_old_post_send
+	perftest "$1" 2 200 -n 200 --use_old_post_send
+}
+
+# Each mode's tools, the same in the process (between the namespaces) and through rnicd (daemon-MODE).
+mode_perftest_bw() {
+	# softrnic's own identity: perftest 4.5 leaves its ibv_wr_* API off ("ibv_wr* API : OFF")
+	PERFTEST_API=OFF
+	perftest_bw ib_write_bw 65536
+	perftest_bw ib_read_bw 65536
+	perftest_bw ib_send_bw 65536
+	perftest_bw ib_atomic_bw 8
+}
+
+mode_perftest_lat() {
+	PERFTEST_API=OFF
+	perftest_lat ib_read_lat
+	perftest_lat ib_send_lat
+}
+
+mode_perftest_all() {
+	mode_perftest_sweep
+	mode_perftest_write_lat
+}
+
+mode_perftest_sweep() {
+	PERFTEST_API=OFF
+	for tool in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
+		perftest $tool "$all_sizes" 5 -a -n 5
+	done
+}
+
+mode_perftest_write_lat() {
+	PERFTEST_API=OFF
+	tool_timeout=240
+	perftest_lat ib_write_lat
+}
+
+mode_perftest_wr() {
+	# a ConnectX-5's IDs: perftest takes its ibv_wr_* path (and inline data for the latency tools)
+	export SOFTRNIC_VERBS_VENDOR=0x02c9:4119
+	PERFTEST_API=ON
+	perftest ib_write_bw 65536 100 -n 100
+	perftest ib_write_bw 65536 200 -q 4 -n 50
+	perftest ib_read_bw 65536 100 -n 100
+	perftest ib_send_bw 65536 100 -n 100
+	perftest ib_atomic_bw 8 1000
+	perftest ib_read_lat 2 1000
+	perftest ib_send_lat 65536 100 -s 65536 -n 100
+}
+
+mode_srq() {
+	# 16 QPs (its default) on one SRQ each side, every received buffer checked (-c)
+	pingpong ibv_srq_pingpong 4096 100 -q 16 -c
+	PERFTEST_API=OFF
+	# one way (the client leaves its receive CQ at exit: ibv_close_device releases it), and both ways (-b):
+	# each end receives into its SRQ
+	perftest ib_send_bw 65536 100 -n 100 --use-srq
+	perftest ib_send_bw 65536 100 -n 100 --use-srq -b
+	perftest ib_send_lat 2 200 -n 200 --use-srq
 }
 
 case $what in
@@ -322,51 +385,23 @@ pingpong)
 	;;
 perftest-bw)
 	veth_setup || exit $?
-	# softrnic's own identity: perftest 4.5 leaves its ibv_wr_* API off ("ibv_wr* API : OFF")
-	PERFTEST_API=OFF
-	perftest_bw ib_write_bw 65536
-	perftest_bw ib_read_bw 65536
-	perftest_bw ib_send_bw 65536
-	perftest_bw ib_atomic_bw 8
+	mode_perftest_bw
 	;;
 perftest-lat)
 	veth_setup || exit $?
-	PERFTEST_API=OFF
-	perftest_lat ib_read_lat
-	perftest_lat ib_send_lat
+	mode_perftest_lat
 	;;
 perftest-all)
 	veth_setup || exit $?
-	PERFTEST_API=OFF
-	for tool in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
-		perftest $tool "$all_sizes" 5 -a -n 5
-	done
-	tool_timeout=240
-	perftest_lat ib_write_lat
+	mode_perftest_all
 	;;
 perftest-wr)
 	veth_setup || exit $?
-	# a ConnectX-5's IDs: perftest takes its ibv_wr_* path (and inline data for the latency tools)
-	export SOFTRNIC_VERBS_VENDOR=0x02c9:4119
-	PERFTEST_API=ON
-	perftest ib_write_bw 65536 100 -n 100
-	perftest ib_write_bw 65536 200 -q 4 -n 50
-	perftest ib_read_bw 65536 100 -n 100
-	perftest ib_send_bw 65536 100 -n 100
-	perftest ib_atomic_bw 8 1000
-	perftest ib_read_lat 2 1000
-	perftest ib_send_lat 65536 100 -s 65536 -n 100
+	mode_perftest_wr
 	;;
 srq)
 	veth_setup || exit $?
-	# 16 QPs (its default) on one SRQ each side, every received buffer checked (-c)
-	pingpong ibv_srq_pingpong 4096 100 -q 16 -c
-	PERFTEST_API=OFF
-	# one way (the client leaves its receive CQ at exit: ibv_close_device releases it), and both ways (-b):
-	# each end receives into its SRQ
-	perftest ib_send_bw 65536 100 -n 100 --use-srq
-	perftest ib_send_bw 65536 100 -n 100 --use-srq -b
-	perftest ib_send_lat 2 200 -n 200 --use-srq
+	mode_srq
 	;;
 daemon-devices)
 	daemon_start
@@ -396,25 +431,22 @@ daemon-program)
 	[ $rc -eq 0 ] || sed 's/^/    program: /' "$tmp/program.txt"
 	daemon_stop
 	;;
-daemon-perftest)
+daemon-perftest-bw | daemon-perftest-lat | daemon-perftest-sweep | daemon-perftest-write-lat | daemon-perftest-wr | \
+	daemon-srq)
 	daemon_start
 	pair=run_daemon_pair
-	PERFTEST_API=OFF
-	perftest ib_write_bw 65536 200 -s 65536 -n 200 --use_old_post_send
-	perftest ib_read_bw 65536 200 -s 65536 -n 200 --use_old_post_send
-	perftest ib_write_bw 65536 200 -s 65536 -n 200
-	perftest ib_send_bw 65536 100 -n 100
-	perftest ib_send_bw 65536 100 -n 100 --use-srq
-	perftest ib_atomic_bw 8 1000
-	perftest ib_write_bw "$all_sizes" 5 -a -n 5
-	perftest ib_read_lat 2 1000
-	perftest ib_send_lat 2 1000
-	perftest ib_write_lat 2 1000
+	gid_re='::ffff:10\.77\.0\.[12]'
+	# a latency tool's -a through rnicd, 23 sizes up to 8 MB at the scheduler's pace, took 55-60 s beside a
+	# build on the loaded machine
+	tool_timeout=180
+	mode=${what#daemon-}
+	"mode_${mode//-/_}"
 	daemon_stop
 	;;
 *)
 	echo "usage: stock-tools.sh devices|pingpong|perftest-bw|perftest-lat|perftest-all|perftest-wr|srq SOFTRNIC_RUN" >&2
-	echo "       stock-tools.sh daemon-devices|daemon-pingpong|daemon-perftest SOFTRNIC_RUN RNICD" >&2
+	echo "       stock-tools.sh daemon-devices|daemon-pingpong|daemon-perftest-bw|daemon-perftest-lat SOFTRNIC_RUN RNICD" >&2
+	echo "       stock-tools.sh daemon-perftest-sweep|daemon-perftest-write-lat|daemon-perftest-wr|daemon-srq SOFTRNIC_RUN RNICD" >&2
 	echo "       stock-tools.sh daemon-program SOFTRNIC_RUN RNICD PROGRAM" >&2
 	exit 2
 	;;
