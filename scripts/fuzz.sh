@@ -4,6 +4,8 @@
 #     RUNS     inputs per target (default 200000; the long runs in doc/fuzzing.md use 10000000)
 #     PKTGEN   a built rnic-pktgen (else build/ is built)
 #     TARGETS  "parser responder hostif" (default: all three)
+#   FUZZ_OBJ_CACHE (environment): where the compiled sources are kept for the next target or run (default:
+#   OUTDIR)
 #   FUZZ_TIMEOUT (environment): seconds one input may take (default 30: inputs take milliseconds, but on a
 #   busy machine one was descheduled for 10-29 s, and the test command's short run under a full CI failed
 #   at 5 s; a real hang never ends)
@@ -28,7 +30,33 @@ if [ -z "$pktgen" ]; then
 fi
 "$pktgen" write "$out/pktgen.pcap" >/dev/null
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE
-	-DALLOW_EXPERIMENTAL_API -DRNIC_VERSION=\"fuzz\" $(pkg-config --cflags libdpdk)"
+	-DALLOW_EXPERIMENTAL_API -DRNIC_VERSION=\"fuzz\" $(pkg-config --cflags libdpdk)
+	-Ilib -Ilib/core -Ilib/wire -Ilib/mr -Ilib/cq -Ilib/qp -Ilib/engine -Ilib/client -Idrivers -Itests/common"
+
+# Build target $1 from sources $2 and its fuzz_$1.c: one compiler per core (the whole library, one file
+# after the other, took most of a short run's time), then the link. The sources' objects are kept by the
+# content of the sources, every header of the tree and the flags, in FUZZ_OBJ_CACHE (default: the output
+# directory), so targets of the same sources (responder, hostif) compile them once.
+build_target() {
+	local t=$1 srcs=$2 set key objs
+	# shellcheck disable=SC2086
+	set=$(echo "$cflags $srcs" | sha1sum | cut -c1-8)
+	# shellcheck disable=SC2086
+	key=$(cat $srcs lib/*/*.h drivers/*.h tests/common/*.h | sha1sum | cut -c1-16)
+	objs=${FUZZ_OBJ_CACHE:-$out}/fuzz-objs-$set-$key
+	if [ ! -f "$objs/complete" ]; then
+		rm -rf "${FUZZ_OBJ_CACHE:-$out}/fuzz-objs-$set-"*
+		mkdir -p "$objs"
+		# shellcheck disable=SC2086
+		printf '%s\n' $srcs | xargs -P "$(nproc)" -I{} sh -c \
+			'clang $1 -c "$2" -o "$3/$(echo "$2" | tr / _).o"' sh "$cflags" {} "$objs" || exit 1
+		touch "$objs/complete"
+	fi
+	# shellcheck disable=SC2086
+	clang $cflags "tests/fuzz/fuzz_$t.c" "$objs"/*.o $(pkg-config --libs libdpdk) -lrte_net_ring -lisal -lnuma \
+		-lpthread -o "$out/fuzz_$t"
+}
+
 for t in $targets; do
 	case $t in
 	parser)
@@ -57,9 +85,7 @@ for t in $targets; do
 		/usr/bin/python3 tests/fuzz/seed_corpus.py $seeds "$out/seeds-$t" tests/oracle/data/*.pcap \
 			"$out/pktgen.pcap" >/dev/null
 	fi
-	# shellcheck disable=SC2086
-	clang $cflags -Ilib -Ilib/core -Ilib/wire -Ilib/mr -Ilib/cq -Ilib/qp -Ilib/engine -Ilib/client -Idrivers -Itests/common \
-		$srcs "tests/fuzz/fuzz_$t.c" $(pkg-config --libs libdpdk) -lrte_net_ring -lisal -lnuma -lpthread -o "$out/fuzz_$t"
+	build_target "$t" "$srcs"
 	# Every past crash must stay fixed. Each runs three times: the engine keeps state from one input to the
 	# next (its pipelines, the peers' QPs), and a crash found in a run may need it.
 	for f in "tests/fuzz/regressions/$t"/*; do
