@@ -202,6 +202,26 @@ connect_with(struct rnic_cm_id *c, const char *text)
 	assert_int_equal(rnic_cm_connect(c, &p), 0);
 }
 
+/* Connect c with text; the server takes the request, makes its QP and accepts without parameters (the
+ * depths the request asked for, as librdmacm); both ends ESTABLISHED. The server's id. */
+static struct rnic_cm_id *
+establish_without_parameters(struct rnic_cm_id *c, const char *text)
+{
+	struct rnic_qp_init_attr ia = qp_attr();
+	struct rnic_cm_event *e;
+	struct rnic_cm_id *s;
+
+	connect_with(c, text);
+	e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
+	s = e->id;
+	ack(e);
+	assert_int_equal(rnic_cm_create_qp(s, NULL, &ia), 0);
+	assert_int_equal(rnic_cm_accept(s, NULL), 0);
+	ack(expect_event(cch, RNIC_CM_EVENT_ESTABLISHED, 10));
+	ack(expect_event(sch, RNIC_CM_EVENT_ESTABLISHED, 10));
+	return s;
+}
+
 /* What the server tells the client in its REP: where to WRITE. */
 struct server_info {
 	uint64_t addr;
@@ -351,19 +371,11 @@ static void
 test_accept_without_parameters(void **state)
 {
 	struct rnic_cm_id *l = listener(PORT + 6, 0), *c = client(PORT + 6, 0), *s;
-	struct rnic_qp_init_attr ia = qp_attr(), qia;
-	struct rnic_cm_event *e;
+	struct rnic_qp_init_attr qia;
 	struct rnic_qp_attr qa;
 
 	(void)state;
-	connect_with(c, "defaults");
-	e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
-	s = e->id;
-	ack(e);
-	assert_int_equal(rnic_cm_create_qp(s, NULL, &ia), 0);
-	assert_int_equal(rnic_cm_accept(s, NULL), 0);
-	ack(expect_event(cch, RNIC_CM_EVENT_ESTABLISHED, 10));
-	ack(expect_event(sch, RNIC_CM_EVENT_ESTABLISHED, 10));
+	s = establish_without_parameters(c, "defaults");
 	assert_int_equal(rnic_query_qp(s->qp, &qa, RNIC_QP_MAX_DEST_RD_ATOMIC | RNIC_QP_MAX_QP_RD_ATOMIC, &qia), 0);
 	assert_int_equal(qa.max_dest_rd_atomic, 1);
 	assert_int_equal(qa.max_rd_atomic, 1);
@@ -385,19 +397,11 @@ static void
 test_timewait_exit(void **state)
 {
 	struct rnic_cm_id *l = listener(PORT + 8, 0), *c = client(PORT + 8, 0), *s;
-	struct rnic_qp_init_attr ia = qp_attr();
 	struct rnic_cm_event *e;
 	double start;
 
 	(void)state;
-	connect_with(c, "timewait");
-	e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
-	s = e->id;
-	ack(e);
-	assert_int_equal(rnic_cm_create_qp(s, NULL, &ia), 0);
-	assert_int_equal(rnic_cm_accept(s, NULL), 0);
-	ack(expect_event(cch, RNIC_CM_EVENT_ESTABLISHED, 10));
-	ack(expect_event(sch, RNIC_CM_EVENT_ESTABLISHED, 10));
+	s = establish_without_parameters(c, "timewait");
 	assert_int_equal(rnic_cm_disconnect(c), 0);
 	ack(expect_event(sch, RNIC_CM_EVENT_DISCONNECTED, 10));
 	/* the server's TIMEWAIT starts with its DREP, the client's when that DREP arrives */
