@@ -4,23 +4,37 @@
  *            one worker lcore transmits frames on port A, the main lcore receives them on port B and
  *            frees them; no headers built, no RDMA processing. Frames/s and Gb/s per frame size.
  *   memcpy   one core copying 64 KB blocks through 256 MB (bytes/s): the bound of a copying data path.
+ *   --probe  the 138 B forwarding and the memcpy only: the machine-mode probe the runner takes right before
+ *            each case (scripts/bench.py, doc/performance.md).
+ *   --ethdev a real port between two processes (scripts/bench-ports.sh): --send MAC transmits frames of
+ *            --frame bytes (IPv4/UDP to 4791, as softrnic's frames) to MAC until --seconds pass or SIGINT /
+ *            SIGTERM; --receive counts what arrives in --seconds (from 50 ms after the first frame), prints
+ *            it, and drains the port until SIGINT / SIGTERM. The receiver's rate is the port path's raw
+ *            rate, the baseline of softrnic's figures over the same ports.
  *
- *   rnic-baseline [--seconds S] [-- EAL options]
+ *   rnic-baseline [--seconds S] [--probe] [-- EAL options]
+ *   rnic-baseline --ethdev NAME (--send MAC [--frame BYTES] | --receive) [--seconds S] -- EAL options (--vdev)
+ * (--ethdev, not the engine tools' --port: a real port here needs no engine).
  * The tools' command line (app/common/rnic_tool.h): EAL options merge with the defaults; two lcores. Exit
  * status 0, 1 when a measurement could not run, 2 for bad options, each failure with its reason.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_byteorder.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_udp.h>
 
 #include "rnic_port.h"
 #include "rnic_tool.h"
@@ -120,34 +134,263 @@ copy_bandwidth(double seconds)
 	return 0;
 }
 
-/* --seconds S, the one option: 0, or 2 with the reason said. */
-static int
-parse_args(const struct rnic_tool_cmdline *c, double *seconds)
+/* What the command line asks for. */
+struct options {
+	double seconds;
+	int probe;		/* --probe: 138 B forwarding and memcpy only */
+	const char *port;	/* --ethdev NAME: a real port, with send_mac or receive */
+	const char *send_mac;
+	int receive;
+	unsigned int frame;	/* --frame: the sender's frame length */
+};
+
+static const char usage[] = "usage: rnic-baseline [--seconds S] [--probe] [-- EAL options] | rnic-baseline --ethdev NAME "
+	"(--send MAC [--frame BYTES] | --receive) [--seconds S] -- EAL options";
+
+/* The longest frame one of the engine's mbufs holds, and Ethernet's shortest without its FCS. */
+#define FRAME_MAX (RNIC_PORT_MBUF_DATA_ROOM - RTE_PKTMBUF_HEADROOM)
+#define FRAME_MIN 60
+
+/* The value of option argv[i], or NULL with the reason said. */
+static const char *
+option_value(const struct rnic_tool_cmdline *c, int i)
 {
+	if (i + 1 < c->app_argc)
+		return c->app_argv[i + 1];
+	fprintf(stderr, "rnic-baseline: '%s' needs a value; %s\n", c->app_argv[i], usage);
+	return NULL;
+}
+
+/* The options: 0, or 2 with the reason said. */
+static int
+parse_args(const struct rnic_tool_cmdline *c, struct options *o)
+{
+	struct rte_ether_addr mac;
 	char *end;
 
 	if (c->init_argc > c->engine_at) {
 		fprintf(stderr, "rnic-baseline: '%s': no engine here, no engine options\n", c->init_argv[c->engine_at]);
 		return 2;
 	}
-	if (c->app_argc == 1)
-		return 0;
-	if (c->app_argc != 3 || strcmp(c->app_argv[1], "--seconds") != 0) {
-		fprintf(stderr, "rnic-baseline: '%s': usage: rnic-baseline [--seconds S] [-- EAL options]\n",
-			c->app_argv[1]);
-		return 2;
+	for (int i = 1; i < c->app_argc; i++) {
+		const char *opt = c->app_argv[i], *v = NULL;
+
+		if (strcmp(opt, "--probe") == 0 || strcmp(opt, "--receive") == 0) {
+			*(opt[2] == 'p' ? &o->probe : &o->receive) = 1;
+			continue;
+		}
+		if (strcmp(opt, "--seconds") != 0 && strcmp(opt, "--ethdev") != 0 && strcmp(opt, "--send") != 0 &&
+		    strcmp(opt, "--frame") != 0) {
+			fprintf(stderr, "rnic-baseline: '%s': %s\n", opt, usage);
+			return 2;
+		}
+		v = option_value(c, i++);
+		if (v == NULL)
+			return 2;
+		if (strcmp(opt, "--seconds") == 0) {
+			o->seconds = strtod(v, &end);
+			if (*end != '\0' || !(o->seconds > 0 && o->seconds < 600)) {
+				fprintf(stderr, "rnic-baseline: --seconds '%s': more than 0, less than 600\n", v);
+				return 2;
+			}
+		} else if (strcmp(opt, "--frame") == 0) {
+			unsigned long n = strtoul(v, &end, 10);
+
+			if (*end != '\0' || n < FRAME_MIN || n > FRAME_MAX) {
+				fprintf(stderr, "rnic-baseline: --frame '%s': %u .. %u bytes\n", v, FRAME_MIN, FRAME_MAX);
+				return 2;
+			}
+			o->frame = (unsigned int)n;
+		} else if (strcmp(opt, "--send") == 0) {
+			if (rte_ether_unformat_addr(v, &mac) != 0) {
+				fprintf(stderr, "rnic-baseline: --send '%s': not a MAC address\n", v);
+				return 2;
+			}
+			o->send_mac = v;
+		} else {
+			o->port = v;
+		}
 	}
-	*seconds = strtod(c->app_argv[2], &end);
-	if (*end != '\0' || !(*seconds > 0 && *seconds < 600)) {
-		fprintf(stderr, "rnic-baseline: --seconds '%s': more than 0, less than 600\n", c->app_argv[2]);
+	if ((o->port != NULL) != (o->send_mac != NULL || o->receive) || (o->send_mac != NULL && o->receive) ||
+	    (o->port != NULL && o->probe)) {
+		fprintf(stderr, "rnic-baseline: --ethdev takes one of --send and --receive, and no --probe; %s\n", usage);
 		return 2;
 	}
 	return 0;
 }
 
+static volatile sig_atomic_t stopped;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stopped = 1;
+}
+
+/* The port named, started with one queue pair and its link up (a memif peer connects): its id, or -1 with the
+ * reason said. */
+static int
+port_open(const char *name, struct rte_mempool *pool)
+{
+	struct rte_eth_link link = { 0 };
+	uint16_t port;
+
+	if (rte_eth_dev_get_port_by_name(name, &port) != 0) {
+		fprintf(stderr, "rnic-baseline: --ethdev %s: no such ethdev (give it to EAL with --vdev)\n", name);
+		return -1;
+	}
+	if (rnic_port_start(port, pool, 1024, 1) != 0) {
+		fprintf(stderr, "rnic-baseline: --ethdev %s: cannot start it\n", name);
+		return -1;
+	}
+	for (int i = 0; i < 300 && !stopped && !link.link_status; i++) {
+		if (rte_eth_link_get_nowait(port, &link) != 0 || !link.link_status)
+			rte_delay_us_sleep(100000);
+	}
+	if (!link.link_status) {
+		fprintf(stderr, "rnic-baseline: --ethdev %s: the link did not come up in 30 s\n", name);
+		rnic_port_close(port);
+		return -1;
+	}
+	return port;
+}
+
+/* The headers of a RoCEv2 frame of len bytes to dst: Ethernet, IPv4 10.99.0.2 -> 10.99.0.1 (the addresses
+ * softrnic's runs over these ports use, none the kernel's: it drops them as softrnic's), UDP to 4791. */
+static void
+frame_headers(uint8_t *h, uint16_t len, const struct rte_ether_addr *dst, const struct rte_ether_addr *src)
+{
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)h;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+	memset(h, 0, sizeof(*eth) + sizeof(*ip) + sizeof(*udp));
+	eth->dst_addr = *dst;
+	eth->src_addr = *src;
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(len - sizeof(*eth)));
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = rte_cpu_to_be_32(RTE_IPV4(10, 99, 0, 2));
+	ip->dst_addr = rte_cpu_to_be_32(RTE_IPV4(10, 99, 0, 1));
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->src_port = rte_cpu_to_be_16(49152);
+	udp->dst_port = rte_cpu_to_be_16(4791);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(len - sizeof(*eth) - sizeof(*ip)));
+}
+
+/* --send: frames to the peer until the time is up or a signal comes; the sender's own count. 0 or -1. */
+static int
+port_send(uint16_t port, struct rte_mempool *pool, const struct options *o)
+{
+	const size_t hdr_len = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr);
+	uint64_t sent = 0, start = rte_get_tsc_cycles(), end;
+	struct rte_ether_addr dst, src;
+	struct rte_mbuf *m[BURST];
+	uint8_t hdr[64];
+
+	rte_ether_unformat_addr(o->send_mac, &dst);
+	rte_eth_macaddr_get(port, &src);
+	frame_headers(hdr, (uint16_t)o->frame, &dst, &src);
+	end = start + (uint64_t)(o->seconds * (double)rte_get_tsc_hz());
+	while (!stopped && rte_get_tsc_cycles() < end) {
+		uint16_t n;
+
+		if (rte_pktmbuf_alloc_bulk(pool, m, BURST) != 0)
+			continue;	/* the port has not sent enough yet */
+		for (int i = 0; i < BURST; i++) {
+			memcpy(rte_pktmbuf_mtod(m[i], uint8_t *), hdr, hdr_len);
+			m[i]->data_len = (uint16_t)o->frame;
+			m[i]->pkt_len = o->frame;
+		}
+		n = rte_eth_tx_burst(port, 0, m, BURST);
+		if (n < BURST)
+			rte_pktmbuf_free_bulk(m + n, BURST - n);
+		sent += n;
+	}
+	end = rte_get_tsc_cycles();
+	printf("{\"bench\": \"port_send\", \"port\": \"%s\", \"frame_bytes\": %u, \"seconds\": %.3f, \"mpps\": %.3f}\n",
+	       o->port, o->frame, (double)(end - start) / (double)rte_get_tsc_hz(),
+	       (double)sent * (double)rte_get_tsc_hz() / (double)(end - start) / 1e6);
+	return 0;
+}
+
+/* --receive: what arrives in --seconds from 50 ms after the first frame on (the sender may start later, and
+ * its first pass through its mbuf pool faults the pages in): the raw rate of the port path. Then it drains the
+ * port until SIGINT / SIGTERM (at most 30 s), so that the sender stops first: a memif sender whose peer goes
+ * away under its TX burst may crash. 0, or -1 when nothing came in 30 s. */
+static int
+port_receive(uint16_t port, const struct options *o)
+{
+	const uint64_t hz = rte_get_tsc_hz();
+	uint64_t received = 0, bytes = 0, first = 0, start = UINT64_MAX, end = rte_get_tsc_cycles() + 30 * hz;
+	struct rte_mbuf *m[BURST];
+
+	while (!stopped && rte_get_tsc_cycles() < end) {
+		uint16_t n = rte_eth_rx_burst(port, 0, m, BURST);
+		uint64_t now;
+
+		if (n == 0)
+			continue;
+		now = rte_get_tsc_cycles();
+		if (first == 0) {
+			first = now;
+			start = first + hz / 20;
+			end = start + (uint64_t)(o->seconds * (double)hz);
+		}
+		if (now >= start) {
+			for (uint16_t i = 0; i < n; i++)
+				bytes += m[i]->pkt_len;
+			received += n;
+		}
+		rte_pktmbuf_free_bulk(m, n);
+	}
+	if (first == 0) {
+		fprintf(stderr, "rnic-baseline: --ethdev %s: no frame came in 30 s\n", o->port);
+		return -1;
+	}
+	printf("{\"bench\": \"port_forward\", \"port\": \"%s\", \"frame_bytes\": %.0f, \"seconds\": %.3f, "
+	       "\"mpps\": %.3f, \"gbps\": %.3f}\n", o->port, received ? (double)bytes / (double)received : 0.0,
+	       o->seconds, (double)received / o->seconds / 1e6, (double)bytes * 8 / o->seconds / 1e9);
+	fflush(stdout);
+	for (end = rte_get_tsc_cycles() + 30 * hz; !stopped && rte_get_tsc_cycles() < end;) {
+		uint16_t n = rte_eth_rx_burst(port, 0, m, BURST);
+
+		rte_pktmbuf_free_bulk(m, n);
+	}
+	return 0;
+}
+
+/* --ethdev: one side of the raw rate between two processes; 0, or 1 with the reason said. */
+static int
+measure_port(const struct options *o)
+{
+	struct rte_mempool *pool;
+	int port, ret;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	pool = rte_pktmbuf_pool_create("baseline", MBUFS, 256, 0, RNIC_PORT_MBUF_DATA_ROOM, (int)rte_socket_id());
+	if (pool == NULL) {
+		fprintf(stderr, "rnic-baseline: mbuf pool: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	port = port_open(o->port, pool);
+	if (port < 0) {
+		rte_mempool_free(pool);
+		return 1;
+	}
+	ret = o->receive ? port_receive((uint16_t)port, o) : port_send((uint16_t)port, pool, o);
+	rnic_port_close((uint16_t)port);
+	rte_mempool_free(pool);
+	return ret == 0 ? 0 : 1;
+}
+
 /* The measurements; 0, or 1 with the reason said. */
 static int
-measure(double seconds)
+measure(double seconds, int probe)
 {
 	/* The frames of a 64 B and of a 4 KB RDMA WRITE Only over IPv4 (Ethernet, IP, UDP, BTH, RETH, ICRC). */
 	static const uint16_t frames[] = { 14 + 20 + 8 + 12 + 16 + 64 + 4, 14 + 20 + 8 + 12 + 16 + 4096 + 4 };
@@ -163,7 +406,7 @@ measure(double seconds)
 		rte_mempool_free(pool);
 		return 1;
 	}
-	for (unsigned int i = 0; i < sizeof(frames) / sizeof(frames[0]) && ret == 0; i++)
+	for (unsigned int i = 0; i < (probe ? 1 : RTE_DIM(frames)) && ret == 0; i++)
 		ret = forward(&lb, pool, frames[i], seconds);
 	if (ret == 0)
 		ret = copy_bandwidth(seconds);
@@ -176,7 +419,7 @@ int
 main(int argc, char **argv)
 {
 	static struct rnic_tool_cmdline c;
-	double seconds = 2;
+	struct options o = { .seconds = 2, .frame = 138 };
 	int ret;
 
 	if (rnic_version_asked(argc, argv)) {
@@ -185,19 +428,19 @@ main(int argc, char **argv)
 	}
 	if (rnic_tool_split("rnic-baseline", argc, argv, &c) != 0)
 		return 2;
-	ret = parse_args(&c, &seconds);
+	ret = parse_args(&c, &o);
 	if (ret != 0)
 		return ret;
 	if (rte_eal_init(c.engine_at - 1, c.init_argv) < 0) {
 		fprintf(stderr, "rnic-baseline: EAL did not start: %s\n", rte_strerror(rte_errno));
 		return rte_errno == EINVAL ? 2 : 1;
 	}
-	if (rte_lcore_count() < 2) {
+	if (o.port == NULL && rte_lcore_count() < 2) {
 		fprintf(stderr, "rnic-baseline: needs 2 lcores (-- -l 0,1)\n");
 		rte_eal_cleanup();
 		return 2;
 	}
-	ret = measure(seconds);
+	ret = o.port != NULL ? measure_port(&o) : measure(o.seconds, o.probe);
 	rte_eal_cleanup();
 	return ret;
 }
