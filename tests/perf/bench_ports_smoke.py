@@ -1,6 +1,8 @@
 """scripts/bench.py --port, short: every port kind's runs and ratios as JSON lines, or a skip with its reason
 (net_af_xdp, veth without root), and nothing left behind (network namespaces, DPDK runtime directories).
-net_memif needs neither root nor namespaces: its ratios must be there. Usage: bench_ports_smoke.py BENCH_PY BUILD
+net_memif needs neither root nor namespaces: its ratios must be there. The raw rates come from rnic-baseline
+--ethdev PORT --send MAC on one side and --receive on the other (scripts/bench_ports.py); each kind's two raw
+runs are checked here. Usage: bench_ports_smoke.py BENCH_PY BUILD
 """
 import glob
 import json
