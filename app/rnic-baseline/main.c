@@ -6,9 +6,10 @@
  *   memcpy   one core copying 64 KB blocks through 256 MB (bytes/s): the bound of a copying data path.
  *   --probe  the 138 B forwarding and the memcpy only: the machine-mode probe the runner takes right before
  *            each case (scripts/bench.py, doc/performance.md).
- *   --ethdev a real port between two processes (scripts/bench-ports.sh): --send MAC transmits frames of
+ *   --ethdev a real port between two processes (scripts/bench_ports.py): --send MAC transmits frames of
  *            --frame bytes (IPv4/UDP to 4791, as softrnic's frames) to MAC until --seconds pass or SIGINT /
- *            SIGTERM; --receive counts what arrives in --seconds (from 50 ms after the first frame), prints
+ *            SIGTERM, within a window of 512 frames the receiver's credits open (as softrnic's window paces
+ *            it); --receive counts what arrives in --seconds (from 50 ms after the first frame), prints
  *            it, and drains the port until SIGINT / SIGTERM. The receiver's rate is the port path's raw
  *            rate, the baseline of softrnic's figures over the same ports.
  *
@@ -19,6 +20,7 @@
  * status 0, 1 when a measurement could not run, 2 for bad options, each failure with its reason.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,12 +283,52 @@ frame_headers(uint8_t *h, uint16_t len, const struct rte_ether_addr *dst, const 
 	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(len - sizeof(*eth) - sizeof(*ip)));
 }
 
-/* --send: frames to the peer until the time is up or a signal comes; the sender's own count. 0 or -1. */
+/* The receiver's credit frames: Ethernet, the local experimental EtherType, its count of frames received. */
+#define CREDIT_ETHERTYPE 0x88b5
+#define CREDIT_EVERY 32		/* frames received per credit frame */
+#define WINDOW 512		/* frames the sender has out beyond the last credit */
+#define WINDOW_LOST_US 1000	/* no credit for this long: what is out was lost */
+
+struct credit {
+	struct rte_ether_hdr eth;
+	uint64_t received;
+};	/* the count after two bytes of padding */
+
+/* The receiver's count in a credit frame for this port, or -1 for any other frame. */
+static int64_t
+credit_of(const struct rte_mbuf *m, const struct rte_ether_addr *me)
+{
+	const struct credit *c = rte_pktmbuf_mtod(m, const struct credit *);
+
+	if (m->data_len < sizeof(*c) || c->eth.ether_type != rte_cpu_to_be_16(CREDIT_ETHERTYPE) ||
+	    !rte_is_same_ether_addr(&c->eth.dst_addr, me))
+		return -1;
+	return (int64_t)c->received;
+}
+
+/* Poll for credits: the highest count received so far. */
+static uint64_t
+credits_poll(uint16_t port, const struct rte_ether_addr *me, uint64_t acked)
+{
+	struct rte_mbuf *m[BURST];
+	uint16_t n = rte_eth_rx_burst(port, 0, m, BURST);
+
+	for (uint16_t i = 0; i < n; i++)
+		acked = RTE_MAX(acked, (uint64_t)RTE_MAX(credit_of(m[i], me), (int64_t)0));
+	rte_pktmbuf_free_bulk(m, n);
+	return acked;
+}
+
+/* --send: frames to the peer until the time is up or a signal comes, at most WINDOW beyond the receiver's last
+ * credit: sent without pause, a kernel path (veth's backlog) drops what its softirq cannot take and the
+ * sender's syscalls starve that softirq, a rate below what the path carries when paced (softrnic's window
+ * paces it). Frames out for WINDOW_LOST_US with no credit are written off as lost. 0. */
 static int
 port_send(uint16_t port, struct rte_mempool *pool, const struct options *o)
 {
 	const size_t hdr_len = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr);
-	uint64_t sent = 0, start = rte_get_tsc_cycles(), end;
+	const uint64_t hz = rte_get_tsc_hz(), lost_after = hz * WINDOW_LOST_US / 1000000;
+	uint64_t sent = 0, acked = 0, lost = 0, start = rte_get_tsc_cycles(), end, last_credit = start;
 	struct rte_ether_addr dst, src;
 	struct rte_mbuf *m[BURST];
 	uint8_t hdr[64];
@@ -294,12 +336,24 @@ port_send(uint16_t port, struct rte_mempool *pool, const struct options *o)
 	rte_ether_unformat_addr(o->send_mac, &dst);
 	rte_eth_macaddr_get(port, &src);
 	frame_headers(hdr, (uint16_t)o->frame, &dst, &src);
-	end = start + (uint64_t)(o->seconds * (double)rte_get_tsc_hz());
-	while (!stopped && rte_get_tsc_cycles() < end) {
+	end = start + (uint64_t)(o->seconds * (double)hz);
+	while (!stopped) {
+		uint64_t now = rte_get_tsc_cycles(), was = acked, out;
 		uint16_t n;
 
-		if (rte_pktmbuf_alloc_bulk(pool, m, BURST) != 0)
-			continue;	/* the port has not sent enough yet */
+		if (now >= end)
+			break;
+		acked = credits_poll(port, &src, acked);
+		out = sent - lost > acked ? sent - lost - acked : 0;	/* late credits may pass a write-off */
+		if (acked != was)
+			last_credit = now;
+		else if (out > 0 && now - last_credit > lost_after) {
+			lost = sent - acked;	/* the receiver's count is of every frame it got */
+			out = 0;
+			last_credit = now;
+		}
+		if (out + BURST > WINDOW || rte_pktmbuf_alloc_bulk(pool, m, BURST) != 0)
+			continue;
 		for (int i = 0; i < BURST; i++) {
 			memcpy(rte_pktmbuf_mtod(m[i], uint8_t *), hdr, hdr_len);
 			m[i]->data_len = (uint16_t)o->frame;
@@ -311,10 +365,57 @@ port_send(uint16_t port, struct rte_mempool *pool, const struct options *o)
 		sent += n;
 	}
 	end = rte_get_tsc_cycles();
-	printf("{\"bench\": \"port_send\", \"port\": \"%s\", \"frame_bytes\": %u, \"seconds\": %.3f, \"mpps\": %.3f}\n",
-	       o->port, o->frame, (double)(end - start) / (double)rte_get_tsc_hz(),
-	       (double)sent * (double)rte_get_tsc_hz() / (double)(end - start) / 1e6);
+	printf("{\"bench\": \"port_send\", \"port\": \"%s\", \"frame_bytes\": %u, \"seconds\": %.3f, \"mpps\": %.3f, "
+	       "\"written_off\": %" PRIu64 "}\n", o->port, o->frame, (double)(end - start) / (double)hz,
+	       (double)sent * (double)hz / (double)(end - start) / 1e6, lost);
 	return 0;
+}
+
+/* A credit frame to the sender of m: the count of frames received. */
+static void
+credit_send(uint16_t port, struct rte_mempool *pool, const struct rte_mbuf *m, uint64_t received)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	struct rte_mbuf *c = rte_pktmbuf_alloc(pool);
+	struct credit *cr;
+
+	if (c == NULL)
+		return;		/* the next one carries the count */
+	cr = rte_pktmbuf_mtod(c, struct credit *);
+	memset(cr, 0, FRAME_MIN);
+	cr->eth.dst_addr = eth->src_addr;
+	rte_eth_macaddr_get(port, &cr->eth.src_addr);
+	cr->eth.ether_type = rte_cpu_to_be_16(CREDIT_ETHERTYPE);
+	cr->received = received;
+	c->data_len = FRAME_MIN;
+	c->pkt_len = FRAME_MIN;
+	if (rte_eth_tx_burst(port, 0, &c, 1) != 1)
+		rte_pktmbuf_free(c);
+}
+
+/* Receive a burst: the IPv4 frames of it (the sender's; not a port's own frames seen again) counted into
+ * *received and *bytes; a credit to the sender every CREDIT_EVERY of them. The burst's size. */
+static uint16_t
+receive_burst(uint16_t port, struct rte_mempool *pool, uint64_t *received, uint64_t *bytes, uint64_t *credited)
+{
+	struct rte_mbuf *m[BURST];
+	uint16_t n = rte_eth_rx_burst(port, 0, m, BURST), got = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m[i], const struct rte_ether_hdr *);
+
+		if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
+			continue;
+		*bytes += m[i]->pkt_len;
+		got++;
+	}
+	*received += got;
+	if (got != 0 && *received - *credited >= CREDIT_EVERY) {
+		credit_send(port, pool, m[n - 1], *received);
+		*credited = *received;
+	}
+	rte_pktmbuf_free_bulk(m, n);
+	return got;
 }
 
 /* --receive: what arrives in --seconds from 50 ms after the first frame on (the sender may start later, and
@@ -322,44 +423,34 @@ port_send(uint16_t port, struct rte_mempool *pool, const struct options *o)
  * port until SIGINT / SIGTERM (at most 30 s), so that the sender stops first: a memif sender whose peer goes
  * away under its TX burst may crash. 0, or -1 when nothing came in 30 s. */
 static int
-port_receive(uint16_t port, const struct options *o)
+port_receive(uint16_t port, struct rte_mempool *pool, const struct options *o)
 {
 	const uint64_t hz = rte_get_tsc_hz();
-	uint64_t received = 0, bytes = 0, first = 0, start = UINT64_MAX, end = rte_get_tsc_cycles() + 30 * hz;
-	struct rte_mbuf *m[BURST];
+	uint64_t received = 0, bytes = 0, credited = 0, first = 0, end = rte_get_tsc_cycles() + 30 * hz;
+	uint64_t at_start = 0, bytes_at_start = 0;
 
 	while (!stopped && rte_get_tsc_cycles() < end) {
-		uint16_t n = rte_eth_rx_burst(port, 0, m, BURST);
-		uint64_t now;
-
-		if (n == 0)
+		if (receive_burst(port, pool, &received, &bytes, &credited) == 0 || first != 0)
 			continue;
-		now = rte_get_tsc_cycles();
-		if (first == 0) {
-			first = now;
-			start = first + hz / 20;
-			end = start + (uint64_t)(o->seconds * (double)hz);
-		}
-		if (now >= start) {
-			for (uint16_t i = 0; i < n; i++)
-				bytes += m[i]->pkt_len;
-			received += n;
-		}
-		rte_pktmbuf_free_bulk(m, n);
+		first = rte_get_tsc_cycles();
+		end = first + hz / 20;
 	}
 	if (first == 0) {
 		fprintf(stderr, "rnic-baseline: --ethdev %s: no frame came in 30 s\n", o->port);
 		return -1;
 	}
+	at_start = received;	/* 50 ms on: the window opens */
+	bytes_at_start = bytes;
+	for (end = rte_get_tsc_cycles() + (uint64_t)(o->seconds * (double)hz); !stopped && rte_get_tsc_cycles() < end;)
+		receive_burst(port, pool, &received, &bytes, &credited);
+	received -= at_start;
+	bytes -= bytes_at_start;
 	printf("{\"bench\": \"port_forward\", \"port\": \"%s\", \"frame_bytes\": %.0f, \"seconds\": %.3f, "
 	       "\"mpps\": %.3f, \"gbps\": %.3f}\n", o->port, received ? (double)bytes / (double)received : 0.0,
 	       o->seconds, (double)received / o->seconds / 1e6, (double)bytes * 8 / o->seconds / 1e9);
 	fflush(stdout);
-	for (end = rte_get_tsc_cycles() + 30 * hz; !stopped && rte_get_tsc_cycles() < end;) {
-		uint16_t n = rte_eth_rx_burst(port, 0, m, BURST);
-
-		rte_pktmbuf_free_bulk(m, n);
-	}
+	for (end = rte_get_tsc_cycles() + 30 * hz; !stopped && rte_get_tsc_cycles() < end;)
+		receive_burst(port, pool, &received, &bytes, &credited);
 	return 0;
 }
 
@@ -382,7 +473,7 @@ measure_port(const struct options *o)
 		rte_mempool_free(pool);
 		return 1;
 	}
-	ret = o->receive ? port_receive((uint16_t)port, o) : port_send((uint16_t)port, pool, o);
+	ret = o->receive ? port_receive((uint16_t)port, pool, o) : port_send((uint16_t)port, pool, o);
 	rnic_port_close((uint16_t)port);
 	rte_mempool_free(pool);
 	return ret == 0 ? 0 : 1;
