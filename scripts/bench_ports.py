@@ -1,7 +1,8 @@
 """Real port paths for scripts/bench.py --port: two softrnic processes (rnic-perf server and client) over
 net_af_xdp or net_af_packet on a veth pair between two network namespaces this module makes and removes, or
 over net_memif between two processes; and, as the same-run baseline, the raw rate of the same ports
-(rnic-baseline --ethdev: one process sends frames, the other counts what arrives).
+(rnic-baseline --ethdev: one process sends frames within a window the other's credits open, the other
+counts what arrives).
 
 Two veth pairs join the namespaces: the data pair carries the ports' frames only (no kernel address; AF_XDP's
 program takes every frame of its queue from the kernel), the control pair 10.98.0.1/2 the TCP exchange of
@@ -111,7 +112,7 @@ class Ports:
 
 def pair(ports, server, client, ready, timeout):
     """Run server (side 0) and client (side 1) commands; ready(): whether the client may start. Returns
-    (client rc, client stdout, both logs)."""
+    (client exit status, server exit status, server output, client output)."""
     slog, clog = (open(os.path.join(ports.tmp, n), "w+") for n in ("server.log", "client.log"))
     srv = subprocess.Popen(ports.wrap(0, server), stdout=slog, stderr=subprocess.STDOUT)
     try:
