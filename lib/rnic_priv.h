@@ -285,7 +285,8 @@ struct rnic_ah_priv {
 struct rnic_device_conf {
 	char name[RNIC_DEV_NAME_MAX];
 	uint16_t port_id;
-	union rnic_gid gid;		/* the port's IP address as a RoCEv2 GID (IPv4-mapped for IPv4) */
+	union rnic_gid gid[RNIC_GID_TBL_LEN];	/* the port's IP addresses as RoCEv2 GIDs (IPv4-mapped) */
+	int gid_count;			/* 1 .. RNIC_GID_TBL_LEN */
 	enum rnic_mtu mtu;
 	uint32_t doorbell_ring_size;
 	struct rnic_limits lim;
