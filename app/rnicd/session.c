@@ -655,6 +655,13 @@ do_modify_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 
 	if (o == NULL)
 		return ENOENT;
+	/* A tenant's QPs send only from its own GIDs (`tenant ... gids`), so that the switch can tell it apart. */
+	if ((req->u.modify_qp.mask & RNIC_QP_AV) &&
+	    (ret = rnicd_tenant_gid_check(s->tenant, attr.ah_attr.grh.sgid_index, s->pid)) != 0)
+		return ret;
+	if ((req->u.modify_qp.mask & RNIC_QP_ALT_PATH) &&
+	    (ret = rnicd_tenant_gid_check(s->tenant, attr.alt_ah_attr.grh.sgid_index, s->pid)) != 0)
+		return ret;
 	ret = rnic_modify_qp(o->ptr, &attr, req->u.modify_qp.mask);
 	rep->u.modify_qp.state = ((struct rnic_qp *)o->ptr)->state;
 	return ret;
