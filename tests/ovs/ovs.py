@@ -15,14 +15,15 @@ temporary directory, never the system's), on no hugepages (dpdk-extra --no-huge 
 --legacy-mem OVS adds --in-memory, which --no-huge refuses), and stops everything it started. Exit 77 with
 the reason where OVS-DPDK is not installed or does not initialise.
 """
-import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import telemetry  # noqa: E402
 
 RNICD, PERF = sys.argv[1], sys.argv[2]
 VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
@@ -150,19 +151,9 @@ class Ovs:
         return n
 
 
-def telemetry(prefix, cmd):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.connect(f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2")
-    s.recv(1 << 16)
-    s.send(cmd.encode())
-    reply = json.loads(s.recv(1 << 20).decode())
-    s.close()
-    return reply[cmd.split(",")[0]]
-
-
 def tenant_stats(rnicd):
     """/rnicd/tenants of a daemon by tenant name ("gid 100")."""
-    return {t["tenant"]: t for t in telemetry(rnicd.prefix, "/rnicd/tenants").values()}
+    return {t["tenant"]: t for t in telemetry.query(rnicd.prefix, "/rnicd/tenants").values()}
 
 
 class Rnicd:
@@ -237,8 +228,8 @@ def counters_match(ovs, before):
     tenant's flow against rnicd's count of the tenant's request packets."""
     time.sleep(1)		# nothing in flight: the ACKs and the last ARP exchanges are through
     o = ovs.stats("vhu0")
-    e = telemetry(R[0].prefix, "/ethdev/stats,0")
-    d = telemetry(R[0].prefix, "/rnic/stats,0")["rnic0"]
+    e = telemetry.query(R[0].prefix, "/ethdev/stats,0")
+    d = telemetry.query(R[0].prefix, "/rnic/stats,0")["rnic0"]
     ours = (o["rx_packets"], o["rx_bytes"], o["tx_packets"], o["tx_bytes"])
     assert ours == (e["opackets"], e["obytes"], e["ipackets"], e["ibytes"]) == \
         (d["tx_packets"], d["tx_bytes"], d["rx_packets"], d["rx_bytes"]), f"OVS vhu0 {o}\nethdev {e}\nrnic0 {d}"
