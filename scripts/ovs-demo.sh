@@ -8,18 +8,23 @@
 #     --build DIR   softrnic's build directory (build)
 #     --seconds N   how long the tenants send (5)
 #     --drop        halfway, an OpenFlow rule drops tenant A's GID: its QP fails, tenant B goes on
+#     --bench N     instead of the tenants: N rounds of RC WRITE 64 KB and 64 B (one QP, --seconds each)
+#                   through the bridge, then through a direct vhost-user pair (two more rnicd: net_virtio_user
+#                   and net_vhost on one socket), and the medians' ratios (doc/performance.md)
 # Exit 0 when both tenants verified every WRITE (with --drop: tenant A's QP ended in a retry error and B
 # verified every WRITE), 1 otherwise, 77 where OVS-DPDK is not installed or its DPDK does not initialise.
 set -euo pipefail
 build=build
 seconds=5
 drop=0
+bench=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--seconds) seconds=$2; shift 2 ;;
 	--drop) drop=1; shift ;;
-	*) echo "usage: $0 [--build DIR] [--seconds N] [--drop]" >&2; exit 2 ;;
+	--bench) bench=$2; shift 2 ;;
+	*) echo "usage: $0 [--build DIR] [--seconds N] [--drop | --bench N]" >&2; exit 2 ;;
 	esac
 done
 vswitchd=/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk
@@ -61,39 +66,80 @@ for _ in $(seq 150); do [ "$(vsctl get Open_vSwitch . dpdk_initialized 2>/dev/nu
 vsctl get Open_vSwitch . dpdk_version
 vsctl add-br br0 -- set bridge br0 datapath_type=netdev
 
+# start_rnicd H VDEV PORT IP: rnicd H on a port given by its vdev, GID 1 tenant A's and GID 2 tenant B's.
+start_rnicd() {
+	"$rnicd" --socket "$tmp/rnicd$1.sock" --tenant "gid=100 gids 1" --tenant "gid=65534 gids 2" -- \
+		-l 0,1 --no-huge -m 512 --no-pci --file-prefix "ovs-demo-rnicd$1-$$" --log-level=lib.eal:warning \
+		--vdev "$2" -- --port "$3" --ip "$4" --idle-sleep 100 >"$tmp/rnicd$1.log" 2>&1 &
+	pids+=($!)
+}
+wait_rnicd() {
+	for _ in $(seq 300); do grep -q "serving on" "$tmp/rnicd$1.log" && break; sleep 0.1; done
+	grep "serving on" "$tmp/rnicd$1.log" || { cat "$tmp/rnicd$1.log"; exit 1; }
+}
+
 say "two rnicd, each on a dpdkvhostuserclient port; GID 1 is tenant A's (group 100), GID 2 tenant B's (65534)"
 for h in 0 1; do
 	vsctl add-port br0 vhu$h -- set Interface vhu$h type=dpdkvhostuserclient \
 		options:vhost-server-path="$tmp/vhu$h.sock" mtu_request=9000
-	"$rnicd" --socket "$tmp/rnicd$h.sock" --tenant "gid=100 gids 1" --tenant "gid=65534 gids 2" -- \
-		-l 0,1 --no-huge -m 512 --no-pci --file-prefix "ovs-demo-rnicd$h-$$" --log-level=lib.eal:warning \
-		--vdev "net_virtio_user0,path=$tmp/vhu$h.sock,server=1,queues=2,mac=02:00:00:23:00:0$h" -- \
-		--port net_virtio_user0 --ip "10.23.0.$((h + 1)),10.23.1.$((h + 1)),10.23.2.$((h + 1))" \
-		--idle-sleep 100 >"$tmp/rnicd$h.log" 2>&1 &
-	pids+=($!)
+	start_rnicd $h "net_virtio_user0,path=$tmp/vhu$h.sock,server=1,queues=2,mac=02:00:00:23:00:0$h" \
+		net_virtio_user0 "10.23.0.$((h + 1)),10.23.1.$((h + 1)),10.23.2.$((h + 1))"
 done
-for h in 0 1; do
-	for _ in $(seq 300); do grep -q "serving on" "$tmp/rnicd$h.log" && break; sleep 0.1; done
-	grep "serving on" "$tmp/rnicd$h.log" || { cat "$tmp/rnicd$h.log"; exit 1; }
-done
+for h in 0 1; do wait_rnicd $h; done
 vsctl show
 for g in 1 2; do ovs-ofctl add-flow br0 "priority=100,ip,nw_src=10.23.$g.1,actions=NORMAL"; done
 
-say "tenants A and B: rnic-perf WRITE 64 KB, $seconds s, verified, rnicd 0 -> rnicd 1"
 tenant() {	# tenant GROUP GID_INDEX TCP_PORT DAEMON ARGS...
 	local group=$1 x=$2 port=$3 daemon=$4
 	shift 4
 	RNIC_DAEMON=$tmp/rnicd$daemon.sock setpriv --regid="$group" --clear-groups taskset -c 0 \
-		"$perf" -x "$x" -p "$port" -o write -s 65536 -D "$seconds" --verify "$@"
+		"$perf" -x "$x" -p "$port" -D "$seconds" "$@"
 }
-tenant 100 1 18800 1 --server >"$tmp/a-server.log" 2>&1 &
+if [ "$bench" -gt 0 ]; then
+	say "a direct vhost-user pair: rnicd 2 (net_virtio_user, the server) and rnicd 3 (net_vhost)"
+	start_rnicd 2 "net_virtio_user0,path=$tmp/direct.sock,server=1,queues=2,mac=02:00:00:23:00:02" \
+		net_virtio_user0 10.24.0.1,10.24.1.1
+	start_rnicd 3 "net_vhost0,iface=$tmp/direct.sock,client=1,queues=2" net_vhost0 10.24.0.2,10.24.1.2
+	wait_rnicd 2
+	wait_rnicd 3
+	# one FROM TO SIZE: tenant A's WRITE from rnicd FROM to rnicd TO; prints Gb/s and Mpps
+	one() {
+		tenant 100 1 18820 "$2" --server -o write -s "$3" >/dev/null 2>&1 &
+		local server=$!
+		sleep 0.5
+		tenant 100 1 18820 "$1" -o write -s "$3" --report_gbits 127.0.0.1 2>/dev/null |
+			awk -v s="$3" '$1 == s && NF == 5 { print $4, $5 }'
+		wait $server || true
+	}
+	for r in $(seq "$bench"); do
+		for s in 65536 64; do
+			echo "round $r size $s ovs $(one 0 1 $s) direct $(one 2 3 $s)"
+		done
+	done | tee "$tmp/bench.txt"
+	say "medians: WRITE through OVS-DPDK / through the direct pair"
+	python3 - "$tmp/bench.txt" <<'EOF'
+import statistics, sys
+runs = [line.split() for line in open(sys.argv[1])]
+if any(len(r) != 10 for r in runs):
+    sys.exit("ovs-demo: a run gave no figure (a WRITE failed): " + "; ".join(" ".join(r) for r in runs))
+for size, unit, col in (("65536", "Gb/s", 0), ("64", "Mpps", 1)):
+    ovs = statistics.median(float(r[5 + col]) for r in runs if r[3] == size)
+    direct = statistics.median(float(r[8 + col]) for r in runs if r[3] == size)
+    print(f"WRITE {size} B: OVS-DPDK {ovs:.3f} {unit}, direct vhost-user {direct:.3f} {unit}, "
+          f"ratio {ovs / direct:.2f}")
+EOF
+	exit 0
+fi
+say "tenants A and B: rnic-perf WRITE 64 KB, $seconds s, verified, rnicd 0 -> rnicd 1"
+set -- -o write -s 65536 --verify
+tenant 100 1 18800 1 --server "$@" >"$tmp/a-server.log" 2>&1 &
 pids+=($!)
-tenant 65534 2 18810 1 --server >"$tmp/b-server.log" 2>&1 &
+tenant 65534 2 18810 1 --server "$@" >"$tmp/b-server.log" 2>&1 &
 pids+=($!)
 sleep 0.5
-tenant 100 1 18800 0 -u 10 127.0.0.1 >"$tmp/a-client.log" 2>&1 &
+tenant 100 1 18800 0 "$@" -u 10 127.0.0.1 >"$tmp/a-client.log" 2>&1 &
 a=$!
-tenant 65534 2 18810 0 127.0.0.1 >"$tmp/b-client.log" 2>&1 &
+tenant 65534 2 18810 0 "$@" 127.0.0.1 >"$tmp/b-client.log" 2>&1 &
 b=$!
 if [ "$drop" = 1 ]; then
 	sleep $(((seconds + 1) / 2))
