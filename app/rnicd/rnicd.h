@@ -95,6 +95,8 @@ void rnicd_tenant_release(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n);
 /* Whether the tenant's QPs may send from GID index sgid_index (its `gids`): 0, or EPERM (counted; logged
  * the first time for this tenant). */
 int rnicd_tenant_gid_check(struct rnicd_tenant *t, uint8_t sgid_index, pid_t pid);
+/* The GID indexes the tenant's QPs may send from (bit per index; 0: any). */
+uint32_t rnicd_tenant_gids(const struct rnicd_tenant *t);
 /* Whether a line about one of the tenant's connections may be logged (a tenant can connect and go without
  * end: RNICD_TENANT_LOG_LINES lines a minute at most); *left_out: lines not logged since the last one. */
 #define RNICD_TENANT_LOG_LINES 20

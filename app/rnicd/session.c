@@ -276,7 +276,8 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 		return errno;
 	}
 	s->dev_index = (int)req->u.open.index;
-	rnic_daemon_context_bind(s->ctx, &session_hostmem, s, s->id, s->tenant->engine_id);
+	rnic_daemon_context_bind(s->ctx, &session_hostmem, s, s->id, s->tenant->engine_id,
+				 rnicd_tenant_gids(s->tenant));
 	s->over_quota = 0;
 	s->dbq = block_new(s, RTE_ALIGN_CEIL(rnic_dbq_memsize(rnicd.quota.dbq_size), PAGE));
 	if (s->dbq != NULL) {

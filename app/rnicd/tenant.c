@@ -401,10 +401,16 @@ rnicd_tenant_release(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n)
 /* ------------------------------------------------------------------------------------------------------ */
 /* Observability and the end                                                                                */
 
+uint32_t
+rnicd_tenant_gids(const struct rnicd_tenant *t)
+{
+	return t->gids != 0 ? t->gids : defaults.gids;
+}
+
 int
 rnicd_tenant_gid_check(struct rnicd_tenant *t, uint8_t sgid_index, pid_t pid)
 {
-	uint32_t gids = t->gids != 0 ? t->gids : defaults.gids;
+	uint32_t gids = rnicd_tenant_gids(t);
 
 	if (gids == 0 || (sgid_index < 32 && (gids & (1u << sgid_index))))
 		return 0;
@@ -466,7 +472,7 @@ tenant_dict(const struct rnicd_tenant *t)
 		snprintf(name, sizeof(name), "%s_refused", res_names[r]);
 		rte_tel_data_add_dict_u64(d, name, t->refused[r]);
 	}
-	rte_tel_data_add_dict_u64(d, "gids", t->gids != 0 ? t->gids : defaults.gids);	/* a mask; 0: every GID */
+	rte_tel_data_add_dict_u64(d, "gids", rnicd_tenant_gids(t));	/* a mask; 0: every GID */
 	rte_tel_data_add_dict_u64(d, "gid_refused", t->gid_refused);
 	rnicd_tenant_engine_stats(t, &st);
 	rte_tel_data_add_dict_u64(d, "doorbells", st.doorbells);

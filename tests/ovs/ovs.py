@@ -5,7 +5,8 @@ tenants each: tenant A (processes of primary group 100) sends only from GID 1, t
 from GID 2 (`tenant gid=N gids I`), so that OpenFlow rules tell them apart by IP address.
     ovs.py RNICD RNIC_PERF
   1. both tenants at once: verified RC WRITE, READ and SEND (rnic-perf --verify) from rnicd 0 to rnicd 1;
-  2. tenant B naming tenant A's GID index is refused by rnicd (its QP never leaves INIT);
+  2. tenant B naming tenant A's GID index is refused: an RC QP by rnicd (its QP never leaves INIT), a UD
+     SEND by the engine;
   3. OVS's counters of rnicd 0's port (Interface statistics) equal its ethdev's (/ethdev/stats), and each
      tenant's flow (nw_src its GID) counted exactly the request packets rnicd counted for that tenant;
   4. an OpenFlow rule dropping tenant A's GID stops exactly tenant A: its QP ends in RETRY_EXC_ERR, tenant
@@ -213,14 +214,22 @@ def verified_ops(procs):
 
 
 def foreign_gid_refused(procs):
-    server, client = pair(procs, "B", "foreign", ["-o", "write", "-s", "4096", "-n", "10"], gid_index=1)
+    """Tenant B naming tenant A's GID index: an RC QP's address vector is refused at MODIFY_QP (EPERM), a UD
+    SEND's (its address handle is the client's own) fails in the engine: the WQE completes in error."""
+    server, client = pair(procs, "B", "foreign-rc", ["-o", "write", "-s", "4096", "-n", "10"], gid_index=1)
     rc = procs.finish(client)
     out = Procs.output(client)
     assert rc != 0 and "Operation not permitted" in out, f"tenant B sent from tenant A's GID: exit {rc}\n{out}"
     procs.finish(server)
-    tenants = tenant_stats(R[0])
-    assert tenants["gid 65534"]["gid_refused"] >= 1, tenants
-    print("tenant B naming GID index 1 (tenant A's): EPERM from rnicd, counted in /rnicd/tenants")
+    assert tenant_stats(R[0])["gid 65534"]["gid_refused"] >= 1, tenant_stats(R[0])
+    server, client = pair(procs, "B", "foreign-ud", ["-c", "UD", "-o", "send", "-s", "256", "-n", "10"],
+                          gid_index=1)
+    rc = procs.finish(client)
+    out = Procs.output(client)
+    assert rc != 0 and "local QP operation error" in out, f"tenant B's UD from tenant A's GID: exit {rc}\n{out}"
+    procs.finish(server)
+    print("tenant B naming GID index 1 (tenant A's): RC refused by rnicd (EPERM, counted in /rnicd/tenants), "
+          "a UD SEND failed by the engine (local QP operation error)")
 
 
 def counters_match(ovs, before):
