@@ -40,7 +40,7 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	rm -rf "$tmp"
+	rm -rf "$tmp" /var/run/dpdk/ovs-demo-$$ /var/run/dpdk/ovs-demo-rnicd?-$$	# the DPDK runtime directories
 }
 trap cleanup EXIT
 vsctl() { ovs-vsctl --db="$db" --timeout=20 "$@"; }

@@ -321,6 +321,9 @@ def main():
     finally:
         procs.stop_all()
         shutil.rmtree(tmp, ignore_errors=True)
+        # the DPDK runtime directories (meson's test setup has them in a tmpfs of the test's own anyway)
+        for prefix in [f"ovs-test-{os.getpid()}"] + [f"rnicd-ovs-{os.getpid()}-{h}" for h in (0, 1)]:
+            shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
 
 
 if __name__ == "__main__":
