@@ -214,11 +214,13 @@ struct rnic_context_priv {
 	/* Pending async events (struct rnic_async_event); its fd is pub.async_fd. */
 	struct rnic_evq async;
 	/* rnicd's context for one client: host memory in the client's shared region, the client's id, its
-	 * tenant (the QPs it creates are served within that tenant's share). */
+	 * tenant (the QPs it creates are served within that tenant's share) and the GID indexes they may send
+	 * from (bit per index; 0: any). */
 	const struct rnic_hostmem_ops *hostmem;
 	void *hostmem_arg;
 	uint32_t owner;
 	uint32_t tenant;
+	uint32_t sgid_mask;
 	/* A client's context (the process talks to rnicd): the connection and the doorbell queue. */
 	struct rnic_client *client;
 	struct rnic_dbq *dbq;
@@ -285,7 +287,8 @@ struct rnic_ah_priv {
 struct rnic_device_conf {
 	char name[RNIC_DEV_NAME_MAX];
 	uint16_t port_id;
-	union rnic_gid gid;		/* the port's IP address as a RoCEv2 GID (IPv4-mapped for IPv4) */
+	union rnic_gid gid[RNIC_GID_TBL_LEN];	/* the port's IP addresses as RoCEv2 GIDs (IPv4-mapped) */
+	int gid_count;			/* 1 .. RNIC_GID_TBL_LEN */
 	enum rnic_mtu mtu;
 	uint32_t doorbell_ring_size;
 	struct rnic_limits lim;

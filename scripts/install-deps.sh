@@ -17,6 +17,9 @@ packages=(
 	# the kernel's faults in tests/engine/fault-veth.sh: tc-BPF (clang -target bpf, libbpf's headers, tc),
 	# nftables when BPF cannot load
 	libbpf-dev nftables
+	# Open vSwitch built with DPDK: rnicd's ports on an OVS-DPDK bridge (tests/ovs, scripts/ovs-demo.sh,
+	# doc/deploy.md); the tests start their own ovsdb-server and ovs-vswitchd-dpdk, never the system's
+	openvswitch-switch-dpdk
 )
 if [ "${1:-}" = --interop ]; then
 	# mmdebstrap and mke2fs build the guest image, qemu runs it (doc/interop.md)

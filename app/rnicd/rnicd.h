@@ -58,6 +58,9 @@ struct rnicd_tenant {
 	uint64_t limit[RNICD_RES_KINDS];
 	uint64_t used[RNICD_RES_KINDS];
 	uint64_t refused[RNICD_RES_KINDS];
+	uint32_t gids;			/* the GID indexes its QPs may send from (bit per index); 0: its entry's
+					 * `tenant default`'s, and 0 there: every one */
+	uint64_t gid_refused;		/* address vectors refused for another source GID */
 	uint32_t engine_id;		/* while it has connections: its number in the engine; else 0 */
 	uint64_t log_window;		/* lines about its connections: the window (s) and the lines in it */
 	uint32_t log_lines;
@@ -68,10 +71,12 @@ struct rnicd_tenant {
 		uint8_t configured;
 		uint32_t set;
 		uint64_t limit[RNICD_RES_KINDS];
+		uint32_t gids;
 	} saved;
 };
 
-/* A `tenant` line of the configuration (or --tenant): "default|uid=N|gid=N|cgroup=/path [max-RES N]...".
+/* A `tenant` line of the configuration (or --tenant): "default|uid=N|gid=N|cgroup=/path [max-RES N]...
+ * [gids I[,I...]]".
  * where names the line for error messages. 0 or -EINVAL (after a message on stderr). */
 int rnicd_tenant_config(const char *where, const char *spec);
 /* SIGHUP: forget every tenant's configuration before the files are read again (what they use stays), and
@@ -87,6 +92,11 @@ void rnicd_tenant_leave(struct rnicd_tenant *t);
  * this tenant and resource). */
 int rnicd_tenant_charge(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n, pid_t pid);
 void rnicd_tenant_release(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n);
+/* Whether the tenant's QPs may send from GID index sgid_index (its `gids`): 0, or EPERM (counted; logged
+ * the first time for this tenant). */
+int rnicd_tenant_gid_check(struct rnicd_tenant *t, uint8_t sgid_index, pid_t pid);
+/* The GID indexes the tenant's QPs may send from (bit per index; 0: any). */
+uint32_t rnicd_tenant_gids(const struct rnicd_tenant *t);
 /* Whether a line about one of the tenant's connections may be logged (a tenant can connect and go without
  * end: RNICD_TENANT_LOG_LINES lines a minute at most); *left_out: lines not logged since the last one. */
 #define RNICD_TENANT_LOG_LINES 20

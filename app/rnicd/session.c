@@ -317,7 +317,8 @@ do_open(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *
 		return errno;
 	}
 	s->dev_index = (int)req->u.open.index;
-	rnic_daemon_context_bind(s->ctx, &session_hostmem, s, s->id, s->tenant->engine_id);
+	rnic_daemon_context_bind(s->ctx, &session_hostmem, s, s->id, s->tenant->engine_id,
+				 rnicd_tenant_gids(s->tenant));
 	s->over_quota = 0;
 	s->dbq = block_new(s, RTE_ALIGN_CEIL(rnic_dbq_memsize(rnicd.quota.dbq_size), PAGE));
 	if (s->dbq != NULL) {
@@ -671,6 +672,13 @@ do_modify_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 
 	if (o == NULL)
 		return ENOENT;
+	/* A tenant's QPs send only from its own GIDs (`tenant ... gids`), so that the switch can tell it apart. */
+	if ((req->u.modify_qp.mask & RNIC_QP_AV) &&
+	    (ret = rnicd_tenant_gid_check(s->tenant, attr.ah_attr.grh.sgid_index, s->pid)) != 0)
+		return ret;
+	if ((req->u.modify_qp.mask & RNIC_QP_ALT_PATH) &&
+	    (ret = rnicd_tenant_gid_check(s->tenant, attr.alt_ah_attr.grh.sgid_index, s->pid)) != 0)
+		return ret;
 	ret = rnic_modify_qp(o->ptr, &attr, req->u.modify_qp.mask);
 	rep->u.modify_qp.state = ((struct rnic_qp *)o->ptr)->state;
 	return ret;

@@ -99,6 +99,33 @@ config_entry(const char *where, const char *word)
 	return NULL;
 }
 
+/* "gids I[,I...]": the GID indexes (0 .. RNIC_GID_TBL_LEN - 1) a tenant's QPs may send from. */
+static int
+parse_gids(const char *where, struct rnicd_tenant *t, const char *value)
+{
+	char copy[64], *save = NULL, label[160];
+	uint32_t gids = 0;
+
+	if (value == NULL || snprintf(copy, sizeof(copy), "%s", value) >= (int)sizeof(copy)) {
+		fprintf(stderr, "rnicd: %s: tenant %s: gids: expected GID indexes, as 1 or 1,2\n", where, t->name);
+		return -EINVAL;
+	}
+	snprintf(label, sizeof(label), "tenant gids (%s)", where);
+	for (char *i = strtok_r(copy, ",", &save); i != NULL; i = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (rnicd_parse_number(label, i, 0, RNIC_GID_TBL_LEN - 1, &v) != 0)
+			return -EINVAL;
+		gids |= 1u << v;
+	}
+	if (gids == 0) {
+		fprintf(stderr, "rnicd: %s: tenant %s: gids: expected GID indexes, as 1 or 1,2\n", where, t->name);
+		return -EINVAL;
+	}
+	t->gids = gids;
+	return 0;
+}
+
 int
 rnicd_tenant_config(const char *where, const char *spec)
 {
@@ -124,12 +151,17 @@ rnicd_tenant_config(const char *where, const char *spec)
 		uint64_t v;
 
 		value = strtok_r(NULL, " \t\r\n", &save);
+		if (strcmp(word, "gids") == 0) {
+			if (parse_gids(where, t, value) != 0)
+				return -EINVAL;
+			continue;
+		}
 		for (r = 0; r < RNICD_RES_KINDS; r++)
 			if (strncmp(word, "max-", 4) == 0 && strcmp(word + 4, res_names[r]) == 0)
 				break;
 		if (r == RNICD_RES_KINDS || value == NULL) {
 			fprintf(stderr, "rnicd: %s: tenant %s: '%s'%s: expected max-conn, max-ctx, max-qp, max-cq, "
-				"max-mr, max-pd or max-mem and a number\n", where, t->name, word,
+				"max-mr, max-pd or max-mem and a number, or gids and GID indexes\n", where, t->name, word,
 				value == NULL ? " without a value" : "");
 			return -EINVAL;
 		}
@@ -146,6 +178,7 @@ static void
 config_save(struct rnicd_tenant *t)
 {
 	t->saved.configured = t->configured;
+	t->saved.gids = t->gids;
 	t->saved.set = t->set;
 	memcpy(t->saved.limit, t->limit, sizeof(t->limit));
 }
@@ -154,6 +187,7 @@ static void
 config_load(struct rnicd_tenant *t)
 {
 	t->configured = t->saved.configured;
+	t->gids = t->saved.gids;
 	t->set = t->saved.set;
 	memcpy(t->limit, t->saved.limit, sizeof(t->limit));
 }
@@ -163,9 +197,11 @@ rnicd_tenant_config_reset(void)
 {
 	config_save(&defaults);
 	memcpy(defaults.limit, compiled_limits, sizeof(defaults.limit));
+	defaults.gids = 0;
 	for (struct rnicd_tenant *t = tenants; t != NULL; t = t->next) {
 		config_save(t);
 		t->configured = 0;
+		t->gids = 0;
 		t->set = 0;
 	}
 }
@@ -365,6 +401,25 @@ rnicd_tenant_release(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n)
 /* ------------------------------------------------------------------------------------------------------ */
 /* Observability and the end                                                                                */
 
+uint32_t
+rnicd_tenant_gids(const struct rnicd_tenant *t)
+{
+	return t->gids != 0 ? t->gids : defaults.gids;
+}
+
+int
+rnicd_tenant_gid_check(struct rnicd_tenant *t, uint8_t sgid_index, pid_t pid)
+{
+	uint32_t gids = rnicd_tenant_gids(t);
+
+	if (gids == 0 || (sgid_index < 32 && (gids & (1u << sgid_index))))
+		return 0;
+	if (t->gid_refused++ == 0)
+		RNICD_LOG(WARNING, "tenant %s (pid %d): a QP from GID index %u, not one of its gids: EPERM "
+			  "(later ones only counted)", t->name, (int)pid, sgid_index);
+	return EPERM;
+}
+
 int
 rnicd_tenant_log_ok(struct rnicd_tenant *t, uint32_t *left_out)
 {
@@ -417,6 +472,8 @@ tenant_dict(const struct rnicd_tenant *t)
 		snprintf(name, sizeof(name), "%s_refused", res_names[r]);
 		rte_tel_data_add_dict_u64(d, name, t->refused[r]);
 	}
+	rte_tel_data_add_dict_u64(d, "gids", rnicd_tenant_gids(t));	/* a mask; 0: every GID */
+	rte_tel_data_add_dict_u64(d, "gid_refused", t->gid_refused);
 	rnicd_tenant_engine_stats(t, &st);
 	rte_tel_data_add_dict_u64(d, "doorbells", st.doorbells);
 	rte_tel_data_add_dict_u64(d, "doorbells_dropped", st.doorbells_dropped);

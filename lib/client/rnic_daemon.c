@@ -23,7 +23,7 @@ rnic_daemon_device_info(const struct rnic_device *dev, struct rnicd_dev_info *in
 
 void
 rnic_daemon_context_bind(struct rnic_context *context, const struct rnic_hostmem_ops *hostmem, void *arg,
-			 uint32_t client, uint32_t tenant)
+			 uint32_t client, uint32_t tenant, uint32_t sgid_mask)
 {
 	struct rnic_context_priv *ctx = rnic_context_priv(context);
 
@@ -31,6 +31,7 @@ rnic_daemon_context_bind(struct rnic_context *context, const struct rnic_hostmem
 	ctx->hostmem_arg = arg;
 	ctx->owner = client;
 	ctx->tenant = tenant;
+	ctx->sgid_mask = sgid_mask;
 }
 
 int

@@ -19,10 +19,12 @@ struct rnic_dbq;
 void rnic_daemon_device_info(const struct rnic_device *dev, struct rnicd_dev_info *info);
 
 /* Serve a client with a context rnicd opened: its objects' host-interface memory comes from hostmem (the
- * client's shared region), its QPs belong to client (its doorbells may name only them) and are served
- * within tenant's share. Before the context creates any object. */
+ * client's shared region), its QPs belong to client (its doorbells may name only them), are served
+ * within tenant's share, and their UD WQEs may send only from the GID indexes of sgid_mask (bit per index;
+ * 0: any; an RC or UC QP's address vector rnicd checks at MODIFY_QP). Before the context creates any
+ * object. */
 void rnic_daemon_context_bind(struct rnic_context *ctx, const struct rnic_hostmem_ops *hostmem, void *arg,
-			      uint32_t client, uint32_t tenant);
+			      uint32_t client, uint32_t tenant, uint32_t sgid_mask);
 
 /* Let the engine poll the client's doorbell queue (size entries, in the daemon's mapping) / stop. 0 or
  * -errno. */

@@ -303,9 +303,21 @@ put_eth(uint8_t *p, const uint8_t *dst, const struct rte_ether_addr *src, uint16
 	return p + RTE_ETHER_HDR_LEN;
 }
 
-/* An ARP frame from the device: op, to eth_dst, for target (tha, tpa). */
+/* Whether an address (16 bytes, a GID) is one of the device's GIDs: the frames of each are its own. */
+static int
+own_gid(const struct rnic_device *dev, const uint8_t *addr)
+{
+	for (int i = 0; i < dev->gid_count; i++)
+		if (memcmp(addr, dev->gid[i].raw, 16) == 0)
+			return 1;
+	return 0;
+}
+
+/* An ARP frame from the device: op, from its address spa (one of its GIDs), to eth_dst, for target (tha,
+ * tpa). */
 static void
-send_arp(struct rnic_device *dev, uint16_t op, const uint8_t *eth_dst, const uint8_t *tha, const uint8_t *tpa)
+send_arp(struct rnic_device *dev, uint16_t op, const uint8_t *spa, const uint8_t *eth_dst, const uint8_t *tha,
+	 const uint8_t *tpa)
 {
 	static const uint8_t zero[RTE_ETHER_ADDR_LEN];
 	struct rte_mbuf *m;
@@ -320,7 +332,7 @@ send_arp(struct rnic_device *dev, uint16_t op, const uint8_t *eth_dst, const uin
 		return;
 	}
 	a.arp_data.arp_sha = dev->mac;
-	memcpy(&a.arp_data.arp_sip, &dev->gid[0].raw[12], 4);
+	memcpy(&a.arp_data.arp_sip, spa, 4);
 	memcpy(&a.arp_data.arp_tha, tha != NULL ? tha : zero, RTE_ETHER_ADDR_LEN);
 	memcpy(&a.arp_data.arp_tip, tpa, 4);
 	p = put_eth(p, eth_dst, &dev->mac, RTE_ETHER_TYPE_ARP);
@@ -344,7 +356,8 @@ solicited_node(const uint8_t *target, uint8_t ip[16], uint8_t mac[6])
 	memcpy(mac + 2, ip + 12, 4);
 }
 
-/* An NS (type ND_NS) or NA from the device to ip_dst/eth_dst about target, with our link-layer address. */
+/* An NS (type ND_NS) or NA from the device to ip_dst/eth_dst about target (an NA: one of the device's GIDs),
+ * with our link-layer address. */
 static void
 send_nd(struct rnic_device *dev, uint8_t type, uint8_t flags, const uint8_t *eth_dst, const uint8_t *ip_dst,
 	const uint8_t *target)
@@ -362,7 +375,8 @@ send_nd(struct rnic_device *dev, uint8_t type, uint8_t flags, const uint8_t *eth
 		rte_pktmbuf_free(m);
 		return;
 	}
-	memcpy(ip.src_addr, dev->gid[0].raw, 16);
+	/* An NA is from the address it advertises (one of the device's GIDs), an NS from GID 0. */
+	memcpy(ip.src_addr, type == ND_NA ? target : dev->gid[0].raw, 16);
 	memcpy(ip.dst_addr, ip_dst, 16);
 	p = put_eth(p, eth_dst, &dev->mac, RTE_ETHER_TYPE_IPV6);
 	memcpy(p, &ip, sizeof(ip));
@@ -392,7 +406,8 @@ send_request(struct rnic_device *dev, const struct neigh_entry *e)
 	uint8_t ip[16], mac[RTE_ETHER_ADDR_LEN];
 
 	if (rnic_gid_is_ipv4(&e->gid)) {
-		send_arp(dev, RTE_ARP_OP_REQUEST, e->state == NEIGH_PROBE ? e->mac : bcast, NULL, &e->gid.raw[12]);
+		send_arp(dev, RTE_ARP_OP_REQUEST, &dev->gid[0].raw[12], e->state == NEIGH_PROBE ? e->mac : bcast, NULL,
+			 &e->gid.raw[12]);
 		return;
 	}
 	solicited_node(e->gid.raw, ip, mac);
@@ -409,11 +424,15 @@ rnic_neigh_announce(struct rnic_device *dev)
 	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
 	static const uint8_t all_nodes_mac[RTE_ETHER_ADDR_LEN] = { 0x33, 0x33, 0, 0, 0, 0x01 };
 
-	/* Gratuitous ARP as Linux sends it: a request for our own address (RFC 5227 3). */
-	if (rnic_gid_is_ipv4(&dev->gid[0]))
-		send_arp(dev, RTE_ARP_OP_REQUEST, bcast, NULL, &dev->gid[0].raw[12]);
-	else
-		send_nd(dev, ND_NA, ND_NA_OVERRIDE, all_nodes_mac, all_nodes, dev->gid[0].raw);
+	/* Gratuitous ARP as Linux sends it: a request for our own address (RFC 5227 3); for each GID. */
+	for (int i = 0; i < dev->gid_count; i++) {
+		const uint8_t *gid = dev->gid[i].raw;
+
+		if (rnic_gid_is_ipv4(&dev->gid[i]))
+			send_arp(dev, RTE_ARP_OP_REQUEST, &gid[12], bcast, NULL, &gid[12]);
+		else
+			send_nd(dev, ND_NA, ND_NA_OVERRIDE, all_nodes_mac, all_nodes, gid);
+	}
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -449,7 +468,7 @@ arp_input(struct rnic_device *dev, const uint8_t *f, uint32_t len, uint64_t now)
 {
 	struct rnic_neigh *n = dev->neigh;
 	const struct rte_arp_hdr *a = (const struct rte_arp_hdr *)(f + RTE_ETHER_HDR_LEN);
-	union rnic_gid sender = v4_prefix;
+	union rnic_gid sender = v4_prefix, target;
 	uint16_t op;
 
 	if (len < RTE_ETHER_HDR_LEN + sizeof(*a) || a->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
@@ -466,7 +485,7 @@ arp_input(struct rnic_device *dev, const uint8_t *f, uint32_t len, uint64_t now)
 	}
 	/* A multicast or zero sender MAC, our own address as the sender (a conflict or a spoof), or a
 	 * multicast/broadcast sender IP. */
-	if (mac_is_bad(a->arp_data.arp_sha.addr_bytes) || memcmp(sender.raw, dev->gid[0].raw, 16) == 0 ||
+	if (mac_is_bad(a->arp_data.arp_sha.addr_bytes) || own_gid(dev, sender.raw) ||
 	    sender.raw[12] >= 224) {
 		n->st.drop_bad_sender++;
 		return;
@@ -476,14 +495,16 @@ arp_input(struct rnic_device *dev, const uint8_t *f, uint32_t len, uint64_t now)
 		return;
 	}
 	n->st.requests_received++;
-	if (!rnic_gid_is_ipv4(&dev->gid[0]) || memcmp(&a->arp_data.arp_tip, &dev->gid[0].raw[12], 4) != 0) {
+	memcpy(target.raw, sender.raw, 12);
+	memcpy(&target.raw[12], &a->arp_data.arp_tip, 4);
+	if (!rnic_gid_is_ipv4(&dev->gid[0]) || !own_gid(dev, target.raw)) {
 		n->st.ignored++;
 		return;
 	}
 	/* An ARP probe (RFC 5227: sender 0.0.0.0) is answered and teaches nothing. */
 	if (a->arp_data.arp_sip != 0)
 		learn(n, &sender, a->arp_data.arp_sha.addr_bytes, 0, now);
-	send_arp(dev, RTE_ARP_OP_REPLY, a->arp_data.arp_sha.addr_bytes, a->arp_data.arp_sha.addr_bytes,
+	send_arp(dev, RTE_ARP_OP_REPLY, &target.raw[12], a->arp_data.arp_sha.addr_bytes, a->arp_data.arp_sha.addr_bytes,
 		 (const uint8_t *)&a->arp_data.arp_sip);
 }
 
@@ -522,24 +543,23 @@ ns_input(struct rnic_device *dev, const struct rte_ipv6_hdr *ip, const uint8_t *
 		return;
 	}
 	if ((slla != NULL && mac_is_bad(slla)) || ip->src_addr[0] == 0xff ||
-	    memcmp(ip->src_addr, dev->gid[0].raw, 16) == 0) {
+	    own_gid(dev, ip->src_addr)) {
 		n->st.drop_bad_sender++;
 		return;
 	}
 	n->st.requests_received++;
-	if (rnic_gid_is_ipv4(&dev->gid[0]) || memcmp(icmp + 8, dev->gid[0].raw, 16) != 0) {
+	if (rnic_gid_is_ipv4(&dev->gid[0]) || !own_gid(dev, icmp + 8)) {
 		n->st.ignored++;
 		return;
 	}
 	memcpy(sender.raw, ip->src_addr, 16);
 	if (dad) {	/* a duplicate address detection probe for our address: tell everyone (RFC 4861 7.2.4) */
-		send_nd(dev, ND_NA, ND_NA_OVERRIDE, all_nodes_mac, all_nodes, dev->gid[0].raw);
+		send_nd(dev, ND_NA, ND_NA_OVERRIDE, all_nodes_mac, all_nodes, icmp + 8);
 		return;
 	}
 	if (slla != NULL)
 		learn(n, &sender, slla, 0, now);
-	send_nd(dev, ND_NA, ND_NA_SOLICITED | ND_NA_OVERRIDE, slla != NULL ? slla : eth_src, ip->src_addr,
-		dev->gid[0].raw);
+	send_nd(dev, ND_NA, ND_NA_SOLICITED | ND_NA_OVERRIDE, slla != NULL ? slla : eth_src, ip->src_addr, icmp + 8);
 }
 
 static void
@@ -556,7 +576,7 @@ na_input(struct rnic_device *dev, const struct rte_ipv6_hdr *ip, const uint8_t *
 		return;
 	}
 	memcpy(target.raw, icmp + 8, 16);
-	if (tlla == NULL || mac_is_bad(tlla) || memcmp(target.raw, dev->gid[0].raw, 16) == 0) {
+	if (tlla == NULL || mac_is_bad(tlla) || own_gid(dev, target.raw)) {
 		n->st.drop_bad_sender++;
 		return;
 	}

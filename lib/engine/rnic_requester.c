@@ -312,13 +312,15 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 }
 
 /* What rnic_post_send writes for the QP: no more SGEs or inline bytes than the QP was created with, a message
- * of at most max_msg_sz, a UD address vector naming one of the device's GIDs. */
+ * of at most max_msg_sz, a UD address vector naming one of the device's GIDs, one of the QP's own if it has
+ * some (an rnicd tenant's). */
 static int
 wqe_in_bounds(const struct rnic_device *dev, const struct rnic_qp_priv *q, const struct rnic_send_wqe *w)
 {
 	if (w->inline_data != NULL ? w->length > q->cap.max_inline_data : w->nb_sge > q->cap.max_send_sge)
 		return 0;
-	if (w->ud != NULL && w->ud->sgid_index >= dev->gid_count)
+	if (w->ud != NULL && (w->ud->sgid_index >= dev->gid_count ||
+			      (q->sgid_mask != 0 && !(q->sgid_mask & (1u << w->ud->sgid_index)))))
 		return 0;
 	return w->length <= RNIC_MAX_MSG_SIZE;
 }

@@ -482,6 +482,7 @@ create_qp(struct rnic_pd *pd, struct rnic_qp_init_attr *ia,
 	}
 	qp->owner = rnic_context_priv(pd->context)->owner;
 	qp->tenant = rnic_context_priv(pd->context)->tenant;
+	qp->sgid_mask = rnic_context_priv(pd->context)->sgid_mask;
 	pthread_mutex_lock(&dev->lock);
 	err = -alloc(dev, qp);
 	pthread_mutex_unlock(&dev->lock);

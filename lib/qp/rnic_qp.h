@@ -278,6 +278,7 @@ struct rnic_qp_priv {
 	uint32_t slot;
 	uint32_t owner;			/* rnicd's client id (0: this process): its doorbells may name the QP */
 	uint32_t tenant;		/* < RNIC_MAX_TENANTS: whose share of the requester the QP uses */
+	uint32_t sgid_mask;		/* the GID indexes a UD WQE may send from (bit per index; 0: any) */
 	struct rnic_dbq *dbq;		/* an rnicd client's QP, client side: the doorbell queue to the engine */
 	void *hif;			/* the host-interface block (WQE buffers, wr_ids, indexes) */
 	/* The QP's state as posters see it, in the block: the control path and the engine (a QP failing)

@@ -88,8 +88,8 @@ rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device **out
 	dev->lim = conf->lim;
 	dev->cc = conf->cc;
 	dev->doorbell_ring_size = conf->doorbell_ring_size;
-	dev->gid[0] = conf->gid;
-	dev->gid_count = 1;
+	memcpy(dev->gid, conf->gid, sizeof(dev->gid));
+	dev->gid_count = conf->gid_count;
 	dev->next_pdn = 1;
 	pthread_mutex_init(&dev->lock, NULL);
 

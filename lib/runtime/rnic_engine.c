@@ -111,11 +111,13 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 		conf.cc = args->cc;
 		/* Room for a doorbell from every QP at once: a post never finds the ring full for lack of it. */
 		conf.doorbell_ring_size = RTE_MAX(16384u, rte_align32pow2(args->lim.max_qp + 1));
-		if (i < args->nb_ips)
-			conf.gid = args->ip[i];
-		else if (rnic_rt.have_loopback)
-			rnic_parse_gid(default_ip[i], &conf.gid);
-		else if (rnic_port_interface_gid(port_id[i], conf.gid.raw) != 0) {
+		conf.gid_count = 1;
+		if (i < args->nb_ips) {
+			memcpy(conf.gid, args->ip[i], sizeof(conf.gid));
+			conf.gid_count = (int)args->nb_gids[i];
+		} else if (rnic_rt.have_loopback)
+			rnic_parse_gid(default_ip[i], &conf.gid[0]);
+		else if (rnic_port_interface_gid(port_id[i], conf.gid[0].raw) != 0) {
 			RNIC_LOG(ERR, "port %s: no --ip given for it, and no interface address to take", args->port_name[i]);
 			return -EINVAL;
 		}

@@ -36,9 +36,10 @@ rnic_engine_usage(void *stream)
 		"  --config FILE    read engine arguments from FILE first (config/softrnic.conf shows them all)\n"
 		"  --port NAME      use this ethdev (a --vdev or PCI device given to EAL) as a device;\n"
 		"                   repeat for several; without --port: two devices on a net_ring pair\n"
-		"  --ip ADDR        IPv4 or IPv6 address of the next device (its GID 0), in device order;\n"
-		"                   without it a port on a kernel interface (iface=) takes that interface's\n"
-		"                   address\n"
+		"  --ip ADDR[,ADDR] IPv4 or IPv6 address of the next device (its GID 0), in device order;\n"
+		"                   more addresses (at most 4 in all, one family) are its GIDs 1, 2, ...:\n"
+		"                   one per tenant (rnicd's tenant gids); without --ip a port on a kernel\n"
+		"                   interface (iface=) takes that interface's address\n"
 		"  --mtu BYTES      port MTU for RoCE payloads: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
 		"  --mbufs N        mbufs per port pool (default %u)\n"
 		"  --stages MAP     stage -> lcore map: one (every stage on the first worker lcore), two\n"
@@ -118,6 +119,43 @@ rnic_parse_u32(const char *opt, const char *text, uint32_t min, uint32_t max, ui
 		return -EINVAL;
 	}
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* --ip ADDR[,ADDR...]: a device's GID table, GID 0 first; one address family, as the device's ARP or ND
+ * speaks one. */
+static int
+parse_gid_list(const char *text, union rnic_gid gid[RNIC_GID_TBL_LEN], unsigned int *count)
+{
+	char buf[RNIC_GID_TBL_LEN * (INET6_ADDRSTRLEN + 1)], *save = NULL;
+	unsigned int n = 0;
+
+	if (strlen(text) >= sizeof(buf)) {
+		RNIC_LOG(ERR, "--ip %s: too long (at most %d addresses)", text, RNIC_GID_TBL_LEN);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *a = strtok_r(buf, ",", &save); a != NULL; a = strtok_r(NULL, ",", &save)) {
+		if (n == RNIC_GID_TBL_LEN) {
+			RNIC_LOG(ERR, "--ip %s: at most %d addresses (the GID table's entries)", text,
+				 RNIC_GID_TBL_LEN);
+			return -EINVAL;
+		}
+		if (rnic_parse_gid(a, &gid[n]) != 0) {
+			RNIC_LOG(ERR, "--ip %s: '%s' is not an IPv4 or IPv6 address", text, a);
+			return -EINVAL;
+		}
+		if (rnic_gid_is_ipv4(&gid[n]) != rnic_gid_is_ipv4(&gid[0])) {
+			RNIC_LOG(ERR, "--ip %s: IPv4 and IPv6 addresses mixed on one device", text);
+			return -EINVAL;
+		}
+		n++;
+	}
+	if (n == 0) {
+		RNIC_LOG(ERR, "--ip '%s': no address", text);
+		return -EINVAL;
+	}
+	*count = n;
 	return 0;
 }
 
@@ -362,10 +400,12 @@ parse_option(int opt, char *arg, struct rnic_engine_args *args)
 		snprintf(args->port_name[args->nb_ports++], RTE_ETH_NAME_MAX_LEN, "%s", arg);
 		break;
 	case OPT_IP:
-		if (args->nb_ips == RNIC_MAX_DEVICES || rnic_parse_gid(arg, &args->ip[args->nb_ips]) != 0) {
-			RNIC_LOG(ERR, "--ip %s: not an IPv4 or IPv6 address (or too many --ip)", arg);
+		if (args->nb_ips == RNIC_MAX_DEVICES) {
+			RNIC_LOG(ERR, "--ip %s: at most %d --ip, one per device", arg, RNIC_MAX_DEVICES);
 			return -EINVAL;
 		}
+		if (parse_gid_list(arg, args->ip[args->nb_ips], &args->nb_gids[args->nb_ips]) != 0)
+			return -EINVAL;
 		args->nb_ips++;
 		break;
 	case OPT_MTU:

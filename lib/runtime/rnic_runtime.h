@@ -37,8 +37,9 @@ struct rnic_lcore_stages {
 struct rnic_engine_args {
 	unsigned int nb_ports;			/* 0: the embedded loopback pair */
 	char port_name[RNIC_MAX_DEVICES][RTE_ETH_NAME_MAX_LEN];
-	unsigned int nb_ips;
-	union rnic_gid ip[RNIC_MAX_DEVICES];
+	unsigned int nb_ips;			/* devices with --ip */
+	union rnic_gid ip[RNIC_MAX_DEVICES][RNIC_GID_TBL_LEN];	/* each device's GID table, GID 0 first */
+	unsigned int nb_gids[RNIC_MAX_DEVICES];
 	enum rnic_mtu mtu;
 	uint32_t mbufs;
 	struct rnic_limits lim;

@@ -3,8 +3,9 @@
  * stages and its neighbour control (rnic_neigh_poll, with a clock the test moves) run on the test's thread;
  * the test plays hosts on A's LAN from the other port of the loopback pair, with ARP and ND frames it builds
  * by hand (RFC 826, RFC 4861), hostile ones included.
- * Run as: test_neigh <EAL args with one lcore> [-- --ip V6 --ip V6]: the family of A's address picks the
- * tests (ARP for IPv4, neighbour discovery for IPv6).
+ * Run as: test_neigh <EAL args with one lcore> [-- --ip ADDR[,ADDR...] --ip ADDR]: the family of A's
+ * address picks the tests (ARP for IPv4, neighbour discovery for IPv6); A's further addresses (GIDs 1, ...)
+ * are answered for and announced as its first.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -343,9 +344,10 @@ wait_wc(struct rnic_wc *wc)
 /* ------------------------------------------------------------------------------------------------------ */
 /* Tests                                                                                                    */
 
-/* A request for A's address from a host is answered (ARP reply / solicited NA), to the host's MAC. */
+/* A request for one of A's addresses (GID mine) from a host is answered (ARP reply / solicited NA), to the
+ * host's MAC, from that address. */
 static void
-test_request_answered(void **state)
+request_answered(const union rnic_gid *mine)
 {
 	static uint8_t out[MAX_FRAMES][600];
 	uint32_t len[MAX_FRAMES];
@@ -354,16 +356,15 @@ test_request_answered(void **state)
 	uint64_t req = counter("neigh_requests_received"), rep = counter("neigh_replies_sent");
 	int got;
 
-	(void)state;
 	if (v6) {
 		uint8_t snm[16] = { 0xff, 0x02, [11] = 1, [12] = 0xff };
-		const uint8_t snm_mac[6] = { 0x33, 0x33, 0xff, dev->gid[0].raw[13], dev->gid[0].raw[14],
-					     dev->gid[0].raw[15] };
+		const uint8_t snm_mac[6] = { 0x33, 0x33, 0xff, mine->raw[13], mine->raw[14],
+					     mine->raw[15] };
 
-		memcpy(snm + 13, dev->gid[0].raw + 13, 3);
-		peer_send(f, nd_frame(f, 135, 0, h.raw, snm, snm_mac, dev->gid[0].raw, 1, 1, host_mac, 255));
+		memcpy(snm + 13, mine->raw + 13, 3);
+		peer_send(f, nd_frame(f, 135, 0, h.raw, snm, snm_mac, mine->raw, 1, 1, host_mac, 255));
 	} else {
-		peer_send(f, arp_frame(f, 1, host_mac, 9, NULL, &dev->gid[0].raw[12]));
+		peer_send(f, arp_frame(f, 1, host_mac, 9, NULL, &mine->raw[12]));
 	}
 	got = peer_take(out, len, MAX_FRAMES);
 	assert_int_equal(got, 1);
@@ -374,11 +375,11 @@ test_request_answered(void **state)
 
 		assert_int_equal(len[0], 14 + 40 + 32);
 		assert_int_equal(out[0][21], 255);
-		assert_memory_equal(out[0] + 22, dev->gid[0].raw, 16);
+		assert_memory_equal(out[0] + 22, mine->raw, 16);
 		assert_memory_equal(out[0] + 38, h.raw, 16);
 		assert_int_equal(icmp[0], 136);
 		assert_int_equal(icmp[4], 0x60);			/* solicited, override */
-		assert_memory_equal(icmp + 8, dev->gid[0].raw, 16);
+		assert_memory_equal(icmp + 8, mine->raw, 16);
 		assert_int_equal(icmp[24], 2);				/* target link-layer address */
 		assert_memory_equal(icmp + 26, dev->mac.addr_bytes, 6);
 		assert_int_equal(icmp6_checksum(out[0] + 22, out[0] + 38, icmp, 32), 0);
@@ -386,7 +387,7 @@ test_request_answered(void **state)
 		assert_int_equal(len[0], 42);
 		assert_int_equal(out[0][21], 2);			/* reply */
 		assert_memory_equal(out[0] + 22, dev->mac.addr_bytes, 6);
-		assert_memory_equal(out[0] + 28, &dev->gid[0].raw[12], 4);
+		assert_memory_equal(out[0] + 28, &mine->raw[12], 4);
 		assert_memory_equal(out[0] + 32, host_mac, 6);
 		assert_memory_equal(out[0] + 38, &h.raw[12], 4);
 	}
@@ -394,6 +395,15 @@ test_request_answered(void **state)
 	assert_int_equal(counter("neigh_replies_sent"), rep + 1);
 	/* A request is answered; it puts no entry in the cache for an address A never asked for. */
 	assert_int_equal(counter("neigh_entries"), 0);
+}
+
+/* Every address of A's GID table is answered for (neigh-*-gids: several, one per tenant). */
+static void
+test_request_answered(void **state)
+{
+	(void)state;
+	for (int g = 0; g < dev->gid_count; g++)
+		request_answered(&dev->gid[g]);
 }
 
 /* A request for someone else's address is not answered (counted ignored). */
@@ -614,7 +624,8 @@ test_hostile_nd(void **state)
 	assert_memory_equal(got, mac, 6);
 }
 
-/* At port start: a gratuitous ARP (a request for A's own address) or an unsolicited NA to all nodes. */
+/* At port start: a gratuitous ARP (a request for A's own address) or an unsolicited NA to all nodes, for
+ * each address of its GID table. */
 static void
 test_announce(void **state)
 {
@@ -623,18 +634,22 @@ test_announce(void **state)
 
 	(void)state;
 	rnic_neigh_announce(dev);
-	assert_int_equal(peer_take(out, len, MAX_FRAMES), 1);
-	if (v6) {
-		assert_int_equal(out[0][0], 0x33);
-		assert_int_equal(out[0][54], 136);
-		assert_int_equal(out[0][58], 0x20);			/* override, not solicited */
-		assert_memory_equal(out[0] + 62, dev->gid[0].raw, 16);
-		assert_int_equal(icmp6_checksum(out[0] + 22, out[0] + 38, out[0] + 54, 32), 0);
-	} else {
-		assert_memory_equal(out[0], bcast, 6);
-		assert_int_equal(out[0][21], 1);
-		assert_memory_equal(out[0] + 28, &dev->gid[0].raw[12], 4);	/* sender = target = A */
-		assert_memory_equal(out[0] + 38, &dev->gid[0].raw[12], 4);
+	assert_int_equal(peer_take(out, len, MAX_FRAMES), dev->gid_count);
+	for (int g = 0; g < dev->gid_count; g++) {
+		const uint8_t *f = out[g], *mine = dev->gid[g].raw;
+
+		if (v6) {
+			assert_int_equal(f[0], 0x33);
+			assert_int_equal(f[54], 136);
+			assert_int_equal(f[58], 0x20);			/* override, not solicited */
+			assert_memory_equal(f + 62, mine, 16);
+			assert_int_equal(icmp6_checksum(f + 22, f + 38, f + 54, 32), 0);
+		} else {
+			assert_memory_equal(f, bcast, 6);
+			assert_int_equal(f[21], 1);
+			assert_memory_equal(f + 28, &mine[12], 4);	/* sender = target = A's address */
+			assert_memory_equal(f + 38, &mine[12], 4);
+		}
 	}
 }
 

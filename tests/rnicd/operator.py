@@ -14,7 +14,6 @@
 Every wait is bounded; every daemon started is stopped (or killed) before the test ends.
 """
 import grp
-import json
 import os
 import signal
 import socket
@@ -23,6 +22,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import telemetry  # noqa: E402
 
 RNICD, CLIENT = sys.argv[1], sys.argv[2]
 TIMEOUT = 30
@@ -78,13 +80,7 @@ class Daemon:
         return self.proc.returncode
 
     def telemetry(self, cmd):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.connect(f"/var/run/dpdk/{self.prefix}/dpdk_telemetry.v2")
-        s.recv(1 << 16)
-        s.send(cmd.encode())
-        reply = json.loads(s.recv(1 << 20).decode())
-        s.close()
-        return reply[cmd.split(",")[0]]
+        return telemetry.query(self.prefix, cmd)
 
 
 def reachable(path):
