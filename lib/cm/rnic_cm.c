@@ -309,7 +309,9 @@ rnic_cm_qp_connect(struct rnic_cm_id_priv *id)
 	a.qp_state = RNIC_QPS_RTR;
 	a.path_mtu = (enum rnic_mtu)id->path_mtu;
 	a.dest_qp_num = id->remote_qpn;
-	a.rq_psn = id->remote_psn;
+	/* The starting PSN a REQ or REP carries is the first its sender receives (Linux's ib_cm: rq_psn from its
+	 * own message, sq_psn from the peer's), not the first it sends. */
+	a.rq_psn = id->local_psn;
 	a.max_dest_rd_atomic = id->responder_resources;
 	a.min_rnr_timer = 0;		/* as ib_cm sets it */
 	a.ah_attr.is_global = 1;
@@ -324,7 +326,7 @@ rnic_cm_qp_connect(struct rnic_cm_id_priv *id)
 		return ret;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = RNIC_QPS_RTS;
-	a.sq_psn = id->local_psn;
+	a.sq_psn = id->remote_psn;
 	a.timeout = id->ack_timeout != 0 ? id->ack_timeout : id->local_ack_timeout;
 	a.retry_cnt = id->retry_count;
 	a.rnr_retry = id->rnr_retry_count;

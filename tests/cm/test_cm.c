@@ -248,6 +248,7 @@ connection(uint8_t retries)
 	struct rnic_wc wc;
 	struct rnic_qp_attr qa;
 	struct rnic_qp_init_attr qia;
+	struct rnic_cm_msg req, rep;
 
 	connect_with(c, "hello from the client");
 	e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
@@ -287,12 +288,24 @@ connection(uint8_t retries)
 	assert_int_equal(e->param.conn.qp_num, s->qp->qp_num);
 	ack(e);
 	ack(expect_event(sch, RNIC_CM_EVENT_ESTABLISHED, 10));
-	/* The QPs as the CM left them: connected to each other, the PSNs of the REQ and REP. */
-	assert_int_equal(rnic_query_qp(c->qp, &qa, RNIC_QP_STATE | RNIC_QP_DEST_QPN, &qia), 0);
+	/* The QPs as the CM left them: connected to each other, the PSNs of the REQ and REP as Linux's ib_cm
+	 * reads them: a message's starting PSN is the first its sender receives (the client sends from the REP's,
+	 * the server from the REQ's). The REQ as the server decoded it, the REP as the server sent it. */
+	req = rnic_cm_id_priv(s)->req;
+	assert_int_equal(rnic_cm_decode(rnic_cm_id_priv(s)->mad, &rep), 0);
+	assert_int_equal(rep.attr_id, RNIC_CM_REP);
+	assert_int_not_equal(req.starting_psn, rep.starting_psn);
+	assert_int_equal(rnic_query_qp(c->qp, &qa, RNIC_QP_STATE | RNIC_QP_DEST_QPN | RNIC_QP_SQ_PSN | RNIC_QP_RQ_PSN,
+				       &qia), 0);
 	assert_int_equal(qa.qp_state, RNIC_QPS_RTS);
 	assert_int_equal(qa.dest_qp_num, s->qp->qp_num);
-	assert_int_equal(rnic_query_qp(s->qp, &qa, RNIC_QP_STATE | RNIC_QP_DEST_QPN, &qia), 0);
+	assert_int_equal(qa.sq_psn, rep.starting_psn);
+	assert_int_equal(qa.rq_psn, req.starting_psn);
+	assert_int_equal(rnic_query_qp(s->qp, &qa, RNIC_QP_STATE | RNIC_QP_DEST_QPN | RNIC_QP_SQ_PSN | RNIC_QP_RQ_PSN,
+				       &qia), 0);
 	assert_int_equal(qa.dest_qp_num, c->qp->qp_num);
+	assert_int_equal(qa.sq_psn, req.starting_psn);
+	assert_int_equal(qa.rq_psn, rep.starting_psn);
 
 	/* A SEND client -> server, then a WRITE into the buffer the REP named. */
 	for (int i = 0; i < 4096; i++)
