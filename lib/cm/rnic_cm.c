@@ -153,6 +153,14 @@ rnic_cm_channel_remove(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e
 		channel_signal(ch, 0);
 }
 
+void
+rnic_cm_channel_add(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e)
+{
+	TAILQ_INSERT_TAIL(&ch->events, e, next);
+	ch->nb_events++;
+	channel_signal(ch, 1);
+}
+
 int
 rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int status,
 	      struct rnic_cm_id_priv *listen_id, const struct rnic_conn_param *conn)
@@ -181,9 +189,7 @@ rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int stat
 			memcpy(e->private_data, conn->private_data, e->pub.param.conn.private_data_len);
 		e->pub.param.conn.private_data = NULL;	/* set to the entry's copy when taken */
 	}
-	TAILQ_INSERT_TAIL(&ch->events, e, next);
-	ch->nb_events++;
-	channel_signal(ch, 1);
+	rnic_cm_channel_add(ch, e);
 	id->refs++;
 	if (listen_id != NULL)
 		listen_id->refs++;

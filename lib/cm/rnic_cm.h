@@ -191,6 +191,8 @@ int rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int 
 /* Take an event out of its channel (taken, or dropped with its id); the fd stops polling readable with the
  * channel's last event. The caller owns the entry and the references it holds. */
 void rnic_cm_channel_remove(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e);
+/* Put an event at the end of a channel's queue; the fd polls readable. */
+void rnic_cm_channel_add(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e);
 /* Drop a reference; the id is freed with its last. */
 void rnic_cm_id_put(struct rnic_cm_id_priv *id);
 
