@@ -10,6 +10,9 @@
 #                         end acting in turn, checked on both ends
 #   ib_{write,read,send}_bw  Debian's perftest on both ends (softrnic's through softrnic-run, the interposer):
 #                         exit status, size, iterations and bandwidth reported on both ends
+#   rping, ucmatose-migrate, ib_{write,read,send}_bw-R  librdmacm's programs connecting through softrnic's CM
+#                         (the interposer's librdmacm) and Linux's kernel CM, no TCP: rping's pings checked
+#                         by its client, ucmatose's SENDs and rdma_migrate_id, perftest's figures
 # at path MTU 1024 and 4096 (perftest: 4096; every link at MTU 9000), and rc-pingpong
 # and verbs again with loss on the bridge (INTEROP_LOSS per mille of the RoCE frames, each way);
 # wire-frames checks the captured frames.
@@ -164,7 +167,7 @@ end_one() {
 	guest_rc=$?
 	if [ ! -e "$vm_share/jobs/$job.rc" ]; then
 		guest_rc="none 30 s after softrnic's"
-		guest_run "busybox killall -q ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong verbs-check $perftest_tools rping" \
+		guest_run "busybox killall -q ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong verbs-check $perftest_tools rping ucmatose" \
 			20 >/dev/null
 	fi
 	local guest_out=$vm_share/jobs/$job.out
@@ -339,6 +342,15 @@ rping_case() {
 		"rping -c -v -V -a {addr} -p {port} -C $count -S 1024" "ping data: rdma-ping-$((count - 1)): " "rdma_listen"
 }
 
+# The stock ucmatose (rdmacm-utils) both ways with -m: 2 connections at once, 10 SENDs of 1000 bytes each way
+# on each, then each end moves its ids (the server its listener too) to a new event channel
+# (rdma_migrate_id) and disconnects; both ends report status 0.
+ucmatose_case() {
+	local opts="-p {port} -c 2 -C 10 -S 1000 -m"
+	cm_case ucmatose-migrate "ucmatose -b {addr} $opts" "ucmatose -s {addr} $opts" "^return status 0$" \
+		"starting server"
+}
+
 # perftest's TOOL with -R (its connection and its exchange of parameters through rdma_cm) both ways, checked
 # as perftest_case (figures on both ends).
 perftest_cm_case() {	# TOOL
@@ -487,6 +499,7 @@ for t in $perftest_tools; do
 	perftest_case "$t"
 done
 rping_case
+ucmatose_case
 for t in $perftest_tools; do
 	perftest_cm_case "$t"
 done
