@@ -12,7 +12,8 @@
 #                         exit status, size, iterations and bandwidth reported on both ends
 #   rping, ucmatose-migrate, ib_{write,read,send}_bw-R  librdmacm's programs connecting through softrnic's CM
 #                         (the interposer's librdmacm) and Linux's kernel CM, no TCP: rping's pings checked
-#                         by its client, ucmatose's SENDs and rdma_migrate_id, perftest's figures
+#                         by its client, ucmatose's SENDs and rdma_migrate_id, perftest's figures;
+#                         cm-no-listener: rping's REQ to a port nobody listens on, rejected with reason 8
 # at path MTU 1024 and 4096 (perftest: 4096; every link at MTU 9000), and rc-pingpong
 # and verbs again with loss on the bridge (INTEROP_LOSS per mille of the RoCE frames, each way);
 # wire-frames checks the captured frames.
@@ -342,6 +343,42 @@ rping_case() {
 		"rping -c -v -V -a {addr} -p {port} -C $count -S 1024" "ping data: rdma-ping-$((count - 1)): " "rdma_listen"
 }
 
+# A REQ to a port nobody listens on, both ways: the stock rping client, rejected by the other side's CM with
+# reason 8 (invalid service ID, as Linux's cm_match_req answers), reports RDMA_CM_EVENT_REJECTED with error 8
+# and fails. softrnic's CM runs while a program of its has an event channel: as the side nobody listens on,
+# softrnic runs an rping server on the next port.
+cm_reject_one() {	# NAME DIRECTION
+	local name=$1 dir=$2 port=$((18600 + ${#results[@]})) start=$SECONDS why='' worker_stages=1 out rc
+	local host_log=$work/$1-$2.host.log want="RDMA_CM_EVENT_REJECTED, error 8"
+	if [ "$dir" = server ]; then
+		ip netns exec "$io_ns" env SOFTRNIC_ARGS="$(rnic_args)" timeout 90 stdbuf -oL "$softrnic_run" \
+			rping -s -d -a "$rnic_ip" -p $((port + 1)) >"$host_log" 2>&1 &
+		host_pid=$!
+		host_prints "$host_log" rdma_listen || why="softrnic's rping server did not listen in 20 s"
+		out=$(guest_run "timeout 30 rping -c -a $rnic_ip -p $port -C 1; echo \"exit \$?\"" 40)
+		kill "$host_pid" 2>/dev/null
+		wait "$host_pid"
+		host_pid=''
+		rc=$(sed -n 's/^exit //p' <<<"$out")
+	else
+		ip netns exec "$io_ns" env SOFTRNIC_ARGS="$(rnic_args)" timeout 30 "$softrnic_run" \
+			rping -c -a "$guest_ip" -p $port -C 1 >"$host_log" 2>&1
+		rc=$?
+		out=$(cat "$host_log")
+	fi
+	if [ -z "$why" ] && ! grep -q "$want" <<<"$out"; then
+		why="the client did not report '$want'"
+	elif [ -z "$why" ] && [ "${rc:-0}" = 0 ]; then
+		why="the client exited 0"
+	fi
+	record "$name" "$dir" "$why" $((SECONDS - start))
+	[ -z "$why" ] || sed 's/^/    client: /' <<<"$out"
+}
+
+cm_reject_case() {
+	both_ways cm_reject_one cm-no-listener
+}
+
 # The stock ucmatose (rdmacm-utils) both ways with -m: 2 connections at once, 10 SENDs of 1000 bytes each way
 # on each, then each end moves its ids (the server its listener too) to a new event channel
 # (rdma_migrate_id) and disconnects; both ends report status 0.
@@ -499,6 +536,7 @@ for t in $perftest_tools; do
 	perftest_case "$t"
 done
 rping_case
+cm_reject_case
 ucmatose_case
 for t in $perftest_tools; do
 	perftest_cm_case "$t"
