@@ -156,22 +156,48 @@ run_one() {
 	end_one "$name" "$dir" "$start" "$why" "$job" "$host_log" "$guest_ok" "$host_ok"
 }
 
-# NAME DIRECTION START WHY JOB HOST_LOG GUEST_OK HOST_OK: the end of a case whose two programs run (softrnic's
-# as $host_pid, the guest's as JOB): both waited for, checked, recorded, and their output shown if it failed
-# (WHY: what failed already, or empty).
+# The stock programs of the cases, stopped in the guest (one that outlived its case).
+guest_stop_tools() {
+	guest_run "busybox killall -q ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong verbs-check $perftest_tools rping ucmatose" \
+		20 >/dev/null
+}
+
+# NAME DIRECTION START WHY JOB HOST_LOG GUEST_OK HOST_OK [RETRY]: the end of a case whose two programs run
+# (softrnic's as $host_pid, the guest's as JOB): the client waited for first, then the server, both checked,
+# recorded, and their output shown if it failed (WHY: what failed already, or empty). RETRY: what a client
+# prints when it lost perftest 4.5's connect race (cm_one): then the server is stopped, nothing is recorded,
+# and the status is 2.
 end_one() {
-	local name=$1 dir=$2 start=$3 why=$4 job=$5 host_log=$6 guest_ok=$7 host_ok=$8 host_rc guest_rc
-	wait "$host_pid"
-	host_rc=$?
-	host_pid=''
-	guest_wait "$job" 30
-	guest_rc=$?
-	if [ ! -e "$vm_share/jobs/$job.rc" ]; then
-		guest_rc="none 30 s after softrnic's"
-		guest_run "busybox killall -q ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong verbs-check $perftest_tools rping ucmatose" \
-			20 >/dev/null
-	fi
+	local name=$1 dir=$2 start=$3 why=$4 job=$5 host_log=$6 guest_ok=$7 host_ok=$8 retry=${9:-} host_rc guest_rc
 	local guest_out=$vm_share/jobs/$job.out
+	if [ "$dir" = server ]; then
+		guest_wait "$job" 70
+		guest_rc=$?
+		if [ -n "$retry" ] && grep -qs "$retry" "$guest_out"; then
+			kill "$host_pid" 2>/dev/null
+			wait "$host_pid"
+			host_pid=''
+			return 2
+		fi
+		wait "$host_pid"
+		host_rc=$?
+	else
+		wait "$host_pid"
+		host_rc=$?
+		if [ -n "$retry" ] && grep -qs "$retry" "$host_log"; then
+			host_pid=''
+			guest_stop_tools
+			guest_wait "$job" 20
+			return 2
+		fi
+		guest_wait "$job" 30
+		guest_rc=$?
+	fi
+	host_pid=''
+	if [ ! -e "$vm_share/jobs/$job.rc" ]; then
+		guest_rc="none in time"
+		guest_stop_tools
+	fi
 	local -a fails=()
 	[ -z "$why" ] || fails+=("$why")
 	[ "$host_rc" = 0 ] || fails+=("softrnic exit $host_rc")
@@ -281,11 +307,27 @@ perftest_case() {	# TOOL
 # CLIENT_CMD, {addr} is that address and {port} the case's port. softrnic's stages run on a worker lcore
 # (the CM's thread cannot run the program's); its output is line-buffered, so that READY, what its server
 # prints once it listens, shows at once. The guest's server listens once its kernel lists the port's
-# cm_id as LISTEN. Checked as run_one does.
-cm_one() {	# NAME DIRECTION SERVER_CMD CLIENT_CMD OK READY
-	local name=$1 dir=$2 ok=$5 ready=$6
-	local port=$((18600 + ${#results[@]})) start=$SECONDS why='' addr=$guest_ip guest_cmd host_cmd
-	local host_log=$work/$name-$dir.host.log worker_stages=1 job
+# cm_id as LISTEN. Checked as run_one does. A client whose output matches RETRY lost perftest 4.5's connect
+# race (its server listens for its data connection only after their handshake, while the client connects
+# at once: rejected, reason 8, and the client then crashes; doc/cm.md): the pair runs again on a new port,
+# up to three times.
+cm_one() {	# NAME DIRECTION SERVER_CMD CLIENT_CMD OK READY [RETRY]
+	local name=$1 dir=$2 ok=$5 retry=${7:-} attempt start why job host_log
+	for attempt in 1 2 3; do
+		[ "$attempt" -lt 3 ] || retry=''
+		cm_pair "$1" "$2" "$3" "$4" "$6" $((18600 + ${#results[@]} + 100 * (attempt - 1)))
+		end_one "$name" "$dir" "$start" "$why" "$job" "$host_log" "$ok" "$ok" "$retry"
+		[ $? -eq 2 ] || return 0
+		echo "interop: $name, softrnic $dir: the client lost perftest 4.5's connect race (REJ reason 8:" \
+			"doc/cm.md), attempt $attempt; again"
+	done
+}
+
+# NAME DIRECTION SERVER_CMD CLIENT_CMD READY PORT: cm_one's server, then its client, on PORT. Sets start,
+# why, job and host_log (and host_pid).
+cm_pair() {
+	local name=$1 dir=$2 ready=$5 port=$6 addr=$guest_ip guest_cmd host_cmd worker_stages=1
+	start=$SECONDS why='' host_log=$work/$name-$dir.host.log
 	[ "$dir" = client ] || addr=$rnic_ip
 	if [ "$dir" = server ]; then
 		host_cmd=$3 guest_cmd=$4
@@ -305,13 +347,12 @@ cm_one() {	# NAME DIRECTION SERVER_CMD CLIENT_CMD OK READY
 	else
 		guest_start "timeout 60 $guest_cmd"
 		job=$guest_job
-		guest_cm_listens $port || why="the guest's server does not listen on port $port"
+		guest_cm_listens "$port" || why="the guest's server does not listen on port $port"
 		# shellcheck disable=SC2086
 		ip netns exec "$io_ns" env SOFTRNIC_ARGS="$(rnic_args)" timeout 90 "$softrnic_run" $host_cmd \
 			>"$host_log" 2>&1 &
 		host_pid=$!
 	fi
-	end_one "$name" "$dir" "$start" "$why" "$job" "$host_log" "$ok" "$ok"
 }
 
 # Whether LOG holds a line matching PATTERN (grep -E) within 20 s.
@@ -330,7 +371,7 @@ guest_cm_listens() {	# PORT
 }
 
 # A CM case in both directions (cm_one).
-cm_case() {	# NAME SERVER_CMD CLIENT_CMD OK READY
+cm_case() {	# NAME SERVER_CMD CLIENT_CMD OK READY [RETRY]
 	both_ways cm_one "$@"
 }
 
@@ -396,7 +437,8 @@ perftest_cm_case() {	# TOOL
 	local figures
 	figures=$(perftest_figures $size $iters)
 	show_ok=1
-	cm_case "$1-R" "$1 $opts" "$1 $opts {addr}" "$figures" "Waiting for client"
+	cm_case "$1-R" "$1 $opts" "$1 $opts {addr}" "$figures" "Waiting for client" \
+		"Event: RDMA_CM_EVENT_REJECTED; error: 8\\."
 	show_ok=''
 }
 
