@@ -220,6 +220,47 @@ rnicd_session_handle_of(const struct rnicd_session *s, const void *ptr, enum rni
 	return 0;
 }
 
+/* Destroy an object the session made but could not record. */
+static void
+destroy_unrecorded(enum rnicd_obj_kind kind, void *ptr)
+{
+	switch (kind) {
+	case OBJ_PD:
+		rnic_dealloc_pd(ptr);
+		break;
+	case OBJ_CQ:
+		rnic_destroy_cq(ptr);
+		break;
+	case OBJ_SRQ:
+		rnic_destroy_srq(ptr);
+		break;
+	default:
+		rnic_destroy_qp(ptr);
+		break;
+	}
+}
+
+/*
+ * Record an object made after reserve() (s->over_quota cleared before it was made): 0 and its handle; or,
+ * when it was not made (ptr NULL: the engine's errno, EDQUOT where the tenant's engine quota refused it) or
+ * the table is full (ENOMEM, the object destroyed), the error and its place given back.
+ */
+static int
+record_created(struct rnicd_session *s, enum rnicd_obj_kind kind, void *ptr, uint32_t *handle)
+{
+	int ret = s->over_quota ? EDQUOT : errno;
+
+	if (ptr != NULL) {
+		*handle = obj_add(s, kind, ptr, NULL, 0);
+		if (*handle != 0)
+			return 0;
+		destroy_unrecorded(kind, ptr);
+		ret = ENOMEM;
+	}
+	unreserve(s, kind);
+	return ret;
+}
+
 static void
 obj_del(struct rnicd_session *s, struct rnicd_obj *o)
 {
@@ -315,18 +356,9 @@ do_alloc_pd(struct rnicd_session *s, struct rnicd_rep *rep)
 
 	if (ret != 0)
 		return ret;
+	s->over_quota = 0;
 	pd = rnic_alloc_pd(s->ctx);
-	if (pd == NULL) {
-		unreserve(s, OBJ_PD);
-		return errno;
-	}
-	rep->u.obj.handle = obj_add(s, OBJ_PD, pd, NULL, 0);
-	if (rep->u.obj.handle == 0) {
-		rnic_dealloc_pd(pd);
-		unreserve(s, OBJ_PD);
-		return ENOMEM;
-	}
-	return 0;
+	return record_created(s, OBJ_PD, pd, &rep->u.obj.handle);
 }
 
 /* The pages of a client's memfd that the daemon maps for a region: [offset, offset + len) of fd. */
@@ -581,18 +613,10 @@ do_create_cq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 		return ret;
 	s->over_quota = 0;
 	cq = rnic_create_cq(s->ctx, req->u.create_cq.cqe, cq_context, evch, 0);
-	if (cq == NULL) {
-		ret = s->over_quota ? EDQUOT : errno;
-		unreserve(s, OBJ_CQ);
+	ret = record_created(s, OBJ_CQ, cq, &rep->u.create_cq.handle);
+	if (ret != 0)
 		return ret;
-	}
 	rnic_daemon_cq_hif(cq, &hif);
-	rep->u.create_cq.handle = obj_add(s, OBJ_CQ, cq, NULL, 0);
-	if (rep->u.create_cq.handle == 0) {
-		rnic_destroy_cq(cq);
-		unreserve(s, OBJ_CQ);
-		return ENOMEM;
-	}
 	rnicd_events_cq_bound(s, cq, +1);
 	rep->u.create_cq.cqn = hif.cqn;
 	rep->u.create_cq.nent = hif.nent;
@@ -625,18 +649,10 @@ do_create_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 	ia.srq = srq != NULL ? srq->ptr : NULL;
 	s->over_quota = 0;
 	qp = rnic_create_qp(pd->ptr, &ia);
-	if (qp == NULL) {
-		ret = s->over_quota ? EDQUOT : errno;
-		unreserve(s, OBJ_QP);
+	ret = record_created(s, OBJ_QP, qp, &rep->u.create_qp.handle);
+	if (ret != 0)
 		return ret;
-	}
 	rnic_daemon_qp_hif(qp, &hif);
-	rep->u.create_qp.handle = obj_add(s, OBJ_QP, qp, NULL, 0);
-	if (rep->u.create_qp.handle == 0) {
-		rnic_destroy_qp(qp);
-		unreserve(s, OBJ_QP);
-		return ENOMEM;
-	}
 	rep->u.create_qp.qpn = qp->qp_num;
 	rep->u.create_qp.cap = ia.cap;
 	rep->u.create_qp.sq_cnt = hif.sq_cnt;
@@ -700,18 +716,10 @@ do_create_srq(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd
 		return ret;
 	s->over_quota = 0;
 	srq = rnic_create_srq(pd->ptr, &ia);
-	if (srq == NULL) {
-		ret = s->over_quota ? EDQUOT : errno;
-		unreserve(s, OBJ_SRQ);
+	ret = record_created(s, OBJ_SRQ, srq, &rep->u.create_srq.handle);
+	if (ret != 0)
 		return ret;
-	}
 	rnic_daemon_srq_hif(srq, &hif);
-	rep->u.create_srq.handle = obj_add(s, OBJ_SRQ, srq, NULL, 0);
-	if (rep->u.create_srq.handle == 0) {
-		rnic_destroy_srq(srq);
-		unreserve(s, OBJ_SRQ);
-		return ENOMEM;
-	}
 	rep->u.create_srq.srqn = hif.srqn;
 	rep->u.create_srq.cnt = hif.cnt;
 	rep->u.create_srq.stride = hif.stride;

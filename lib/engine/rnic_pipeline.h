@@ -275,6 +275,8 @@ struct rnic_pipeline {
 		uint32_t tenants_last;
 		uint64_t shared_until;	/* TSC until which the tenants' windows hold (0: one tenant so far) */
 		uint32_t visit_bytes;	/* payload bytes sent in the current QP visit */
+		uint16_t req_pass;	/* requester passes (stage calls) begun: a QP on a lossy path gets one
+					 * visit in each (rnic_requester.c) */
 		struct rnic_req_tenant req_tenant[RNIC_MAX_TENANTS];
 	} __rte_cache_aligned;
 

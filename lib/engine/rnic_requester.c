@@ -1194,6 +1194,13 @@ on_lossy_path(struct rnic_req_ctx *r)
 	return 1;
 }
 
+/* A QP on a lossy path already visited in this requester pass. */
+static inline int
+visited_lossy(const struct rnic_pipeline *p, const struct rnic_req_ctx *r)
+{
+	return r->after_loss && r->lossy_pass == p->req_pass;
+}
+
 /* Serve one QP: up to quantum packets. Returns the packets sent; *idle when it has nothing to send. */
 static unsigned int
 serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *idle)
@@ -1390,9 +1397,6 @@ rnic_stage_requester(void *arg, unsigned int budget)
 {
 	struct rnic_pipeline *p = arg;
 	uint32_t slots[RNIC_BURST], slot;
-	/* The first QP on a lossy path served in this pass: the pass ends when the round robin comes back to it
-	 * (on_lossy_path). */
-	uint32_t lossy_first = UINT32_MAX;
 	unsigned int n, work = 0;
 
 	rnic_requester_timers(p);
@@ -1402,7 +1406,8 @@ rnic_stage_requester(void *arg, unsigned int budget)
 	n = rnic_edge_dequeue_burst(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST);
 	for (unsigned int i = 0; i < n; i++)
 		rnic_sched_activate(&p->sched, slots[i]);
-	while (work < budget && rnic_sched_next(&p->sched, &slot) && slot != lossy_first) {
+	p->req_pass++;
+	while (work < budget && rnic_sched_next(&p->sched, &slot)) {
 		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot), *next;
 		uint32_t next_slot;
 		int idle = 1;
@@ -1414,6 +1419,12 @@ rnic_stage_requester(void *arg, unsigned int budget)
 		if (rnic_sched_peek(&p->sched, &next_slot) && (next = rnic_qp_by_slot(p->dev, next_slot)) != NULL)
 			prefetch_next_wqe(rnic_qp_priv(next));
 
+		/* The round robin came back to a QP on a lossy path: the pass ends (on_lossy_path). The QP keeps
+		 * its place: it is served first in the next pass. */
+		if (qp != NULL && visited_lossy(p, &rnic_qp_priv(qp)->req)) {
+			rnic_sched_unget(&p->sched, slot);
+			break;
+		}
 		RNIC_STATS(p, REQUESTER)->qp_visits++;
 		if (qp != NULL) {
 			int deferred;
@@ -1422,8 +1433,8 @@ rnic_stage_requester(void *arg, unsigned int budget)
 
 			RNIC_STATS(p, REQUESTER)->qp_idle_visits += sent == 0;
 			work += sent + (unsigned int)deferred;
-			if (lossy_first == UINT32_MAX && sent > 0 && rnic_qp_priv(qp)->req.after_loss)
-				lossy_first = slot;
+			if (sent > 0 && rnic_qp_priv(qp)->req.after_loss)
+				rnic_qp_priv(qp)->req.lossy_pass = p->req_pass;
 		}
 		if (idle)
 			rnic_sched_deactivate(&p->sched, slot);

@@ -58,6 +58,13 @@ rnic_sched_next(struct rnic_sched *s, uint32_t *slot)
 	return 1;
 }
 
+/* Give back the slot rnic_sched_next has just returned, unserved: the next call returns it again. */
+static inline void
+rnic_sched_unget(struct rnic_sched *s, uint32_t slot)
+{
+	s->slab |= 1ULL << (slot - s->slab_pos);
+}
+
 /* The slot rnic_sched_next will most likely return next (one of the slab being served), without taking it:
  * its QP's context can be prefetched while the current one is served. 0 when the slab is done. */
 static inline int

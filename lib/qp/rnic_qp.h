@@ -165,6 +165,7 @@ struct rnic_req_ctx {
 	uint32_t rd_cut;		/* the READ window halved when READs from this PSN on went out */
 	uint8_t after_loss;		/* a go-back-N was made, and sent_psn has not passed loss_psn since:
 					 * one visit a pass (rnic_requester.c) */
+	uint16_t lossy_pass;		/* ... the requester pass of its last such visit (req_pass) */
 	uint32_t loss_psn;
 	uint8_t ack_every;		/* an AckReq at least every this many packets */
 	uint8_t noack;			/* packets sent since the last AckReq */

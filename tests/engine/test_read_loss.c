@@ -29,48 +29,26 @@
 static int g_argc;
 static char **g_argv;
 
-struct side {
-	struct rnic_context *ctx;
-	struct rnic_pd *pd;
-	struct rnic_cq *cq;
-	uint8_t *buf;
-	struct rnic_mr *mr;
-	union rnic_gid gid;
-	struct rnic_qp *qp[NQP];
-};
-
-static struct side A, B;
+static struct test_side A, B;
+static struct rnic_qp *qa[NQP], *qb[NQP];	/* A's QPs, B's */
 
 static void
-open_side(struct side *s, struct rnic_device *dev)
+create_qps(struct test_side *s, struct rnic_qp **qp)
 {
-	s->ctx = rnic_open_device(dev);
-	s->pd = rnic_alloc_pd(s->ctx);
-	s->cq = rnic_create_cq(s->ctx, NQP * DEPTH * 2, NULL, NULL, 0);
-	s->buf = aligned_alloc(4096, NQP * AREA);
-	assert_true(s->ctx != NULL && s->pd != NULL && s->cq != NULL && s->buf != NULL);
-	s->mr = rnic_reg_mr(s->pd, s->buf, NQP * AREA, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_READ);
-	assert_non_null(s->mr);
-	assert_int_equal(rnic_query_gid(s->ctx, 1, 0, &s->gid), 0);
 	for (int i = 0; i < NQP; i++) {
 		struct rnic_qp_init_attr ia = { .send_cq = s->cq, .recv_cq = s->cq, .qp_type = RNIC_QPT_RC,
 			.cap = { .max_send_wr = DEPTH, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 } };
 
-		s->qp[i] = rnic_create_qp(s->pd, &ia);
-		assert_non_null(s->qp[i]);
+		qp[i] = rnic_create_qp(s->pd, &ia);
+		assert_non_null(qp[i]);
 	}
 }
 
 static void
-close_side(struct side *s)
+destroy_qps(struct rnic_qp **qp)
 {
 	for (int i = 0; i < NQP; i++)
-		rnic_destroy_qp(s->qp[i]);
-	rnic_dereg_mr(s->mr);
-	rnic_destroy_cq(s->cq);
-	rnic_dealloc_pd(s->pd);
-	free(s->buf);
-	rnic_close_device(s->ctx);
+		rnic_destroy_qp(qp[i]);
 }
 
 static int
@@ -79,30 +57,26 @@ setup(void **state)
 	/* A 4 ms loss timer, READs 16 deep each way (the responder keeps as many resources). */
 	const struct test_path path = { .mtu = RNIC_MTU_1024, .psn = 0xfffe00, .timeout = 10, .retry_cnt = 7,
 					.rnr_retry = 7, .rd_atomic = DEPTH };
-	struct rnic_device **list;
 
 	(void)state;
-	if (rnic_engine_init(g_argc, g_argv) < 0)
+	if (test_sides_start(g_argc, g_argv, &A, &B, NQP * AREA, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_READ) != 0)
 		return -1;
-	list = rnic_get_device_list(NULL);
-	open_side(&A, list[0]);
-	open_side(&B, list[1]);
-	rnic_free_device_list(list);
+	create_qps(&A, qa);
+	create_qps(&B, qb);
 	for (int i = 0; i < NQP; i++)
-		if (test_connect(A.qp[i], B.qp[i]->qp_num, &B.gid, &path) != 0 ||
-		    test_connect(B.qp[i], A.qp[i]->qp_num, &A.gid, &path) != 0)
+		if (test_connect(qa[i], qb[i]->qp_num, &B.gid, &path) != 0 ||
+		    test_connect(qb[i], qa[i]->qp_num, &A.gid, &path) != 0)
 			return -1;
-	return rnic_engine_start();
+	return 0;
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	rnic_engine_stop();
-	close_side(&A);
-	close_side(&B);
-	return rnic_engine_fini();
+	destroy_qps(qa);
+	destroy_qps(qb);
+	return test_sides_stop(&A, &B);
 }
 
 /* READ number n of QP q: slot n % DEPTH of the QP's area, from B's copy of the same slot. */
@@ -117,7 +91,7 @@ post_read(int q, uint32_t n)
 	memset(A.buf + off, 0, MSG);
 	wr.wr.rdma.remote_addr = (uintptr_t)(B.buf + off);
 	wr.wr.rdma.rkey = B.mr->rkey;
-	assert_int_equal(rnic_post_send(A.qp[q], &wr, &bad), 0);
+	assert_int_equal(rnic_post_send(qa[q], &wr, &bad), 0);
 }
 
 static void
@@ -166,9 +140,9 @@ test_read_depth_under_loss(void **state)
 	for (int q = 0; q < NQP; q++) {
 		struct rnic_qp_counters c;
 
-		assert_int_equal(rnic_query_qp_counters(B.qp[q], &c), 0);
+		assert_int_equal(rnic_query_qp_counters(qb[q], &c), 0);
 		assert_int_equal(c.inv_req_naks_sent, 0);
-		assert_int_equal(B.qp[q]->state, RNIC_QPS_RTS);
+		assert_int_equal(qb[q]->state, RNIC_QPS_RTS);
 	}
 }
 

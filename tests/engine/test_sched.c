@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * QP scheduler (digest seed-001-002-004 §4.4 case 28): round-robin fairness, idle QPs never scheduled,
- * deactivation, the same behaviour at 64K slots, and the prefetch hints (peek, peek2) naming the slots
+ * deactivation, a slot given back unserved, the same behaviour at 64K slots, and the prefetch hints (peek, peek2) naming the slots
  * served next.
  */
 #include <setjmp.h>
@@ -113,6 +113,36 @@ test_deactivate(void **state)
 	rnic_sched_free(&s);
 }
 
+/* A slot given back unserved (the requester's pass ends at it) comes next, and the round goes on after it. */
+static void
+test_unget(void **state)
+{
+	struct rnic_sched s;
+	uint32_t slot = 0;
+
+	(void)state;
+	assert_int_equal(rnic_sched_init(&s, 1024, SOCKET_ID_ANY), 0);
+	rnic_sched_activate(&s, 3);
+	rnic_sched_activate(&s, 5);
+	rnic_sched_activate(&s, 900);
+	assert_int_equal(rnic_sched_next(&s, &slot), 1);
+	assert_int_equal(slot, 3);
+	assert_int_equal(rnic_sched_next(&s, &slot), 1);
+	assert_int_equal(slot, 5);
+	rnic_sched_unget(&s, 5);
+	assert_int_equal(rnic_sched_next(&s, &slot), 1);
+	assert_int_equal(slot, 5);
+	assert_int_equal(rnic_sched_next(&s, &slot), 1);
+	assert_int_equal(slot, 900);
+	/* The last slot of its slab given back: the slab is served again, not skipped. */
+	rnic_sched_unget(&s, 900);
+	assert_int_equal(rnic_sched_next(&s, &slot), 1);
+	assert_int_equal(slot, 900);
+	assert_int_equal(rnic_sched_next(&s, &slot), 1);
+	assert_int_equal(slot, 3);
+	rnic_sched_free(&s);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -120,6 +150,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_fair_small),
 		cmocka_unit_test(test_fair_64k),
 		cmocka_unit_test(test_deactivate),
+		cmocka_unit_test(test_unget),
 	};
 
 	if (rte_eal_init(argc, argv) < 0)

@@ -75,8 +75,19 @@ def baseline(bl):
     expect([bl, "--seconds", "0"], 2, ["--seconds '0'"])
     expect([bl, "--frobnicate"], 2, ["'--frobnicate'", "usage"])
     expect([bl, "--", "-l", "0,1", "--", "--stages", "one"], 2, ["no engine options"])
+    expect([bl, "--seconds"], 2, ["'--seconds' needs a value"])
+    expect([bl, "--frame", "10"], 2, ["--frame '10'"])
+    expect([bl, "--ethdev", "net_x0"], 2, ["one of --send and --receive"])
+    expect([bl, "--send", "02:00:00:00:00:01"], 2, ["one of --send and --receive"])
+    expect([bl, "--ethdev", "net_x0", "--send", "zz"], 2, ["--send 'zz'"])
+    expect([bl, "--ethdev", "net_x0", "--receive", "--probe"], 2, ["no --probe"])
+    expect([bl, "--ethdev", "net_x0", "--receive", "--"] + EAL_SMALL, 1, ["--ethdev net_x0: no such ethdev"])
     rc, out, err = run([bl, "--seconds", "0.05", "--"] + EAL_SMALL, timeout=60)
-    assert rc == 0 and "memcpy" in out, (rc, out, err)
+    assert rc == 0 and "memcpy" in out and out.count("baseline_forward") == 2, (rc, out, err)
+    # the machine-mode probe: the 138 B forwarding and the memcpy only
+    rc, out, err = run([bl, "--probe", "--seconds", "0.05", "--"] + EAL_SMALL, timeout=60)
+    assert rc == 0 and "memcpy" in out and out.count("baseline_forward") == 1 and '"frame_bytes": 138' in out, \
+        (rc, out, err)
 
 
 def pktgen(pg):
