@@ -769,9 +769,9 @@ void rnic_cm_destroy_event_channel(struct rnic_cm_event_channel *channel);
 int rnic_cm_create_id(struct rnic_cm_event_channel *channel, struct rnic_cm_id **id, void *context,
 		      enum rnic_port_space ps);
 int rnic_cm_destroy_id(struct rnic_cm_id *id);
-/* softrnic extension: the id's events from now on on another channel (those already queued stay where they
- * are). For libsoftrnic-verbs' synchronous ids (librdmacm's rdma_get_request). */
-int rnic_cm_move_id(struct rnic_cm_id *id, struct rnic_cm_event_channel *channel);
+/* The id's events on another channel: those queued and not yet taken (with a listener's connection requests)
+ * and those to come. */
+int rnic_cm_migrate_id(struct rnic_cm_id *id, struct rnic_cm_event_channel *channel);
 int rnic_cm_bind_addr(struct rnic_cm_id *id, struct sockaddr *addr);
 int rnic_cm_resolve_addr(struct rnic_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
 			 int timeout_ms);

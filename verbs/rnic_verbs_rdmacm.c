@@ -608,7 +608,6 @@ int
 rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 {
 	struct rnic_verbs_cm_id *l = ID(listen), *w;
-	struct rdma_event_channel *channel;
 	struct rdma_cm_event *ev;
 	int err;
 
@@ -629,13 +628,7 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 	/* The event was the listener's (rdma_get_cm_event put it on the new id): it becomes the new id's. */
 	listen->event = NULL;
 	w = ID(ev->id);
-	channel = rdma_create_event_channel();
-	err = channel == NULL ? errno : rnic_cm_move_id(w->id, RNIC_VERBS_CONTAINER(channel,
-							struct rnic_verbs_cm_channel, ibv)->ch);
-	if (err == 0) {
-		w->ibv.channel = channel;
-		w->sync = 1;
-	}
+	err = rdma_migrate_id(&w->ibv, NULL) != 0 ? errno : 0;	/* as librdmacm's ucma_process_conn_req */
 	if (err == 0 && l->ep_qp_attr != NULL) {
 		struct ibv_qp_init_attr attr = *l->ep_qp_attr;
 
@@ -644,8 +637,6 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 	if (err != 0) {
 		if (w->sync)
 			rdma_reject(&w->ibv, NULL, 0);
-		else if (channel != NULL)
-			rdma_destroy_event_channel(channel);
 		rdma_ack_cm_event(ev);
 		rdma_destroy_id(&w->ibv);
 		return fail(err);
@@ -727,10 +718,36 @@ rdma_establish(struct rdma_cm_id *pub)
 	return fail(ENOSYS);
 }
 
+/* librdmacm's rdma_migrate_id: the id's events, queued and to come, on another channel; without one, a
+ * channel of the id's own (synchronous from then on). A synchronous id's own channel goes, with the event
+ * its last call kept. */
 int
 rdma_migrate_id(struct rdma_cm_id *pub, struct rdma_event_channel *channel)
 {
-	(void)pub;
-	(void)channel;
-	return fail(ENOSYS);
+	struct rnic_verbs_cm_id *w = ID(pub);
+	int sync = channel == NULL, err;
+
+	if (w->sync && sync)
+		return fail(EINVAL);
+	if (sync) {
+		channel = rdma_create_event_channel();
+		if (channel == NULL)
+			return -1;
+	}
+	err = rnic_cm_migrate_id(w->id, RNIC_VERBS_CONTAINER(channel, struct rnic_verbs_cm_channel, ibv)->ch);
+	if (err != 0) {
+		if (sync)
+			rdma_destroy_event_channel(channel);
+		return fail(err);
+	}
+	if (w->sync) {
+		if (pub->event != NULL) {
+			rdma_ack_cm_event(pub->event);
+			pub->event = NULL;
+		}
+		rdma_destroy_event_channel(pub->channel);
+	}
+	w->sync = (uint8_t)sync;
+	pub->channel = channel;
+	return 0;
 }

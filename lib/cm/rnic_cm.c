@@ -153,6 +153,14 @@ rnic_cm_channel_remove(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e
 		channel_signal(ch, 0);
 }
 
+void
+rnic_cm_channel_add(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e)
+{
+	TAILQ_INSERT_TAIL(&ch->events, e, next);
+	ch->nb_events++;
+	channel_signal(ch, 1);
+}
+
 int
 rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int status,
 	      struct rnic_cm_id_priv *listen_id, const struct rnic_conn_param *conn)
@@ -181,9 +189,7 @@ rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int stat
 			memcpy(e->private_data, conn->private_data, e->pub.param.conn.private_data_len);
 		e->pub.param.conn.private_data = NULL;	/* set to the entry's copy when taken */
 	}
-	TAILQ_INSERT_TAIL(&ch->events, e, next);
-	ch->nb_events++;
-	channel_signal(ch, 1);
+	rnic_cm_channel_add(ch, e);
 	id->refs++;
 	if (listen_id != NULL)
 		listen_id->refs++;
@@ -309,7 +315,9 @@ rnic_cm_qp_connect(struct rnic_cm_id_priv *id)
 	a.qp_state = RNIC_QPS_RTR;
 	a.path_mtu = (enum rnic_mtu)id->path_mtu;
 	a.dest_qp_num = id->remote_qpn;
-	a.rq_psn = id->remote_psn;
+	/* The starting PSN a REQ or REP carries is the first its sender receives (Linux's ib_cm: rq_psn from its
+	 * own message, sq_psn from the peer's), not the first it sends. */
+	a.rq_psn = id->local_psn;
 	a.max_dest_rd_atomic = id->responder_resources;
 	a.min_rnr_timer = 0;		/* as ib_cm sets it */
 	a.ah_attr.is_global = 1;
@@ -324,7 +332,7 @@ rnic_cm_qp_connect(struct rnic_cm_id_priv *id)
 		return ret;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = RNIC_QPS_RTS;
-	a.sq_psn = id->local_psn;
+	a.sq_psn = id->remote_psn;
 	a.timeout = id->ack_timeout != 0 ? id->ack_timeout : id->local_ack_timeout;
 	a.retry_cnt = id->retry_count;
 	a.rnr_retry = id->rnr_retry_count;

@@ -130,8 +130,8 @@ struct rnic_cm_id_priv {
 	uint64_t tid;			/* the REQ's (REP and RTU carry it), then the DREQ's */
 	struct rnic_gsi_addr peer;	/* the far port's GID and its CM's QP */
 	uint32_t remote_qpn;
-	uint32_t remote_psn;
-	uint32_t local_psn;
+	uint32_t remote_psn;		/* the peer's message's starting PSN: the first we send */
+	uint32_t local_psn;		/* ours (in our REQ or REP): the first we expect to receive */
 	uint8_t path_mtu;
 	uint8_t responder_resources;	/* ours: the READs and atomics the peer may have outstanding at us */
 	uint8_t initiator_depth;	/* ours: those we may have outstanding at the peer */
@@ -191,6 +191,8 @@ int rnic_cm_event(struct rnic_cm_id_priv *id, enum rnic_cm_event_type type, int 
 /* Take an event out of its channel (taken, or dropped with its id); the fd stops polling readable with the
  * channel's last event. The caller owns the entry and the references it holds. */
 void rnic_cm_channel_remove(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e);
+/* Put an event at the end of a channel's queue; the fd polls readable. */
+void rnic_cm_channel_add(struct rnic_cm_channel *ch, struct rnic_cm_event_entry *e);
 /* Drop a reference; the id is freed with its last. */
 void rnic_cm_id_put(struct rnic_cm_id_priv *id);
 

@@ -305,11 +305,30 @@ rnic_cm_destroy_id(struct rnic_cm_id *pub)
 	return 0;
 }
 
-/* Events of the id from now on go to another channel; those already queued stay on the old one (a new id of a
- * listener moved before its request is answered has none). librdmacm's synchronous listener does this to each
- * new id (rdma_get_request), whose calls then wait on the id's own channel. */
+/* The id's events not yet taken from its channel move to another, in their order, as Linux's ucma_move_events
+ * moves them: its own, and a listener's connection requests (whose new ids, not yet the application's, go
+ * with them to the new channel). Under the lock. */
+static void
+move_events(struct rnic_cm_id_priv *id, struct rnic_cm_channel *to)
+{
+	struct rnic_cm_channel *from = (struct rnic_cm_channel *)id->pub.channel;
+	struct rnic_cm_event_entry *e, *next;
+
+	for (e = TAILQ_FIRST(&from->events); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, next);
+		if (e->pub.id != &id->pub && e->pub.listen_id != &id->pub)
+			continue;
+		rnic_cm_channel_remove(from, e);
+		if (e->pub.listen_id == &id->pub)
+			e->pub.id->channel = &to->pub;
+		rnic_cm_channel_add(to, e);
+	}
+}
+
+/* librdmacm's rdma_migrate_id: the id's events, those queued and those to come, on another channel. Events
+ * already taken stay the application's to acknowledge (librdmacm waits for them: nothing here needs to). */
 int
-rnic_cm_move_id(struct rnic_cm_id *pub, struct rnic_cm_event_channel *channel)
+rnic_cm_migrate_id(struct rnic_cm_id *pub, struct rnic_cm_event_channel *channel)
 {
 	struct rnic_cm_id_priv *id = rnic_cm_id_priv(pub);
 	int ret = 0;
@@ -317,10 +336,12 @@ rnic_cm_move_id(struct rnic_cm_id *pub, struct rnic_cm_event_channel *channel)
 	if (id == NULL || channel == NULL)
 		return EINVAL;
 	LOCK();
-	if (id->destroyed)
+	if (id->destroyed) {
 		ret = EINVAL;
-	else
+	} else if (id->pub.channel != channel) {
+		move_events(id, (struct rnic_cm_channel *)channel);
 		id->pub.channel = channel;
+	}
 	UNLOCK();
 	return ret;
 }

@@ -86,6 +86,18 @@ no_event(struct rnic_cm_event_channel *ch, double seconds)
 	assert_int_equal(poll(&pfd, 1, (int)(seconds * 1000)), 0);
 }
 
+/* Whether the channel has no event: its fd does not poll readable and a non-blocking get says EAGAIN (the
+ * fd left non-blocking). */
+static void
+no_event_nonblocking(struct rnic_cm_event_channel *ch)
+{
+	struct rnic_cm_event *e;
+
+	no_event(ch, 0.2);
+	assert_int_equal(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+	assert_int_equal(rnic_cm_get_cm_event(ch, &e), EAGAIN);
+}
+
 static uint64_t
 cm_counter(int dev, const char *name)
 {
@@ -248,6 +260,7 @@ connection(uint8_t retries)
 	struct rnic_wc wc;
 	struct rnic_qp_attr qa;
 	struct rnic_qp_init_attr qia;
+	struct rnic_cm_msg req, rep;
 
 	connect_with(c, "hello from the client");
 	e = expect_event(sch, RNIC_CM_EVENT_CONNECT_REQUEST, 5);
@@ -287,12 +300,24 @@ connection(uint8_t retries)
 	assert_int_equal(e->param.conn.qp_num, s->qp->qp_num);
 	ack(e);
 	ack(expect_event(sch, RNIC_CM_EVENT_ESTABLISHED, 10));
-	/* The QPs as the CM left them: connected to each other, the PSNs of the REQ and REP. */
-	assert_int_equal(rnic_query_qp(c->qp, &qa, RNIC_QP_STATE | RNIC_QP_DEST_QPN, &qia), 0);
+	/* The QPs as the CM left them: connected to each other, the PSNs of the REQ and REP as Linux's ib_cm
+	 * reads them: a message's starting PSN is the first its sender receives (the client sends from the REP's,
+	 * the server from the REQ's). The REQ as the server decoded it, the REP as the server sent it. */
+	req = rnic_cm_id_priv(s)->req;
+	assert_int_equal(rnic_cm_decode(rnic_cm_id_priv(s)->mad, &rep), 0);
+	assert_int_equal(rep.attr_id, RNIC_CM_REP);
+	assert_int_not_equal(req.starting_psn, rep.starting_psn);
+	assert_int_equal(rnic_query_qp(c->qp, &qa, RNIC_QP_STATE | RNIC_QP_DEST_QPN | RNIC_QP_SQ_PSN | RNIC_QP_RQ_PSN,
+				       &qia), 0);
 	assert_int_equal(qa.qp_state, RNIC_QPS_RTS);
 	assert_int_equal(qa.dest_qp_num, s->qp->qp_num);
-	assert_int_equal(rnic_query_qp(s->qp, &qa, RNIC_QP_STATE | RNIC_QP_DEST_QPN, &qia), 0);
+	assert_int_equal(qa.sq_psn, rep.starting_psn);
+	assert_int_equal(qa.rq_psn, req.starting_psn);
+	assert_int_equal(rnic_query_qp(s->qp, &qa, RNIC_QP_STATE | RNIC_QP_DEST_QPN | RNIC_QP_SQ_PSN | RNIC_QP_RQ_PSN,
+				       &qia), 0);
 	assert_int_equal(qa.dest_qp_num, c->qp->qp_num);
+	assert_int_equal(qa.sq_psn, req.starting_psn);
+	assert_int_equal(qa.rq_psn, rep.starting_psn);
 
 	/* A SEND client -> server, then a WRITE into the buffer the REP named. */
 	for (int i = 0; i < 4096; i++)
@@ -636,9 +661,7 @@ test_destroy_drops_events(void **state)
 	assert_int_equal(rnic_cm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000), 0);
 	assert_int_equal(poll(&pfd, 1, 5000), 1);	/* ADDR_RESOLVED queued, not taken */
 	assert_int_equal(rnic_cm_destroy_id(id), 0);
-	no_event(ch, 0.2);
-	assert_int_equal(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
-	assert_int_equal(rnic_cm_get_cm_event(ch, &e), EAGAIN);
+	no_event_nonblocking(ch);
 	rnic_cm_destroy_event_channel(ch);
 
 	l = listener(PORT + 9, 0);
@@ -652,6 +675,60 @@ test_destroy_drops_events(void **state)
 	assert_ptr_equal(e->id, c);
 	ack(e);
 	release(NULL, c, NULL);
+}
+
+/* rnic_cm_migrate_id (librdmacm's rdma_migrate_id): a listener moved with a connection request queued takes
+ * the request to its new channel (the new id on that channel), a client moved with ESTABLISHED queued takes
+ * that; the old channels keep nothing of them, and the ids' later events come on the new channel. */
+static void
+test_migrate_id(void **state)
+{
+	struct rnic_cm_event_channel *ch = rnic_cm_create_event_channel();
+	struct rnic_cm_id *l = listener(PORT + 10, 0), *c = client(PORT + 10, 0), *s;
+	struct pollfd pfd = { .fd = sch->fd, .events = POLLIN };
+	struct rnic_qp_init_attr ia = qp_attr();
+	struct rnic_cm_event *e;
+	int sflags = fcntl(sch->fd, F_GETFL), cflags = fcntl(cch->fd, F_GETFL);
+
+	(void)state;
+	assert_non_null(ch);
+	assert_int_equal(rnic_cm_migrate_id(l, NULL), EINVAL);
+	connect_with(c, "moved");
+	assert_int_equal(poll(&pfd, 1, 5000), 1);	/* CONNECT_REQUEST queued on sch, not taken */
+	assert_int_equal(rnic_cm_migrate_id(l, ch), 0);
+	assert_ptr_equal(l->channel, ch);
+	no_event_nonblocking(sch);
+	e = expect_event(ch, RNIC_CM_EVENT_CONNECT_REQUEST, 1);
+	assert_ptr_equal(e->listen_id, l);
+	s = e->id;
+	assert_ptr_equal(s->channel, ch);
+	ack(e);
+	assert_int_equal(rnic_cm_create_qp(s, NULL, &ia), 0);
+	assert_int_equal(rnic_cm_accept(s, NULL), 0);
+	pfd.fd = cch->fd;
+	assert_int_equal(poll(&pfd, 1, 10000), 1);	/* the client's ESTABLISHED queued on cch */
+	assert_int_equal(rnic_cm_migrate_id(c, ch), 0);
+	no_event_nonblocking(cch);
+	/* Both ESTABLISHED on ch, in either order. */
+	for (int i = 0; i < 2; i++) {
+		e = expect_event(ch, RNIC_CM_EVENT_ESTABLISHED, 10);
+		assert_true(e->id == c || e->id == s);
+		ack(e);
+	}
+	assert_int_equal(rnic_cm_disconnect(c), 0);
+	e = expect_event(ch, RNIC_CM_EVENT_DISCONNECTED, 10);
+	assert_ptr_equal(e->id, s);
+	ack(e);
+	assert_int_equal(rnic_cm_disconnect(s), 0);
+	e = expect_event(ch, RNIC_CM_EVENT_DISCONNECTED, 10);
+	assert_ptr_equal(e->id, c);
+	ack(e);
+	no_event(sch, 0);
+	no_event(cch, 0);
+	assert_int_equal(fcntl(sch->fd, F_SETFL, sflags), 0);
+	assert_int_equal(fcntl(cch->fd, F_SETFL, cflags), 0);
+	release(s, c, l);
+	rnic_cm_destroy_event_channel(ch);
 }
 
 /* A peer that sends QP1 anything: CM MADs of every attribute with random fields, and REQs to a listener
@@ -789,6 +866,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_lost_mads_retried),
 		cmocka_unit_test(test_peer_vanishes),
 		cmocka_unit_test(test_destroy_drops_events),
+		cmocka_unit_test(test_migrate_id),
 		cmocka_unit_test(test_hostile_mads),
 	};
 

@@ -10,6 +10,10 @@
 #                         end acting in turn, checked on both ends
 #   ib_{write,read,send}_bw  Debian's perftest on both ends (softrnic's through softrnic-run, the interposer):
 #                         exit status, size, iterations and bandwidth reported on both ends
+#   rping, ucmatose-migrate, ib_{write,read,send}_bw-R  librdmacm's programs connecting through softrnic's CM
+#                         (the interposer's librdmacm) and Linux's kernel CM, no TCP: rping's pings checked
+#                         by its client, ucmatose's SENDs and rdma_migrate_id, perftest's figures;
+#                         cm-no-listener: rping's REQ to a port nobody listens on, rejected with reason 8
 # at path MTU 1024 and 4096 (perftest: 4096; every link at MTU 9000), and rc-pingpong
 # and verbs again with loss on the bridge (INTEROP_LOSS per mille of the RoCE frames, each way);
 # wire-frames checks the captured frames.
@@ -28,6 +32,7 @@
 #   INTEROP_LOSS            per mille of RoCE frames dropped in the loss cases (default 20: 2 %)
 #   INTEROP_LOCK            a file to flock around each case (a machine shared with other DPDK runs)
 #   INTEROP_BOOT_TIMEOUT    seconds the guest may take to boot (default 300)
+#   INTEROP_PCAP            a file: every frame crossing softrnic's bridge port in the whole run (dumpcap)
 # Exit status: 0 every case passed (known ones aside), 1 one failed, 77 this machine cannot run the suite (says why).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,6 +49,7 @@ work=$(mktemp -d /tmp/softrnic-interop.XXXXXX)
 share=$work/share
 host_pid=''		# softrnic's program while it runs
 capture_pid=''		# dumpcap while it runs
+pcap_pid=''		# INTEROP_PCAP's dumpcap
 results=()		# "case|direction|result|seconds"
 passed=0
 failed=0
@@ -53,7 +59,8 @@ known=''		# while set: why the cases being run are known not to work yet (record
 lock_s=0		# time spent waiting for INTEROP_LOCK
 
 cleanup() {
-	for p in $host_pid $capture_pid; do kill "$p" 2>/dev/null; done
+	for p in $host_pid $capture_pid $pcap_pid; do kill "$p" 2>/dev/null; done
+	[ -z "$pcap_pid" ] || wait "$pcap_pid"
 	vm_teardown
 	rm -rf "$work"
 }
@@ -117,7 +124,7 @@ guest_listens() {
 run_one() {
 	local name=$1 dir=$2 guest_cmd=$3 guest_ok=$4 host_ok=$5
 	shift 5
-	local port=$((18600 + ${#results[@]})) start=$SECONDS host_rc guest_rc why=''
+	local port=$((18600 + ${#results[@]})) start=$SECONDS why=''
 	local host_log=$work/$name-$dir.host.log
 	local -a host_cmd=("$@" -p "$port")
 	# As client, softrnic's program waits in its TCP exchange while the guest's QP goes to RTR and the
@@ -132,7 +139,7 @@ run_one() {
 		# shellcheck disable=SC2207
 		host_cmd+=(-- $(rnic_args))
 	fi
-	local job		# the guest's program
+	local job		# the guest's program (guest_run, in guest_listens, starts jobs of its own)
 	if [ "$dir" = server ]; then
 		ip netns exec "$io_ns" timeout 90 "${host_cmd[@]}" >"$host_log" 2>&1 &
 		host_pid=$!
@@ -146,17 +153,51 @@ run_one() {
 		ip netns exec "$io_ns" timeout 90 "${host_cmd[@]}" >"$host_log" 2>&1 &
 		host_pid=$!
 	fi
-	wait "$host_pid"
-	host_rc=$?
-	host_pid=''
-	guest_wait "$job" 30
-	guest_rc=$?
-	if [ ! -e "$vm_share/jobs/$job.rc" ]; then
-		guest_rc="none 30 s after softrnic's"
-		guest_run "busybox killall -q ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong verbs-check $perftest_tools" 20 \
-			>/dev/null
-	fi
+	end_one "$name" "$dir" "$start" "$why" "$job" "$host_log" "$guest_ok" "$host_ok"
+}
+
+# The stock programs of the cases, stopped in the guest (one that outlived its case).
+guest_stop_tools() {
+	guest_run "busybox killall -q ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong verbs-check $perftest_tools rping ucmatose" \
+		20 >/dev/null
+}
+
+# NAME DIRECTION START WHY JOB HOST_LOG GUEST_OK HOST_OK [RETRY]: the end of a case whose two programs run
+# (softrnic's as $host_pid, the guest's as JOB): the client waited for first, then the server, both checked,
+# recorded, and their output shown if it failed (WHY: what failed already, or empty). RETRY: what a client
+# prints when it lost perftest 4.5's connect race (cm_one): then the server is stopped, nothing is recorded,
+# and the status is 2.
+end_one() {
+	local name=$1 dir=$2 start=$3 why=$4 job=$5 host_log=$6 guest_ok=$7 host_ok=$8 retry=${9:-} host_rc guest_rc
 	local guest_out=$vm_share/jobs/$job.out
+	if [ "$dir" = server ]; then
+		guest_wait "$job" 70
+		guest_rc=$?
+		if [ -n "$retry" ] && grep -qs "$retry" "$guest_out"; then
+			kill "$host_pid" 2>/dev/null
+			wait "$host_pid"
+			host_pid=''
+			return 2
+		fi
+		wait "$host_pid"
+		host_rc=$?
+	else
+		wait "$host_pid"
+		host_rc=$?
+		if [ -n "$retry" ] && grep -qs "$retry" "$host_log"; then
+			host_pid=''
+			guest_stop_tools
+			guest_wait "$job" 20
+			return 2
+		fi
+		guest_wait "$job" 30
+		guest_rc=$?
+	fi
+	host_pid=''
+	if [ ! -e "$vm_share/jobs/$job.rc" ]; then
+		guest_rc="none in time"
+		guest_stop_tools
+	fi
 	local -a fails=()
 	[ -z "$why" ] || fails+=("$why")
 	[ "$host_rc" = 0 ] || fails+=("softrnic exit $host_rc")
@@ -207,14 +248,20 @@ record() {
 	results+=("$1|$2|$res|$4")
 }
 
-# NAME GUEST_CMD GUEST_OK HOST_OK HOST_CMD...: a case in both directions, if INTEROP_CASES selects it.
+# NAME GUEST_CMD GUEST_OK HOST_OK HOST_CMD...: a case in both directions (run_one).
 run_case() {
-	[[ $1 =~ $only ]] || return 0
+	both_ways run_one "$@"
+}
+
+# ONE NAME ARGS...: the case NAME in both directions, ONE NAME DIRECTION ARGS... each, if INTEROP_CASES
+# selects it (under INTEROP_LOCK, when set).
+both_ways() {
+	[[ $2 =~ $only ]] || return 0
 	local waited=$SECONDS
 	[ -z "${INTEROP_LOCK:-}" ] || { exec 8>>"$INTEROP_LOCK" && flock 8; }
 	lock_s=$((lock_s + SECONDS - waited))
-	run_one "$1" server "$2" "$3" "$4" "${@:5}"
-	run_one "$1" client "$2" "$3" "$4" "${@:5}"
+	"$1" "$2" server "${@:3}"
+	"$1" "$2" client "${@:3}"
 	[ -z "${INTEROP_LOCK:-}" ] || flock -u 8
 }
 
@@ -232,6 +279,12 @@ verbs_case() {	# MTU [NAME_SUFFIX]
 		"all [0-9]+ checks passed" "all [0-9]+ checks passed" "$verbs_check" -m "$1" -s 65536 -n 4 -T $wait_s
 }
 
+# The regular expression of perftest's line of figures for SIZE bytes and ITERS iterations with an average
+# bandwidth above 0: " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then these.
+perftest_figures() {	# SIZE ITERS
+	echo "^[[:space:]]*$1[[:space:]]+$2[[:space:]]+[0-9.]+[[:space:]]+([0-9]*[1-9][0-9]*\\.[0-9]+|0\\.[0-9]*[1-9][0-9]*)[[:space:]]"
+}
+
 # perftest's TOOL (ib_write_bw, ib_read_bw or ib_send_bw: Debian's perftest, unmodified, on both ends) with
 # its defaults but for the count and the path MTU: 100 messages of 64 KB, 16 packets each (perftest 4.5
 # does not exchange the MTU: each end takes its port's active one unless told); softrnic's end through the
@@ -240,12 +293,153 @@ verbs_case() {	# MTU [NAME_SUFFIX]
 perftest_case() {	# TOOL
 	local size=65536 iters=100
 	local opts="-s $size -n $iters -m 4096 -F"
-	# " #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]", then the figures
-	local figures="^[[:space:]]*${size}[[:space:]]+${iters}[[:space:]]+[0-9.]+[[:space:]]+([0-9]*[1-9][0-9]*\\.[0-9]+|0\\.[0-9]*[1-9][0-9]*)[[:space:]]"
+	local figures
+	figures=$(perftest_figures $size $iters)
 	worker_stages=1 show_ok=1
 	# shellcheck disable=SC2086
 	run_case "$1" "$1 -d rxe0 -x $gid_index $opts" "$figures" "$figures" "$softrnic_run" "$1" -x 0 $opts
 	worker_stages='' show_ok=''
+}
+
+# librdmacm's programs connecting through the CM (no TCP): softrnic's end through softrnic-run, on the
+# interposer's librdmacm and softrnic's CM, the guest's on Linux's kernel CM (rdma_cm, ib_cm) and rxe0. The
+# client connects to the server's RDMA address: softrnic's own ($rnic_ip) or the guest's. In SERVER_CMD and
+# CLIENT_CMD, {addr} is that address and {port} the case's port. softrnic's stages run on a worker lcore
+# (the CM's thread cannot run the program's); its output is line-buffered, so that READY, what its server
+# prints once it listens, shows at once. The guest's server listens once its kernel lists the port's
+# cm_id as LISTEN. Checked as run_one does. A client whose output matches RETRY lost perftest 4.5's connect
+# race (its server listens for its data connection only after their handshake, while the client connects
+# at once: rejected, reason 8, and the client then crashes; doc/cm.md): the pair runs again on a new port,
+# up to three times.
+cm_one() {	# NAME DIRECTION SERVER_CMD CLIENT_CMD OK READY [RETRY]
+	local name=$1 dir=$2 ok=$5 retry=${7:-} attempt start why job host_log
+	for attempt in 1 2 3; do
+		[ "$attempt" -lt 3 ] || retry=''
+		cm_pair "$1" "$2" "$3" "$4" "$6" $((18600 + ${#results[@]} + 100 * (attempt - 1)))
+		end_one "$name" "$dir" "$start" "$why" "$job" "$host_log" "$ok" "$ok" "$retry"
+		[ $? -eq 2 ] || return 0
+		echo "interop: $name, softrnic $dir: the client lost perftest 4.5's connect race (REJ reason 8:" \
+			"doc/cm.md), attempt $attempt; again"
+	done
+}
+
+# NAME DIRECTION SERVER_CMD CLIENT_CMD READY PORT: cm_one's server, then its client, on PORT. Sets start,
+# why, job and host_log (and host_pid).
+cm_pair() {
+	local name=$1 dir=$2 ready=$5 port=$6 addr=$guest_ip guest_cmd host_cmd worker_stages=1
+	start=$SECONDS why='' host_log=$work/$name-$dir.host.log
+	[ "$dir" = client ] || addr=$rnic_ip
+	if [ "$dir" = server ]; then
+		host_cmd=$3 guest_cmd=$4
+	else
+		host_cmd=$4 guest_cmd=$3
+	fi
+	host_cmd=${host_cmd//\{addr\}/$addr} guest_cmd=${guest_cmd//\{addr\}/$addr}
+	host_cmd=${host_cmd//\{port\}/$port} guest_cmd=${guest_cmd//\{port\}/$port}
+	if [ "$dir" = server ]; then
+		# shellcheck disable=SC2086
+		ip netns exec "$io_ns" env SOFTRNIC_ARGS="$(rnic_args)" timeout 90 stdbuf -oL "$softrnic_run" $host_cmd \
+			>"$host_log" 2>&1 &
+		host_pid=$!
+		host_prints "$host_log" "$ready" || why="softrnic's server did not print /$ready/ in 20 s"
+		guest_start "timeout 60 $guest_cmd"
+		job=$guest_job
+	else
+		guest_start "timeout 60 $guest_cmd"
+		job=$guest_job
+		guest_cm_listens "$port" || why="the guest's server does not listen on port $port"
+		# shellcheck disable=SC2086
+		ip netns exec "$io_ns" env SOFTRNIC_ARGS="$(rnic_args)" timeout 90 "$softrnic_run" $host_cmd \
+			>"$host_log" 2>&1 &
+		host_pid=$!
+	fi
+}
+
+# Whether LOG holds a line matching PATTERN (grep -E) within 20 s.
+host_prints() {	# LOG PATTERN
+	for _ in $(seq 100); do
+		grep -Eqs "$2" "$1" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# Whether the guest's kernel lists an rdma_cm id listening on PORT, within 20 s.
+guest_cm_listens() {	# PORT
+	guest_run "i=0; until rdma resource show cm_id | grep LISTEN | grep -q ':$1 '; do
+		i=\$((i + 1)); [ \$i -lt 100 ] || exit 1; sleep 0.2; done" 30 >/dev/null
+}
+
+# A CM case in both directions (cm_one).
+cm_case() {	# NAME SERVER_CMD CLIENT_CMD OK READY [RETRY]
+	both_ways cm_one "$@"
+}
+
+# The stock rping (rdmacm-utils) both ways: 10 pings of 1 KB, each an RDMA READ of the client's buffer by
+# the server and a WRITE back, which the client checks (-V); both ends print the last ping. The server's -d
+# prints "rdma_listen" as it listens.
+rping_case() {
+	local count=10
+	cm_case rping "rping -s -d -v -a {addr} -p {port} -C $count -S 1024" \
+		"rping -c -v -V -a {addr} -p {port} -C $count -S 1024" "ping data: rdma-ping-$((count - 1)): " "rdma_listen"
+}
+
+# A REQ to a port nobody listens on, both ways: the stock rping client, rejected by the other side's CM with
+# reason 8 (invalid service ID, as Linux's cm_match_req answers), reports RDMA_CM_EVENT_REJECTED with error 8
+# and fails. softrnic's CM runs while a program of its has an event channel: as the side nobody listens on,
+# softrnic runs an rping server on the next port.
+cm_reject_one() {	# NAME DIRECTION
+	local name=$1 dir=$2 port=$((18600 + ${#results[@]})) start=$SECONDS why='' worker_stages=1 out rc
+	local host_log=$work/$1-$2.host.log want="RDMA_CM_EVENT_REJECTED, error 8"
+	if [ "$dir" = server ]; then
+		ip netns exec "$io_ns" env SOFTRNIC_ARGS="$(rnic_args)" timeout 90 stdbuf -oL "$softrnic_run" \
+			rping -s -d -a "$rnic_ip" -p $((port + 1)) >"$host_log" 2>&1 &
+		host_pid=$!
+		host_prints "$host_log" rdma_listen || why="softrnic's rping server did not listen in 20 s"
+		out=$(guest_run "timeout 30 rping -c -a $rnic_ip -p $port -C 1; echo \"exit \$?\"" 40)
+		kill "$host_pid" 2>/dev/null
+		wait "$host_pid"
+		host_pid=''
+		rc=$(sed -n 's/^exit //p' <<<"$out")
+	else
+		ip netns exec "$io_ns" env SOFTRNIC_ARGS="$(rnic_args)" timeout 30 "$softrnic_run" \
+			rping -c -a "$guest_ip" -p $port -C 1 >"$host_log" 2>&1
+		rc=$?
+		out=$(cat "$host_log")
+	fi
+	if [ -z "$why" ] && ! grep -q "$want" <<<"$out"; then
+		why="the client did not report '$want'"
+	elif [ -z "$why" ] && [ "${rc:-0}" = 0 ]; then
+		why="the client exited 0"
+	fi
+	record "$name" "$dir" "$why" $((SECONDS - start))
+	[ -z "$why" ] || sed 's/^/    client: /' <<<"$out"
+}
+
+cm_reject_case() {
+	both_ways cm_reject_one cm-no-listener
+}
+
+# The stock ucmatose (rdmacm-utils) both ways with -m: 2 connections at once, 10 SENDs of 1000 bytes each way
+# on each, then each end moves its ids (the server its listener too) to a new event channel
+# (rdma_migrate_id) and disconnects; both ends report status 0.
+ucmatose_case() {
+	local opts="-p {port} -c 2 -C 10 -S 1000 -m"
+	cm_case ucmatose-migrate "ucmatose -b {addr} $opts" "ucmatose -s {addr} $opts" "^return status 0$" \
+		"starting server"
+}
+
+# perftest's TOOL with -R (its connection and its exchange of parameters through rdma_cm) both ways, checked
+# as perftest_case (figures on both ends).
+perftest_cm_case() {	# TOOL
+	local size=65536 iters=100
+	local opts="-R -s $size -n $iters -F -p {port}"
+	local figures
+	figures=$(perftest_figures $size $iters)
+	show_ok=1
+	cm_case "$1-R" "$1 $opts" "$1 $opts {addr}" "$figures" "Waiting for client" \
+		"Event: RDMA_CM_EVENT_REJECTED; error: 8\\."
+	show_ok=''
 }
 
 # The guest learned softrnic's MAC by ARP (INTEROP_STATIC_NEIGH=0): its neighbour entry for softrnic's
@@ -349,6 +543,10 @@ GUEST_MTU=$io_mtu
 JOB_TIMEOUT=300
 EOC
 vm_network
+if [ -n "${INTEROP_PCAP:-}" ]; then
+	ip netns exec "$io_ns" dumpcap -q -i vbr -w "$INTEROP_PCAP" >"$work/pcap.log" 2>&1 &
+	pcap_pid=$!
+fi
 start=$SECONDS
 vm_boot "$image" "$share" "$work/console.log" "${INTEROP_BOOT_TIMEOUT:-300}" || exit 1
 boot_s=$((SECONDS - start))
@@ -378,6 +576,12 @@ done
 [ "$static_neigh" != 0 ] || arp_case
 for t in $perftest_tools; do
 	perftest_case "$t"
+done
+rping_case
+cm_reject_case
+ucmatose_case
+for t in $perftest_tools; do
+	perftest_cm_case "$t"
 done
 vm_loss "$loss"
 lost_before=$(vm_lost)

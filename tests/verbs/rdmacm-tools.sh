@@ -7,6 +7,9 @@
 #              the client (-V); both ends exit 0 after the client disconnects
 #   ucmatose   4 connections at once, 20 SENDs of 1000 bytes each way on each, then disconnects; both ends
 #              report "return status 0"
+#   ucmatose-migrate  the same with -m: each end moves its ids (and the server its listener) to a new event
+#              channel after the transfers (rdma_migrate_id) and destroys the old one; its disconnections'
+#              events come on the new channel
 #   perftest   ib_write_bw -R (perftest connecting through rdma_cm, no TCP): 200 WRITEs of 64 KB, both
 #              ends report them with a bandwidth above 0
 #   send-lat, write-lat, read-lat   ib_send_lat -R, ib_write_lat -R, ib_read_lat -R: 100 round trips of
@@ -21,7 +24,7 @@
 # as Linux's CM rejects it, and the client's retry then crashes (perftest's own bug, fixed upstream after
 # 4.5). On two busy cores the client won that race in about one run of ten, so a client that reports
 # exactly that rejection is run again with a new server, up to three times (doc/cm.md).
-# Usage: rdmacm-tools.sh rping|ucmatose|perftest|send-lat|write-lat|read-lat|rdma-server SOFTRNIC_RUN
+# Usage: rdmacm-tools.sh rping|ucmatose|ucmatose-migrate|perftest|send-lat|write-lat|read-lat|rdma-server SOFTRNIC_RUN
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
@@ -34,6 +37,7 @@ case "$what" in
 perftest) tool=ib_write_bw ;;
 *-lat) tool=ib_${what%-lat}_lat ;;
 rdma-server) tool=rdma_server ;;
+ucmatose-migrate) tool=ucmatose ;;
 *) tool=$what ;;
 esac
 command -v "$tool" >/dev/null || { echo "$tool missing (rdmacm-utils, perftest): skipped"; exit 77; }
@@ -55,9 +59,10 @@ rping)
 	server_cmd=(rping -s -a 10.99.0.1 -p 7174 -C "$count" -S 1024 -v)
 	client_cmd=(rping -c -a 10.99.0.1 -p 7174 -C "$count" -S 1024 -v -V)
 	;;
-ucmatose)
+ucmatose | ucmatose-migrate)
 	server_cmd=(ucmatose -b 10.99.0.1 -c 4 -C "$count" -S 1000)
 	client_cmd=(ucmatose -s 10.99.0.1 -c 4 -C "$count" -S 1000)
+	[ "$what" = ucmatose ] || { server_cmd+=(-m); client_cmd+=(-m); }
 	;;
 perftest)
 	server_cmd=(ib_write_bw -R -x 0 -F -s 65536 -n 200 -p 19174)
@@ -72,7 +77,7 @@ rdma-server)
 	client_cmd=(rdma_client -s 10.99.0.1 -p 7175)
 	;;
 *)
-	echo "usage: rdmacm-tools.sh rping|ucmatose|perftest|send-lat|write-lat|read-lat|rdma-server SOFTRNIC_RUN"
+	echo "usage: rdmacm-tools.sh rping|ucmatose|ucmatose-migrate|perftest|send-lat|write-lat|read-lat|rdma-server SOFTRNIC_RUN"
 	exit 2
 	;;
 esac
@@ -125,10 +130,12 @@ rping)
 	[ "$pings" -eq "$count" ] || fail "the client printed $pings pings of $count"
 	grep -q "ping data: rdma-ping-$((count - 1)): " "$tmp/client.log" || fail "no last ping"
 	;;
-ucmatose)
+ucmatose | ucmatose-migrate)
 	for side in server client; do
 		grep -q "data transfers complete" "$tmp/$side.log" && grep -q "return status 0" "$tmp/$side.log" ||
 			fail "the $side did not complete its transfers"
+		[ "$what" = ucmatose ] || grep -q "migrating to new event channel" "$tmp/$side.log" ||
+			fail "the $side did not migrate its ids"
 	done
 	;;
 perftest)

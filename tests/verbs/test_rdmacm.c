@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * librdmacm's synchronous mode through libsoftrnic-verbs (doc/cm.md), as rdma_server and rdma_client use it:
  * ids without an event channel, rdma_getaddrinfo, rdma_create_ep, rdma_get_request, connect / accept /
- * disconnect that block until their event, and rdma_verbs.h's calls. A program built against librdmacm and
+ * disconnect that block until their event, and rdma_verbs.h's calls; rdma_migrate_id. A program built against librdmacm and
  * libibverbs, run through softrnic-run with its default engine (rnic0 10.77.0.1 and rnic1 10.77.0.2 joined
  * in the process): the server on a thread, the client on the main one.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include <cmocka.h>
 #include <rdma/rdma_cma.h>
@@ -206,12 +208,115 @@ test_sync_refused(void **state)
 	rdma_freeaddrinfo(res);
 }
 
+/* The next event of a channel, within 10 s, of the type given, acknowledged unless kept. */
+static struct rdma_cm_event *
+next_event(struct rdma_event_channel *ch, enum rdma_cm_event_type type, int keep)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *e;
+
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(rdma_get_cm_event(ch, &e), 0);
+	if (e->event != type)
+		fail_msg("event %s, expected %s", rdma_event_str(e->event), rdma_event_str(type));
+	if (!keep) {
+		assert_int_equal(rdma_ack_cm_event(e), 0);
+		return NULL;
+	}
+	return e;
+}
+
+static int
+readable(struct rdma_event_channel *ch, int ms)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	return poll(&p, 1, ms);
+}
+
+/* rdma_migrate_id as librdmacm's: a listener moved with a connection request queued takes it to its new
+ * channel (the new id on that channel); a new id moved to no channel becomes synchronous (a channel of its
+ * own, where its ESTABLISHED comes), and moved back drops that channel with the event it kept; a synchronous
+ * id cannot be moved to no channel. The client disconnects; the server's id gets DISCONNECTED where it was moved. */
+static void
+test_migrate_id(void **state)
+{
+	struct rdma_event_channel *ch1 = rdma_create_event_channel(), *ch2 = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel(), *own;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(7613) };
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
+					 .rnr_retry_count = 7 };
+	struct rdma_cm_id *l, *c, *s;
+	struct ibv_qp_init_attr attr;
+	struct rdma_cm_event *e;
+
+	(void)state;
+	assert_non_null(ch1);
+	assert_non_null(ch2);
+	assert_non_null(cch);
+	assert_int_equal(inet_pton(AF_INET, SERVER_IP, &sa.sin_addr), 1);
+	assert_int_equal(rdma_create_id(ch1, &l, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(l, (struct sockaddr *)&sa), 0);
+	assert_int_equal(rdma_listen(l, 4), 0);
+	assert_int_equal(rdma_create_id(cch, &c, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(c, NULL, (struct sockaddr *)&sa, 2000), 0);
+	next_event(cch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	assert_int_equal(rdma_resolve_route(c, 2000), 0);
+	next_event(cch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	ep_attr(&attr);
+	attr.qp_type = IBV_QPT_RC;
+	assert_int_equal(rdma_create_qp(c, NULL, &attr), 0);
+	assert_int_equal(rdma_connect(c, &param), 0);
+
+	assert_int_equal(readable(ch1, 10000), 1);	/* the CONNECT_REQUEST queued on ch1 */
+	assert_int_equal(rdma_migrate_id(l, ch2), 0);
+	assert_ptr_equal(l->channel, ch2);
+	assert_int_equal(readable(ch1, 200), 0);
+	e = next_event(ch2, RDMA_CM_EVENT_CONNECT_REQUEST, 1);
+	assert_ptr_equal(e->listen_id, l);
+	s = e->id;
+	assert_ptr_equal(s->channel, ch2);
+	assert_int_equal(rdma_ack_cm_event(e), 0);
+
+	assert_int_equal(rdma_migrate_id(s, NULL), 0);	/* synchronous: a channel of its own */
+	own = s->channel;
+	assert_true(own != NULL && own != ch1 && own != ch2);
+	errno = 0;
+	assert_int_equal(rdma_migrate_id(s, NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	ep_attr(&attr);
+	attr.qp_type = IBV_QPT_RC;
+	assert_int_equal(rdma_create_qp(s, NULL, &attr), 0);
+	assert_int_equal(rdma_accept(s, NULL), 0);	/* synchronous: returns once ESTABLISHED */
+	assert_non_null(s->event);
+	assert_int_equal(s->event->event, RDMA_CM_EVENT_ESTABLISHED);
+	next_event(cch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	assert_int_equal(rdma_migrate_id(s, ch1), 0);	/* its own channel goes, with the event it kept */
+	assert_ptr_equal(s->channel, ch1);
+	assert_null(s->event);
+
+	assert_int_equal(rdma_disconnect(c), 0);
+	next_event(ch1, RDMA_CM_EVENT_DISCONNECTED, 0);
+	assert_int_equal(rdma_disconnect(s), 0);
+	next_event(cch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	assert_int_equal(readable(ch2, 0), 0);
+	rdma_destroy_qp(s);
+	rdma_destroy_qp(c);
+	assert_int_equal(rdma_destroy_id(s), 0);
+	assert_int_equal(rdma_destroy_id(c), 0);
+	assert_int_equal(rdma_destroy_id(l), 0);
+	rdma_destroy_event_channel(ch1);
+	rdma_destroy_event_channel(ch2);
+	rdma_destroy_event_channel(cch);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sync_client_server),
 		cmocka_unit_test(test_sync_refused),
+		cmocka_unit_test(test_migrate_id),
 	};
 
 	alarm(100);	/* a blocking call that never returns fails the test instead of hanging it */
