@@ -3,8 +3,9 @@
 # VM under qemu, on a bridge in a network namespace of its own. Installs what is missing
 # (install-deps.sh --interop), builds softrnic in build/ (as scripts/test.sh does) with the guest's
 # verbs-check, builds the guest image or finds it in the cache, then runs tests/interop/run.sh with a
-# private /var/run/dpdk. Ends with the table of case x direction and 'interop: N passed, N failed, N known
-# not to work yet' (cases known not to work yet neither pass nor fail the run: doc/interop.md).
+# private /var/run/dpdk, then the meson suite 'ovs' (rnicd beside OVS-DPDK, doc/deploy.md). Ends with the
+# table of case x direction and 'interop: N passed, N failed, N known not to work yet' (both parts; cases
+# known not to work yet neither pass nor fail the run: doc/interop.md).
 # Exit 0 when no case failed, 1 otherwise, 77 when this machine cannot run it (no root, /dev/net/tun,
 # network namespaces or qemu: it says which).
 #   scripts/interop.sh            the cache: $INTEROP_CACHE, else /var/cache/softrnic-interop
@@ -33,4 +34,29 @@ ninja -C build >/dev/null
 start=$SECONDS
 image=$(bash tests/interop/image.sh "$cache")
 echo "interop: guest image ready in $((SECONDS - start)) s: $image"
-exec tests/common/private-dpdk-dir.sh tests/interop/run.sh build "$image" build/tests/interop
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+tests/common/private-dpdk-dir.sh tests/interop/run.sh build "$image" build/tests/interop | tee "$log"
+vm_ok=${PIPESTATUS[0]}
+set -e
+read -r passed failed known < <(sed -nE 's/^interop: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) known.*/\1 \2 \3/p' "$log" |
+				 tail -1) || true
+[ -n "${passed:-}" ] || { passed=0 failed=1 known=0; }	# it ended before its summary
+
+# softrnic beside Open vSwitch with DPDK (doc/deploy.md): the meson suite 'ovs', each test a switch of its own;
+# a test that cannot start OVS-DPDK skips (counted in neither).
+meson test -C build --suite ovs --print-errorlogs >build/ovs-output.txt 2>&1 || true
+ovs_count() {	# meson's closing tally of a kind (Ok, Fail, Timeout)
+	sed -nE "s/^$1: +([0-9]+)\$/\\1/p" build/ovs-output.txt | tail -1 | grep . || echo 0
+}
+ovs_passed=$(ovs_count Ok)
+ovs_failed=$(( $(ovs_count Fail) + $(ovs_count Timeout) ))
+grep -E '^ *[0-9]+/[0-9]+ ' build/ovs-output.txt | sed 's/^/interop: ovs: /' || true
+if ! grep -qE '^Ok: ' build/ovs-output.txt; then
+	ovs_failed=1	# meson test itself failed: no tally
+fi
+[ "$ovs_failed" -eq 0 ] || tail -n 150 build/ovs-output.txt
+echo "interop: $((passed + ovs_passed)) passed, $((failed + ovs_failed)) failed, $known known not to work yet" \
+     "(the VM's cases $passed / $failed, OVS-DPDK's $ovs_passed / $ovs_failed)"
+[ "$vm_ok" -eq 0 ] && [ "$ovs_failed" -eq 0 ]
