@@ -48,7 +48,7 @@ read -r passed failed known < <(sed -nE 's/^interop: ([0-9]+) passed, ([0-9]+) f
 # a test that cannot start OVS-DPDK skips (counted in neither).
 meson test -C build --suite ovs --print-errorlogs >build/ovs-output.txt 2>&1 || true
 ovs_count() {	# meson's closing tally of a kind (Ok, Fail, Timeout)
-	sed -nE "s/^$1: +([0-9]+)\$/\\1/p" build/ovs-output.txt | tail -1 | grep . || echo 0
+	sed -nE "s/^$1: +([0-9]+) *\$/\\1/p" build/ovs-output.txt | tail -1 | grep . || echo 0
 }
 ovs_passed=$(ovs_count Ok)
 ovs_failed=$(( $(ovs_count Fail) + $(ovs_count Timeout) ))
