@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Fair service between tenants (doc/engine.md): a tenant of one QP keeps WRITEs queued, alone and beside a
- * tenant of 8 QPs; the engine's counters of each (rnic_device_tenant_stats) measure what each sent. The
- * tenants are the contexts' numbers, as rnicd sets them.
+ * tenant of 8 QPs; two tenants of shares 1 and 3 keep WRITEs queued side by side. The engine's counters of
+ * each (rnic_device_tenant_stats) measure what each sent. The tenants are the contexts' numbers, as rnicd
+ * sets them.
  * Run as: test_fair <EAL args with a worker lcore>
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,8 +29,12 @@
 static int g_argc;
 static char **g_argv;
 
+#define SHARED_QPS 2			/* QPs of each tenant of the shares test */
+#define SHARE_WINDOW_S 0.6
+
 static struct test_side heavy, light, peer;	/* two tenants of device 0, and their peer on device 1 */
-static struct rnic_qp *qps[2 * (HEAVY_QPS + 1)];	/* theirs and the peer's */
+static struct test_side one, three;	/* the tenants of the shares test (3 and 4) */
+static struct rnic_qp *qps[2 * (HEAVY_QPS + 1 + 2 * SHARED_QPS)];	/* theirs and the peer's */
 static unsigned int nb_qps;
 
 static void
@@ -50,6 +56,8 @@ setup(void **state)
 	open_side(&heavy, list[0], 1);
 	open_side(&light, list[0], 2);
 	open_side(&peer, list[1], 0);
+	open_side(&one, list[0], 3);
+	open_side(&three, list[0], 4);
 	rnic_free_device_list(list);
 	return rnic_engine_start();
 }
@@ -64,6 +72,8 @@ teardown(void **state)
 	test_side_close(&heavy);
 	test_side_close(&light);
 	test_side_close(&peer);
+	test_side_close(&one);
+	test_side_close(&three);
 	return rnic_engine_fini();
 }
 
@@ -206,11 +216,70 @@ test_tenants_share_the_requester(void **state)
 	assert_true(deferred > 0);
 }
 
+/* The bytes tenants 3 and 4 send over SHARE_WINDOW_S, both keeping every QP's queue full. */
+static void
+share_window(struct rnic_device *dev, double *bytes3, double *bytes4)
+{
+	struct rnic_tenant_stats a0, a1, b0, b1;
+	double t0;
+
+	for (t0 = now_s(); now_s() - t0 < 0.1;) {	/* the new shares taken, the windows filled */
+		refill(&one);
+		refill(&three);
+	}
+	rnic_device_tenant_stats(dev, 3, &a0);
+	rnic_device_tenant_stats(dev, 4, &b0);
+	for (t0 = now_s(); now_s() - t0 < SHARE_WINDOW_S;) {
+		refill(&one);
+		refill(&three);
+	}
+	rnic_device_tenant_stats(dev, 3, &a1);
+	rnic_device_tenant_stats(dev, 4, &b1);
+	*bytes3 = (double)(a1.bytes - a0.bytes);
+	*bytes4 = (double)(b1.bytes - b0.bytes);
+}
+
+/*
+ * Two tenants of 2 QPs each keep WRITEs queued; with shares 1 and 3 (rnic_device_tenant_share) they must
+ * send 1:3 of the bytes within 10 %, then the other way round with the shares swapped (so that the order
+ * of their QPs in the scheduler is not what makes it), and even with shares 1 and 1. A ratio of the two
+ * tenants' bytes over the same window: the load of the machine slows both alike.
+ */
+static void
+test_tenant_shares(void **state)
+{
+	struct rnic_device *dev = rnic_ctx_dev(one.ctx);
+	static const uint32_t shares[][2] = { { 1, 3 }, { 3, 1 }, { 1, 1 } };
+	double b3, b4;
+
+	(void)state;
+	assert_int_equal(rnic_device_tenant_share(dev, 3, 0), -EINVAL);
+	assert_int_equal(rnic_device_tenant_share(dev, 3, RNIC_SHARE_MAX + 1), -EINVAL);
+	assert_int_equal(rnic_device_tenant_share(dev, RNIC_MAX_TENANTS, 1), -EINVAL);
+	for (int i = 0; i < SHARED_QPS; i++) {
+		post_writes(connected_qp(&one), &one, DEPTH);
+		post_writes(connected_qp(&three), &three, DEPTH);
+	}
+	for (unsigned int i = 0; i < RTE_DIM(shares); i++) {
+		double want = (double)shares[i][1] / shares[i][0], got;
+
+		assert_int_equal(rnic_device_tenant_share(dev, 3, shares[i][0]), 0);
+		assert_int_equal(rnic_device_tenant_share(dev, 4, shares[i][1]), 0);
+		share_window(dev, &b3, &b4);
+		got = b4 / b3;
+		print_message("shares %u:%u: %.1f and %.1f MB, ratio %.3f (want %.3f)\n", shares[i][0], shares[i][1],
+			      b3 / 1e6, b4 / 1e6, got, want);
+		assert_true(b3 > 0 && b4 > 0);
+		assert_true(got > 0.9 * want && got < 1.1 * want);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tenants_share_the_requester),
+		cmocka_unit_test(test_tenant_shares),
 	};
 
 	g_argc = argc;
