@@ -54,8 +54,10 @@ struct rnicd_tenant {
 	uint8_t configured;		/* an entry of the configuration (else: one uid's) */
 	uint32_t id;			/* uid or gid */
 	char cgroup[256];
-	uint32_t set;			/* limits of its entry (bit per resource); the others: `tenant default`'s */
+	uint32_t set;			/* limits of its entry (bit per resource, RNICD_SHARE_SET); the others:
+					 * `tenant default`'s */
 	uint64_t limit[RNICD_RES_KINDS];
+	uint32_t share;			/* its share of the engine while tenants compete (with RNICD_SHARE_SET) */
 	uint64_t used[RNICD_RES_KINDS];
 	uint64_t refused[RNICD_RES_KINDS];
 	uint32_t engine_id;		/* while it has connections: its number in the engine; else 0 */
@@ -68,16 +70,22 @@ struct rnicd_tenant {
 		uint8_t configured;
 		uint32_t set;
 		uint64_t limit[RNICD_RES_KINDS];
+		uint32_t share;
 	} saved;
 };
 
-/* A `tenant` line of the configuration (or --tenant): "default|uid=N|gid=N|cgroup=/path [max-RES N]...".
+#define RNICD_SHARE_SET (1u << RNICD_RES_KINDS)	/* rnicd_tenant.set: its entry gives a share */
+
+/* A `tenant` line of the configuration (or --tenant): "default|uid=N|gid=N|cgroup=/path [max-RES N]...
+ * [share N]".
  * where names the line for error messages. 0 or -EINVAL (after a message on stderr). */
 int rnicd_tenant_config(const char *where, const char *spec);
 /* SIGHUP: forget every tenant's configuration before the files are read again (what they use stays), and
  * put it back if they have an error. */
 void rnicd_tenant_config_reset(void);
 void rnicd_tenant_config_restore(void);
+/* After the configuration was read: every connected tenant's share to the engine. */
+void rnicd_tenant_shares_apply(void);
 /* The tenant of a new connection, its connection counted; NULL with errno EDQUOT (over its quota), EUSERS
  * (no engine number free) or ENOMEM. cgroup receives the peer's cgroup. */
 struct rnicd_tenant *rnicd_tenant_join(const struct ucred *cred, char *cgroup, size_t len);

@@ -193,6 +193,8 @@ struct rnic_db_tenant {
 #define RNIC_SHARE_SCALE 4096		/* virtual time per byte of a tenant of share 1 (a multiple of 64) */
 /* How far a tenant's virtual time may run ahead of the slowest tenant's: two visits' bytes of share 1. */
 #define RNIC_SHARE_SLACK (2ull * 16384 * RNIC_SHARE_SCALE)
+/* How far behind it a tenant may fall, waiting for ACKs or with nothing to send: 4 MB of share 1. */
+#define RNIC_SHARE_LAG ((uint64_t)(4u << 20) * RNIC_SHARE_SCALE)
 #define RNIC_TENANT_HDR_BYTES 64	/* a request packet's headers, as a tenant is charged them */
 
 /* DCQCN's parameters (struct rnic_cc_params) in the data path's units: TSC cycles, kbit/s. */

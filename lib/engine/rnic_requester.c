@@ -1304,8 +1304,9 @@ vtime_diff(uint64_t a, uint64_t b)
 }
 
 /* A tenant's first visit in a round: its share as the control path last set it, and its virtual time at
- * least the slowest tenant's of the round before (a tenant back from idling takes no credit for the time
- * it had no work). */
+ * most RNIC_SHARE_LAG behind the slowest tenant's of the round before. A tenant whose QPs all waited for
+ * ACKs through a round (absent from it) keeps what it is owed, and one back from idling claims little of
+ * the time it had no work. */
 static void
 tenant_start_round(struct rnic_pipeline *p, struct rnic_req_tenant *t)
 {
@@ -1314,8 +1315,8 @@ tenant_start_round(struct rnic_pipeline *p, struct rnic_req_tenant *t)
 	t->vcost = RNIC_SHARE_SCALE / share;
 	t->window = RNIC_TENANT_WINDOW * share;
 	t->credit = RTE_MIN(t->credit, 0) + (int32_t)(RNIC_TENANT_CREDIT * share);
-	if (vtime_diff(t->vtime, p->vfloor) < 0)
-		t->vtime = p->vfloor;
+	if (vtime_diff(t->vtime, p->vfloor) < -(int64_t)RNIC_SHARE_LAG)
+		t->vtime = p->vfloor - RNIC_SHARE_LAG;
 	if (p->tenants_now == 0 || vtime_diff(t->vtime, p->vmin) < 0)
 		p->vmin = t->vtime;
 }
@@ -1392,6 +1393,25 @@ visit_charge(const struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int sen
 	       (responses == 0 ? 0 : (uint64_t)responses * rnic_mtu_bytes(rnic_qp_priv(qp)->attr.path_mtu));
 }
 
+/*
+ * While the tenant's window holds, a visit sends at most the room left in it, and its packet that fills it
+ * asks for an ACK (the QP's AckReq counter set so that it runs out there). Else a tenant of several QPs,
+ * each with fewer packets in flight than its own AckReq period (up to 64 packets), fills its window with
+ * packets none of which asks for an ACK, and waits for its QPs' loss timers (two tenants of 2 QPs each,
+ * 64 KB WRITEs at MTU 1024 through rnicd: 4000 loss timeouts a second). Returns the visit's quantum.
+ */
+static inline unsigned int
+ack_at_window(const struct rnic_pipeline *p, const struct rnic_req_tenant *t, struct rnic_req_ctx *r,
+	      unsigned int quantum)
+{
+	int32_t room = (int32_t)t->window - (int32_t)t->inflight;
+
+	if (p->shared_until == 0 || room <= 0 || room >= (int32_t)r->ack_every - (int32_t)r->noack)
+		return quantum;
+	r->noack = (uint8_t)(r->ack_every - room);
+	return RTE_MIN(quantum, (unsigned int)room);
+}
+
 /* Serve a QP within its tenant's share. Returns the packets sent; *idle when it has nothing to send, and
  * *deferred when its tenant has used its share of the round (the QP stays active). */
 static unsigned int
@@ -1414,7 +1434,7 @@ serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigne
 		return 0;
 	}
 	p->visit_bytes = 0;
-	sent = serve(p, qp, quantum, idle);
+	sent = serve(p, qp, ack_at_window(p, t, &q->req, quantum), idle);
 	rnic_tenant_sync(p, qp);
 	/* PSNs the visit took (a READ takes one per response packet); a QP that failed or was reset has
 	 * nothing to charge. */
