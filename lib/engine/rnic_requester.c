@@ -1360,8 +1360,8 @@ tenants_compete(const struct rnic_pipeline *p)
 }
 
 /*
- * Whether the tenant has its window of PSNs in flight (RNIC_TENANT_WINDOW x its share) while the shard is shared: it
- * then waits for acknowledgements. What a tenant has in flight waits in the rings and the port's queues in
+ * Whether the tenant has its window of PSNs in flight (RNIC_TENANT_WINDOW x its share) while the shard is
+ * shared: it then waits for acknowledgements. What a tenant has in flight waits in the rings and the port's queues in
  * front of every other tenant's frames, which the parser and the responder serve in arrival order; the
  * window keeps that queue short, so a tenant with one operation at a time is not slowed by the depth of
  * another's queues. The shard counts as shared for RNIC_TENANT_HORIZON_MS after a round of two tenants,
@@ -1369,10 +1369,15 @@ tenants_compete(const struct rnic_pipeline *p)
  * queue would fill again). A tenant alone sends within its QPs' windows only.
  */
 static int
+window_holds(const struct rnic_pipeline *p)
+{
+	return p->shared_until != 0 && (tenants_compete(p) || rte_get_tsc_cycles() < p->shared_until);
+}
+
+static int
 tenant_window_full(const struct rnic_pipeline *p, const struct rnic_req_tenant *t)
 {
-	return (int32_t)t->inflight >= (int32_t)t->window && p->shared_until != 0 &&
-	       (tenants_compete(p) || rte_get_tsc_cycles() < p->shared_until);
+	return (int32_t)t->inflight >= (int32_t)t->window && window_holds(p);
 }
 
 /* Whether the tenant is ahead of its share: its virtual time past the slowest tenant's by the slack. */
@@ -1406,7 +1411,7 @@ ack_at_window(const struct rnic_pipeline *p, const struct rnic_req_tenant *t, st
 {
 	int32_t room = (int32_t)t->window - (int32_t)t->inflight;
 
-	if (p->shared_until == 0 || room <= 0 || room >= (int32_t)r->ack_every - (int32_t)r->noack)
+	if (room <= 0 || room >= (int32_t)r->ack_every - (int32_t)r->noack || !window_holds(p))
 		return quantum;
 	r->noack = (uint8_t)(r->ack_every - room);
 	return RTE_MIN(quantum, (unsigned int)room);
