@@ -175,6 +175,7 @@ struct rnic_device {
  * QP of an application's own engine); rnicd numbers its tenants from 1.
  */
 #define RNIC_MAX_TENANTS 256
+#define RNIC_SHARE_MAX 64		/* a tenant's share: 1 .. RNIC_SHARE_MAX (rnic_device_tenant_share) */
 
 struct rnic_tenant_stats {
 	uint64_t doorbells;		/* taken from its doorbell queues */
@@ -187,6 +188,10 @@ struct rnic_tenant_stats {
 
 /* A tenant's counters summed over the device's pipelines. */
 void rnic_device_tenant_stats(const struct rnic_device *dev, uint32_t tenant, struct rnic_tenant_stats *out);
+/* A tenant's share of the requesters while tenants compete (doc/engine.md, "Fair service"): 1 (the default)
+ * .. RNIC_SHARE_MAX (64); tenants with work get the requesters' bytes in the ratio of their shares. Taken
+ * at each tenant's next scheduler round; shards that do not exist yet are not set. 0 or -EINVAL. */
+int rnic_device_tenant_share(struct rnic_device *dev, uint32_t tenant, uint32_t share);
 
 /* rnicd: let the engine poll a client's doorbell queue (daemon mapping, its size) / stop. 0 or -errno.
  * owner: the client (its doorbells may name only its QPs); tenant: whose share its doorbells take. */

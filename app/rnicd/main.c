@@ -489,6 +489,7 @@ reload(void)
 		rnicd.quota = before;
 		rnicd_tenant_config_restore();
 	}
+	rnicd_tenant_shares_apply();
 	pthread_mutex_unlock(&rnicd.lock);
 	if (ret < 0)
 		RNICD_LOG(ERR, "SIGHUP: the configuration has an error (above): the running one stays");

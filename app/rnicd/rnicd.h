@@ -54,8 +54,10 @@ struct rnicd_tenant {
 	uint8_t configured;		/* an entry of the configuration (else: one uid's) */
 	uint32_t id;			/* uid or gid */
 	char cgroup[256];
-	uint32_t set;			/* limits of its entry (bit per resource); the others: `tenant default`'s */
+	uint32_t set;			/* limits of its entry (bit per resource, RNICD_SHARE_SET); the others:
+					 * `tenant default`'s */
 	uint64_t limit[RNICD_RES_KINDS];
+	uint32_t share;			/* its share of the engine while tenants compete (with RNICD_SHARE_SET) */
 	uint64_t used[RNICD_RES_KINDS];
 	uint64_t refused[RNICD_RES_KINDS];
 	uint32_t gids;			/* the GID indexes its QPs may send from (bit per index); 0: its entry's
@@ -72,17 +74,22 @@ struct rnicd_tenant {
 		uint32_t set;
 		uint64_t limit[RNICD_RES_KINDS];
 		uint32_t gids;
+		uint32_t share;
 	} saved;
 };
 
+#define RNICD_SHARE_SET (1u << RNICD_RES_KINDS)	/* rnicd_tenant.set: its entry gives a share */
+
 /* A `tenant` line of the configuration (or --tenant): "default|uid=N|gid=N|cgroup=/path [max-RES N]...
- * [gids I[,I...]]".
+ * [gids I[,I...]] [share N]".
  * where names the line for error messages. 0 or -EINVAL (after a message on stderr). */
 int rnicd_tenant_config(const char *where, const char *spec);
 /* SIGHUP: forget every tenant's configuration before the files are read again (what they use stays), and
  * put it back if they have an error. */
 void rnicd_tenant_config_reset(void);
 void rnicd_tenant_config_restore(void);
+/* After the configuration was read: every connected tenant's share to the engine. */
+void rnicd_tenant_shares_apply(void);
 /* The tenant of a new connection, its connection counted; NULL with errno EDQUOT (over its quota), EUSERS
  * (no engine number free) or ENOMEM. cgroup receives the peer's cgroup. */
 struct rnicd_tenant *rnicd_tenant_join(const struct ucred *cred, char *cgroup, size_t len);

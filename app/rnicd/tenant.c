@@ -33,6 +33,7 @@ static const uint64_t compiled_limits[RNICD_RES_KINDS] = COMPILED_LIMITS;
 static struct rnicd_tenant defaults = {
 	.name = "default",
 	.limit = COMPILED_LIMITS,
+	.share = 1,
 };
 
 static struct rnicd_tenant *tenants;	/* configured ones first, in file order; then those of a uid */
@@ -156,13 +157,21 @@ rnicd_tenant_config(const char *where, const char *spec)
 				return -EINVAL;
 			continue;
 		}
+		if (strcmp(word, "share") == 0 && value != NULL) {
+			snprintf(label, sizeof(label), "tenant share (%s)", where);
+			if (rnicd_parse_number(label, value, 1, RNIC_SHARE_MAX, &v) != 0)
+				return -EINVAL;
+			t->share = (uint32_t)v;
+			t->set |= RNICD_SHARE_SET;
+			continue;
+		}
 		for (r = 0; r < RNICD_RES_KINDS; r++)
 			if (strncmp(word, "max-", 4) == 0 && strcmp(word + 4, res_names[r]) == 0)
 				break;
 		if (r == RNICD_RES_KINDS || value == NULL) {
 			fprintf(stderr, "rnicd: %s: tenant %s: '%s'%s: expected max-conn, max-ctx, max-qp, max-cq, "
-				"max-mr, max-pd or max-mem and a number, or gids and GID indexes\n", where, t->name, word,
-				value == NULL ? " without a value" : "");
+				"max-mr, max-pd, max-mem or share and a number, or gids and GID indexes\n", where, t->name,
+				word, value == NULL ? " without a value" : "");
 			return -EINVAL;
 		}
 		snprintf(label, sizeof(label), "tenant %s (%s)", word, where);
@@ -181,6 +190,7 @@ config_save(struct rnicd_tenant *t)
 	t->saved.gids = t->gids;
 	t->saved.set = t->set;
 	memcpy(t->saved.limit, t->limit, sizeof(t->limit));
+	t->saved.share = t->share;
 }
 
 static void
@@ -190,6 +200,7 @@ config_load(struct rnicd_tenant *t)
 	t->gids = t->saved.gids;
 	t->set = t->saved.set;
 	memcpy(t->limit, t->saved.limit, sizeof(t->limit));
+	t->share = t->saved.share;
 }
 
 void
@@ -198,6 +209,7 @@ rnicd_tenant_config_reset(void)
 	config_save(&defaults);
 	memcpy(defaults.limit, compiled_limits, sizeof(defaults.limit));
 	defaults.gids = 0;
+	defaults.share = 1;
 	for (struct rnicd_tenant *t = tenants; t != NULL; t = t->next) {
 		config_save(t);
 		t->configured = 0;
@@ -308,6 +320,28 @@ limit_of(const struct rnicd_tenant *t, enum rnicd_res r)
 	return t->set & (1u << r) ? t->limit[r] : defaults.limit[r];
 }
 
+static uint32_t
+share_of(const struct rnicd_tenant *t)
+{
+	return t->set & RNICD_SHARE_SET ? t->share : defaults.share;
+}
+
+/* The tenant's share to the engine, on every device, under its engine number. */
+static void
+share_apply(const struct rnicd_tenant *t)
+{
+	for (int i = 0; rnic_daemon_tenant_share(i, t->engine_id, share_of(t)) != -ENODEV; i++)
+		;
+}
+
+void
+rnicd_tenant_shares_apply(void)
+{
+	for (const struct rnicd_tenant *t = tenants; t != NULL; t = t->next)
+		if (t->engine_id != 0)
+			share_apply(t);
+}
+
 /* The engine's number for a tenant with connections (its fair share, its counters). 0 if none is free. */
 static uint32_t
 engine_id_take(struct rnicd_tenant *t)
@@ -318,6 +352,7 @@ engine_id_take(struct rnicd_tenant *t)
 		engine_id_used[i] = 1;
 		t->engine_id = i;
 		engine_stats(i, &t->engine_base);
+		share_apply(t);
 		return i;
 	}
 	return 0;
@@ -464,6 +499,7 @@ tenant_dict(const struct rnicd_tenant *t)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "tenant", t->name);
 	rte_tel_data_add_dict_u64(d, "engine_id", t->engine_id);
+	rte_tel_data_add_dict_u64(d, "share", share_of(t));
 	for (enum rnicd_res r = 0; r < RNICD_RES_KINDS; r++) {
 		snprintf(name, sizeof(name), "%s_used", res_names[r]);
 		rte_tel_data_add_dict_u64(d, name, t->used[r]);

@@ -97,3 +97,13 @@ rnic_daemon_tenant_stats(int index, uint32_t tenant, struct rnic_tenant_stats *o
 	rnic_device_tenant_stats(dev, tenant, out);
 	return 0;
 }
+
+int
+rnic_daemon_tenant_share(int index, uint32_t tenant, uint32_t share)
+{
+	struct rnic_device *dev = rnic_engine_device(index);
+
+	if (dev == NULL)
+		return -ENODEV;
+	return rnic_device_tenant_share(dev, tenant, share);
+}

@@ -62,5 +62,8 @@ void rnic_daemon_srq_hif(struct rnic_srq *srq, struct rnic_daemon_srq_hif *out);
 
 /* A tenant's counters on the engine's device index (rnic_get_device_list's order); -ENODEV past the last. */
 int rnic_daemon_tenant_stats(int index, uint32_t tenant, struct rnic_tenant_stats *out);
+/* A tenant's share of the engine on device index (rnic_device_tenant_share): 0, -ENODEV past the last device,
+ * -EINVAL. */
+int rnic_daemon_tenant_share(int index, uint32_t tenant, uint32_t share);
 
 #endif /* RNIC_DAEMON_H */

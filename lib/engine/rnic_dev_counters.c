@@ -152,3 +152,13 @@ rnic_device_tenant_stats(const struct rnic_device *dev, uint32_t tenant, struct 
 		out->deferred += r->deferred;
 	}
 }
+
+int
+rnic_device_tenant_share(struct rnic_device *dev, uint32_t tenant, uint32_t share)
+{
+	if (tenant >= RNIC_MAX_TENANTS || share < 1 || share > RNIC_SHARE_MAX)
+		return -EINVAL;
+	for (uint16_t s = 0; s < dev->nb_shards; s++)
+		__atomic_store_n(&dev->pipeline[s]->req_tenant[tenant].share, share, __ATOMIC_RELAXED);
+	return 0;
+}

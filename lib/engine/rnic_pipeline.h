@@ -156,13 +156,19 @@ struct rnic_pipeline_stats {
 
 /*
  * One tenant's use of a pipeline (doc/engine.md, "Fair service"). While two tenants or more have QPs with
- * work, a tenant may send RNIC_TENANT_CREDIT PSNs per scheduler round, however many QPs it has; a tenant
- * that overdraws (a READ is charged its responses) pays it back in the next rounds. Its QPs are served in
- * slot order from where it ran out the round before.
+ * work, a tenant may send RNIC_TENANT_CREDIT PSNs per scheduler round (times its share), however many QPs
+ * it has; a tenant that overdraws (a READ is charged its responses) pays it back in the next rounds. Its
+ * QPs are served in slot order from where it ran out the round before. Its virtual time (bytes it sent,
+ * each weighing RNIC_SHARE_SCALE / share) may run at most RNIC_SHARE_SLACK ahead of the slowest tenant's:
+ * so tenants with work divide the requester in the ratio of their shares.
  */
 struct rnic_req_tenant {
 	uint32_t round;			/* the scheduler round credit is for */
 	int32_t credit;			/* PSNs it may still send in that round */
+	uint32_t share;			/* its weight (rnic_device_tenant_share; 0: 1), set by the control path */
+	uint32_t vcost;			/* RNIC_SHARE_SCALE / share, taken at its first visit of a round */
+	uint32_t window;		/* RNIC_TENANT_WINDOW x share */
+	uint64_t vtime;			/* bytes it was charged x vcost (wraps: compared by difference) */
 	uint32_t resume;		/* its first slot to serve after it ran out */
 	uint32_t inflight;		/* PSNs its RC QPs have sent and not had acknowledged (rnic_tenant_sync) */
 	uint32_t released;		/* of those, PSNs of QPs reset or destroyed (the control path's, atomic) */
@@ -184,6 +190,12 @@ struct rnic_db_tenant {
 #define RNIC_TENANT_WINDOW 64		/* PSNs a tenant may have in flight per shard while tenants share it */
 #define RNIC_TENANT_HORIZON_MS 20	/* a shard is shared this long after its last round of two tenants */
 #define RNIC_DBQ_SHARE 16		/* doorbells per tenant per turn of the doorbell stage */
+#define RNIC_SHARE_SCALE 4096		/* virtual time per byte of a tenant of share 1 (a multiple of 64) */
+/* How far a tenant's virtual time may run ahead of the slowest tenant's: two visits' bytes of share 1. */
+#define RNIC_SHARE_SLACK (2ull * 16384 * RNIC_SHARE_SCALE)
+/* How far behind it a tenant may fall, waiting for ACKs or with nothing to send: 4 MB of share 1. */
+#define RNIC_SHARE_LAG ((uint64_t)(4u << 20) * RNIC_SHARE_SCALE)
+#define RNIC_TENANT_HDR_BYTES 64	/* a request packet's headers, as a tenant is charged them */
 
 /* DCQCN's parameters (struct rnic_cc_params) in the data path's units: TSC cycles, kbit/s. */
 struct rnic_cc_conf {
@@ -277,6 +289,10 @@ struct rnic_pipeline {
 		uint32_t visit_bytes;	/* payload bytes sent in the current QP visit */
 		uint16_t req_pass;	/* requester passes (stage calls) begun: a QP on a lossy path gets one
 					 * visit in each (rnic_requester.c) */
+		/* The tenants' virtual times: the least of those visited in the round before (vfloor) and in
+		 * this one so far (vmin). */
+		uint64_t vfloor;
+		uint64_t vmin;
 		struct rnic_req_tenant req_tenant[RNIC_MAX_TENANTS];
 	} __rte_cache_aligned;
 

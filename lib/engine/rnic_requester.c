@@ -1305,6 +1305,31 @@ prefetch_next_wqe(const struct rnic_qp_priv *q)
 		rte_prefetch0_write(rnic_req_infl(&q->req, q->req.infl_tail + i));
 }
 
+/* Signed distance of virtual time a from b (they wrap). */
+static inline int64_t
+vtime_diff(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b);
+}
+
+/* A tenant's first visit in a round: its share as the control path last set it, and its virtual time at
+ * most RNIC_SHARE_LAG behind the slowest tenant's of the round before. A tenant whose QPs all waited for
+ * ACKs through a round (absent from it) keeps what it is owed, and one back from idling claims little of
+ * the time it had no work. */
+static void
+tenant_start_round(struct rnic_pipeline *p, struct rnic_req_tenant *t)
+{
+	uint32_t share = RTE_MAX(__atomic_load_n(&t->share, __ATOMIC_RELAXED), 1u);
+
+	t->vcost = RNIC_SHARE_SCALE / share;
+	t->window = RNIC_TENANT_WINDOW * share;
+	t->credit = RTE_MIN(t->credit, 0) + (int32_t)(RNIC_TENANT_CREDIT * share);
+	if (vtime_diff(t->vtime, p->vfloor) < -(int64_t)RNIC_SHARE_LAG)
+		t->vtime = p->vfloor - RNIC_SHARE_LAG;
+	if (p->tenants_now == 0 || vtime_diff(t->vtime, p->vmin) < 0)
+		p->vmin = t->vtime;
+}
+
 /*
  * The QP's tenant's share of the requester in this scheduler round (struct rnic_req_tenant). The first
  * visit of a tenant in a round gives it the round's credit (less what it overdrew), and counts it among
@@ -1321,13 +1346,15 @@ tenant_round(struct rnic_pipeline *p, const struct rnic_qp_priv *q)
 		p->tenants_last = p->tenants_now;
 		if (p->tenants_now > 1)
 			p->shared_until = rte_get_tsc_cycles() + p->shared_horizon;
+		if (p->tenants_now > 0)
+			p->vfloor = p->vmin;
 		p->tenants_now = 0;
 	}
 	if (t->round != round) {
 		if (t->credit > 0)
 			t->resume = 0;	/* it did not run out: the next pass starts at its first QP */
 		t->round = round;
-		t->credit = RTE_MIN(t->credit, 0) + (int32_t)RNIC_TENANT_CREDIT;
+		tenant_start_round(p, t);
 		if (__atomic_load_n(&t->released, __ATOMIC_RELAXED) != 0)
 			t->inflight -= __atomic_exchange_n(&t->released, 0, __ATOMIC_ACQUIRE);
 		p->tenants_now++;
@@ -1342,8 +1369,8 @@ tenants_compete(const struct rnic_pipeline *p)
 }
 
 /*
- * Whether the tenant has its window of PSNs in flight (RNIC_TENANT_WINDOW) while the shard is shared: it
- * then waits for acknowledgements. What a tenant has in flight waits in the rings and the port's queues in
+ * Whether the tenant has its window of PSNs in flight (RNIC_TENANT_WINDOW x its share) while the shard is
+ * shared: it then waits for acknowledgements. What a tenant has in flight waits in the rings and the port's queues in
  * front of every other tenant's frames, which the parser and the responder serve in arrival order; the
  * window keeps that queue short, so a tenant with one operation at a time is not slowed by the depth of
  * another's queues. The shard counts as shared for RNIC_TENANT_HORIZON_MS after a round of two tenants,
@@ -1351,10 +1378,52 @@ tenants_compete(const struct rnic_pipeline *p)
  * queue would fill again). A tenant alone sends within its QPs' windows only.
  */
 static int
+window_holds(const struct rnic_pipeline *p)
+{
+	return p->shared_until != 0 && (tenants_compete(p) || rte_get_tsc_cycles() < p->shared_until);
+}
+
+static int
 tenant_window_full(const struct rnic_pipeline *p, const struct rnic_req_tenant *t)
 {
-	return (int32_t)t->inflight >= RNIC_TENANT_WINDOW && p->shared_until != 0 &&
-	       (tenants_compete(p) || rte_get_tsc_cycles() < p->shared_until);
+	return (int32_t)t->inflight >= (int32_t)t->window && window_holds(p);
+}
+
+/* Whether the tenant is ahead of its share: its virtual time past the slowest tenant's by the slack. */
+static inline int
+tenant_ahead(const struct rnic_pipeline *p, const struct rnic_req_tenant *t)
+{
+	return vtime_diff(t->vtime, p->vfloor) > (int64_t)RNIC_SHARE_SLACK;
+}
+
+/* What a visit costs its tenant in bytes: the payload and each packet's headers, and a READ's response
+ * PSNs (those it took beyond its packets) as frames of the path MTU. */
+static inline uint64_t
+visit_charge(const struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int sent, int32_t psns)
+{
+	uint32_t responses = (uint32_t)RTE_MAX(psns - (int32_t)sent, 0);
+
+	return p->visit_bytes + (uint64_t)sent * RNIC_TENANT_HDR_BYTES +
+	       (responses == 0 ? 0 : (uint64_t)responses * rnic_mtu_bytes(rnic_qp_priv(qp)->attr.path_mtu));
+}
+
+/*
+ * While the tenant's window holds, a visit sends at most the room left in it, and its packet that fills it
+ * asks for an ACK (the QP's AckReq counter set so that it runs out there). Else a tenant of several QPs,
+ * each with fewer packets in flight than its own AckReq period (up to 64 packets), fills its window with
+ * packets none of which asks for an ACK, and waits for its QPs' loss timers (two tenants of 2 QPs each,
+ * 64 KB WRITEs at MTU 1024 through rnicd: 4000 loss timeouts a second). Returns the visit's quantum.
+ */
+static inline unsigned int
+ack_at_window(const struct rnic_pipeline *p, const struct rnic_req_tenant *t, struct rnic_req_ctx *r,
+	      unsigned int quantum)
+{
+	int32_t room = (int32_t)t->window - (int32_t)t->inflight;
+
+	if (room <= 0 || room >= (int32_t)r->ack_every - (int32_t)r->noack || !window_holds(p))
+		return quantum;
+	r->noack = (uint8_t)(r->ack_every - room);
+	return RTE_MIN(quantum, (unsigned int)room);
 }
 
 /* Serve a QP within its tenant's share. Returns the packets sent; *idle when it has nothing to send, and
@@ -1371,14 +1440,15 @@ serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigne
 	int32_t psns;
 
 	rnic_tenant_sync(p, qp);	/* a timeout's go-back-N since its last visit */
-	*deferred = (share && (t->credit <= 0 || slot < t->resume)) || tenant_window_full(p, t);
+	*deferred = (share && (t->credit <= 0 || slot < t->resume || tenant_ahead(p, t))) ||
+		    tenant_window_full(p, t);
 	if (*deferred) {
 		t->deferred++;
 		*idle = 0;
 		return 0;
 	}
 	p->visit_bytes = 0;
-	sent = serve(p, qp, quantum, idle);
+	sent = serve(p, qp, ack_at_window(p, t, &q->req, quantum), idle);
 	rnic_tenant_sync(p, qp);
 	/* PSNs the visit took (a READ takes one per response packet); a QP that failed or was reset has
 	 * nothing to charge. */
@@ -1386,6 +1456,7 @@ serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigne
 	t->packets += sent;
 	t->bytes += p->visit_bytes;
 	t->psns += (uint32_t)psns;
+	t->vtime += visit_charge(p, qp, sent, psns) * t->vcost;
 	if (share) {
 		t->credit -= psns;
 		if (t->credit <= 0)
