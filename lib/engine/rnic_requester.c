@@ -1370,21 +1370,22 @@ tenants_compete(const struct rnic_pipeline *p)
 	return p->tenants_now > 1 || p->tenants_last > 1;
 }
 
-/*
- * Whether the tenant has its window of PSNs in flight (RNIC_TENANT_WINDOW x its share) while the shard is
- * shared: it then waits for acknowledgements. What a tenant has in flight waits in the rings and the port's queues in
- * front of every other tenant's frames, which the parser and the responder serve in arrival order; the
- * window keeps that queue short, so a tenant with one operation at a time is not slowed by the depth of
- * another's queues. The shard counts as shared for RNIC_TENANT_HORIZON_MS after a round of two tenants,
- * which covers the pauses of a tenant doing one operation at a time (between two of them, the other's
- * queue would fill again). A tenant alone sends within its QPs' windows only.
- */
+/* Whether tenants' windows hold: the shard is shared now, or was within RNIC_TENANT_HORIZON_MS. */
 static int
 window_holds(const struct rnic_pipeline *p)
 {
 	return p->shared_until != 0 && (tenants_compete(p) || rte_get_tsc_cycles() < p->shared_until);
 }
 
+/*
+ * Whether the tenant has its window of PSNs in flight (RNIC_TENANT_WINDOW x its share) while the shard is
+ * shared: it then waits for acknowledgements. What a tenant has in flight waits in the rings and the port's
+ * queues in front of every other tenant's frames, which the parser and the responder serve in arrival order;
+ * the window keeps that queue short, so a tenant with one operation at a time is not slowed by the depth of
+ * another's queues. The shard counts as shared for RNIC_TENANT_HORIZON_MS after a round of two tenants,
+ * which covers the pauses of a tenant doing one operation at a time (between two of them, the other's
+ * queue would fill again). A tenant alone sends within its QPs' windows only.
+ */
 static int
 tenant_window_full(const struct rnic_pipeline *p, const struct rnic_req_tenant *t)
 {
