@@ -169,7 +169,9 @@ struct rnic_req_tenant {
 	uint32_t vcost;			/* RNIC_SHARE_SCALE / share, taken at its first visit of a round */
 	uint32_t window;		/* RNIC_TENANT_WINDOW x share */
 	uint64_t vtime;			/* bytes it was charged x vcost (wraps: compared by difference) */
-	uint32_t resume;		/* its first slot to serve after it ran out */
+	uint32_t resume;		/* its first slot to serve after its turn ended (0: any) */
+	uint32_t top;			/* the highest slot of its QPs visited in the round before */
+	uint32_t top_now;		/* ... and in this round */
 	uint32_t inflight;		/* PSNs its RC QPs have sent and not had acknowledged (rnic_tenant_sync) */
 	uint32_t released;		/* of those, PSNs of QPs reset or destroyed (the control path's, atomic) */
 	uint64_t packets;

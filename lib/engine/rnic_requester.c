@@ -497,6 +497,8 @@ fill_request(struct rnic_qp *qp, const struct rnic_send_wqe *w, struct rnic_pkt_
 	d->psn = psn;
 	d->se = (uint8_t)(last && w->solicited);
 	d->ack_req = (uint8_t)(qp->qp_type == RNIC_QPT_RC && ask_ack(&q->req, last));
+	if (d->ack_req)
+		q->req.ask_psn = psn;
 	d->imm = rte_be_to_cpu_32(w->imm);
 	d->ieth_rkey = rte_be_to_cpu_32(w->imm);
 	d->reth.va = w->raddr;
@@ -557,6 +559,29 @@ probe_wait(const struct rnic_pipeline *p, const struct rnic_qp_priv *q)
 	return RTE_MAX(wait, p->min_probe_cycles) << RTE_MIN(q->req.probes, 20);
 }
 
+/*
+ * Whether a packet in flight asked for an ACK (AckReq) that has not come: only then does silence tell of a
+ * lost answer. Packets that asked for none wait for the QP's next ones, which go when its turn comes back;
+ * a tenant's share, the pacer or thousands of QPs in turn can put that off past any probe_wait, and a probe
+ * then went back over packets that were never lost (hundreds a second between two tenants).
+ */
+static inline int
+ack_awaited(const struct rnic_req_ctx *r)
+{
+	return rnic_psn_diff(r->ask_psn, r->una) >= 0 && rnic_psn_diff(r->npsn, r->ask_psn) > 0;
+}
+
+/* The early probe: probe_wait from now while an ACK is awaited, before the loss timer (0: none). */
+static void
+arm_probe(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now)
+{
+	struct rnic_req_ctx *r = &q->req;
+
+	r->probe_at = ack_awaited(r) ? now + probe_wait(p, q) : 0;
+	if (r->probe_at >= r->deadline)
+		r->probe_at = 0;
+}
+
 /* The loss timer, 4.096 us x 2^timeout (IBA 9.7.6.1.3; timeout 0 means none), and the early probe before
  * it. */
 static void
@@ -567,10 +592,24 @@ arm_timer(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now)
 	if (q->attr.timeout == 0 || q->pub.qp_type != RNIC_QPT_RC)
 		return;
 	r->deadline = now + p->loss_timeout_cycles[q->attr.timeout & 31];
-	r->probe_at = now + probe_wait(p, q);
-	if (r->probe_at >= r->deadline)
-		r->probe_at = 0;
+	arm_probe(p, q, now);
 	rnic_requester_watch(p, q);
+}
+
+/* A packet went out: the loss timer starts with the first one in flight, the early probe with the first
+ * that asks for an ACK. */
+static inline void
+timers_on_send(struct rnic_pipeline *p, struct rnic_qp_priv *q, int ack_req)
+{
+	struct rnic_req_ctx *r = &q->req;
+
+	if (r->deadline == 0) {
+		arm_timer(p, q, rte_get_tsc_cycles());
+	} else if (ack_req && r->probe_at == 0) {
+		arm_probe(p, q, rte_get_tsc_cycles());
+		if (r->probe_at != 0)
+			rnic_requester_watch(p, q);
+	}
 }
 
 /* Time this packet's round trip, if no other packet is being timed (or the one that is was lost, or its QP
@@ -818,8 +857,7 @@ send_rd_atomic(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_se
 	r->npsn = rnic_psn_add(r->npsn, span);
 	e->sent = 1;
 	advance_cursor(r);
-	if (r->deadline == 0)
-		arm_timer(p, q, rte_get_tsc_cycles());
+	timers_on_send(p, q, d->ack_req);
 	return 1;
 }
 
@@ -904,8 +942,7 @@ send_data_packet(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	}
 	r->npsn = rnic_psn_add(r->npsn, 1);
 	r->cur_off += chunk;
-	if (r->deadline == 0)
-		arm_timer(p, q, rte_get_tsc_cycles());
+	timers_on_send(p, q, d->ack_req);
 	if (last) {
 		if (rnic_latency_on && !resend)
 			requester_busy(p, r);
@@ -1108,9 +1145,7 @@ early_probe(struct rnic_pipeline *p, struct rnic_qp *qp, uint64_t now)
 	}
 	r->probes++;
 	r->deadline = deadline;
-	r->probe_at = now + probe_wait(p, q);
-	if (r->probe_at >= r->deadline)
-		r->probe_at = 0;
+	arm_probe(p, q, now);	/* a READ asked again; else the probe's packet, when it goes */
 }
 
 /* The wheel handed back a QP: its RNR wait, early probe or loss timer may be over, or have moved later. */
@@ -1353,8 +1388,8 @@ tenant_round(struct rnic_pipeline *p, const struct rnic_qp_priv *q)
 		p->tenants_now = 0;
 	}
 	if (t->round != round) {
-		if (t->credit > 0)
-			t->resume = 0;	/* it did not run out: the next pass starts at its first QP */
+		t->top = t->top_now;
+		t->top_now = 0;
 		t->round = round;
 		tenant_start_round(p, t);
 		if (__atomic_load_n(&t->released, __ATOMIC_RELAXED) != 0)
@@ -1399,6 +1434,35 @@ tenant_ahead(const struct rnic_pipeline *p, const struct rnic_req_tenant *t)
 	return vtime_diff(t->vtime, p->vfloor) > (int64_t)RNIC_SHARE_SLACK;
 }
 
+/*
+ * Whether the tenant may send from the QP at slot while tenants share the shard: it has credit in this round,
+ * is not ahead of its share, and has come round to the QP after the one that ended its last turn. Rounds
+ * serve slots in increasing order, and a tenant that is ahead gets its turn back only as a round begins:
+ * were its QPs served from its first each time, its first QP would take every turn and its others none
+ * (a QP of 4 unacknowledged packets waited out its 67 ms loss timer, again and again, beside another
+ * tenant of share 3).
+ */
+static inline int
+tenant_turn(const struct rnic_pipeline *p, struct rnic_req_tenant *t, uint32_t slot)
+{
+	t->top_now = RTE_MAX(t->top_now, slot);
+	if (t->credit <= 0 || tenant_ahead(p, t))
+		return 0;
+	/* Its QPs before resume wait for the next round, unless none after them had work in the last. */
+	return slot >= t->resume || t->resume > t->top;
+}
+
+/* After the tenant's visit to the QP at slot: where its next turn starts, if this one has ended. */
+static inline void
+tenant_turn_end(const struct rnic_pipeline *p, struct rnic_req_tenant *t, uint32_t slot)
+{
+	if (t->credit > 0 && !tenant_ahead(p, t)) {
+		t->resume = 0;
+		return;
+	}
+	t->resume = slot + 1;
+}
+
 /* What a visit costs its tenant in bytes: the payload and each packet's headers, and a READ's response
  * PSNs (those it took beyond its packets) as frames of the path MTU. */
 static inline uint64_t
@@ -1415,7 +1479,9 @@ visit_charge(const struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int sen
  * asks for an ACK (the QP's AckReq counter set so that it runs out there). Else a tenant of several QPs,
  * each with fewer packets in flight than its own AckReq period (up to 64 packets), fills its window with
  * packets none of which asks for an ACK, and waits for its QPs' loss timers (two tenants of 2 QPs each,
- * 64 KB WRITEs at MTU 1024 through rnicd: 4000 loss timeouts a second). Returns the visit's quantum.
+ * 64 KB WRITEs at MTU 1024 through rnicd: 4000 loss timeouts a second). A window found full when no
+ * packet of the QP's in flight asks for an ACK (the window began to hold, or shrank, under packets sent
+ * before) lets the QP send one that asks (unasked_in_flight). Returns the visit's quantum.
  */
 static inline unsigned int
 ack_at_window(const struct rnic_pipeline *p, const struct rnic_req_tenant *t, struct rnic_req_ctx *r,
@@ -1423,10 +1489,18 @@ ack_at_window(const struct rnic_pipeline *p, const struct rnic_req_tenant *t, st
 {
 	int32_t room = (int32_t)t->window - (int32_t)t->inflight;
 
-	if (room <= 0 || room >= (int32_t)r->ack_every - (int32_t)r->noack || !window_holds(p))
+	if (!window_holds(p) || room >= (int32_t)r->ack_every - (int32_t)r->noack)
 		return quantum;
+	room = RTE_MAX(room, 1);
 	r->noack = (uint8_t)(r->ack_every - room);
 	return RTE_MIN(quantum, (unsigned int)room);
+}
+
+/* Whether the QP has packets in flight none of which asked for an ACK that has not come. */
+static inline int
+unasked_in_flight(const struct rnic_req_ctx *r)
+{
+	return r->npsn != r->una && !ack_awaited(r);
 }
 
 /* Serve a QP within its tenant's share. Returns the packets sent; *idle when it has nothing to send, and
@@ -1443,8 +1517,8 @@ serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigne
 	int32_t psns;
 
 	rnic_tenant_sync(p, qp);	/* a timeout's go-back-N since its last visit */
-	*deferred = (share && (t->credit <= 0 || slot < t->resume || tenant_ahead(p, t))) ||
-		    tenant_window_full(p, t);
+	*deferred = (share && !tenant_turn(p, t, slot)) ||
+		    (tenant_window_full(p, t) && !unasked_in_flight(&q->req));
 	if (*deferred) {
 		t->deferred++;
 		*idle = 0;
@@ -1462,8 +1536,7 @@ serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigne
 	t->vtime += visit_charge(p, qp, sent, psns) * t->vcost;
 	if (share) {
 		t->credit -= psns;
-		if (t->credit <= 0)
-			t->resume = slot + 1;
+		tenant_turn_end(p, t, slot);
 	}
 	return sent;
 }

@@ -944,6 +944,7 @@ rnic_local_modify_qp(struct rnic_qp *pub, struct rnic_qp_attr *attr, int attr_ma
 		qp->req.una = qp->attr.sq_psn;
 		qp->req.sent_psn = rnic_psn_prev(qp->attr.sq_psn);
 		qp->req.acked = qp->req.sent_psn;
+		qp->req.ask_psn = qp->req.sent_psn;
 		qp->req.retry_left = qp->attr.retry_cnt;
 		qp->req.rnr_left = qp->attr.rnr_retry;
 		qp->req.sq_next = qp->req.sq_head_seen = qp->req.sq_done;

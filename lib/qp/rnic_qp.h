@@ -167,6 +167,7 @@ struct rnic_req_ctx {
 					 * one visit a pass (rnic_requester.c) */
 	uint16_t lossy_pass;		/* ... the requester pass of its last such visit (req_pass) */
 	uint32_t loss_psn;
+	uint32_t ask_psn;		/* the newest PSN sent asking for an ACK (AckReq) */
 	uint8_t ack_every;		/* an AckReq at least every this many packets */
 	uint8_t noack;			/* packets sent since the last AckReq */
 	uint8_t dmac[6];
