@@ -32,8 +32,8 @@ ip link set lo up
 if [ -n "${GUEST_CTRL_MAC:-}" ]; then
 	ctrl=$(interface "$GUEST_CTRL_MAC")
 	[ -n "$ctrl" ] || fail "no network interface with the MAC $GUEST_CTRL_MAC"
-	ip link set "$ctrl" up && ip addr add "$GUEST_CTRL_ADDR" dev "$ctrl" ||
-		fail "cannot give $ctrl the address $GUEST_CTRL_ADDR"
+	ip link set "$ctrl" up || fail "cannot bring $ctrl up"
+	ip addr add "$GUEST_CTRL_ADDR" dev "$ctrl" || fail "cannot give $ctrl the address $GUEST_CTRL_ADDR"
 fi
 ip link set "$dev" mtu "$GUEST_MTU" up || fail "cannot set $dev's MTU to $GUEST_MTU"
 ip addr add "$GUEST_ADDR" dev "$dev" || fail "cannot give $dev the address $GUEST_ADDR"
