@@ -18,11 +18,10 @@ the reason where OVS-DPDK is not installed or does not initialise.
 """
 import os
 import sys
-import tempfile
 import time
 
-from ovs_env import (TENANTS, Procs, add_tenant_flows, check_ovs_installed, cleanup, dpdk_prefixes, ip,
-                     port_counters_match, report_failure, start_bridge, tenant_flows_match, tenant_stats)
+from ovs_env import (TENANTS, Procs, add_tenant_flows, check_ovs_installed, ip, port_counters_match, run_test,
+                     start_bridge, tenant_flows_match, tenant_stats)
 
 RNICD, PERF = sys.argv[1], sys.argv[2]
 
@@ -105,27 +104,20 @@ def drop_one_tenant(ovs, procs):
           f"RETRY_EXC_ERR; tenant B sent {b_after - b_before} packets after it and verified every WRITE")
 
 
-def main():
+def scenario(procs, tmp):
     global R
+    ovs, R = start_bridge(procs, tmp, RNICD)
+    before = add_tenant_flows(ovs, [0])[0]
+    verified_ops(procs)
+    foreign_gid_refused(procs)
+    counters_match(ovs, before)
+    drop_one_tenant(ovs, procs)
+    return R
+
+
+def main():
     check_ovs_installed()
-    tmp = tempfile.mkdtemp(prefix="rnicd-ovs-")
-    procs = Procs(tmp)
-    try:
-        ovs, R = start_bridge(procs, tmp, RNICD)
-        before = add_tenant_flows(ovs, [0])[0]
-        verified_ops(procs)
-        foreign_gid_refused(procs)
-        counters_match(ovs, before)
-        drop_one_tenant(ovs, procs)
-        for r in R:
-            r.proc.terminate()
-            assert procs.finish(r.proc) == 0, f"rnicd {r.host} did not exit 0:\n{Procs.output(r.proc)}"
-        print("1 passed, 0 failed")
-    except AssertionError as e:
-        report_failure(procs, e)
-        sys.exit(1)
-    finally:
-        cleanup(procs, tmp, dpdk_prefixes())
+    run_test(scenario)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
@@ -250,22 +251,29 @@ def tenant_flows_match(ovs, rnicd, before, retransmits=None):
         f"the tenants' flows counted {extra} packets more than rnicd {h}, which retransmitted {retransmits}"
 
 
-def cleanup(procs, tmp, prefixes):
-    """Ends every process, removes the temporary directory and the DPDK runtime directories (meson's test
-    setup has them in a tmpfs of the test's own anyway)."""
-    procs.stop_all()
-    shutil.rmtree(tmp, ignore_errors=True)
-    for prefix in prefixes:
-        shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
-
-
-def dpdk_prefixes():
-    """The file prefixes of OVS's and both rnicd's DPDK (Ovs, Rnicd)."""
-    return [f"ovs-test-{os.getpid()}"] + [f"rnicd-ovs-{os.getpid()}-{h}" for h in (0, 1)]
-
-
-def report_failure(procs, e):
-    print(f"FAIL: {e}")
-    for p in procs.all:
-        if p.name.startswith(("rnicd", "ovs-vswitchd", "qemu")):
-            print(f"--- {p.name}, last lines:\n{Procs.output(p)[-1500:]}")
+def run_test(body, teardown=None):
+    """The frame of a test: body(procs, tmp) runs it in a temporary directory and returns the rnicd it
+    started, each of which must then exit 0 on SIGTERM; a failed assertion prints the daemons' and OVS's
+    last lines and exits 1. Whatever happens, every process ends, the temporary directory and the DPDK
+    runtime directories (meson's test setup has them in a tmpfs of the test's own anyway) go, and then
+    teardown() runs."""
+    tmp = tempfile.mkdtemp(prefix="rnicd-ovs-")
+    procs = Procs(tmp)
+    try:
+        for r in body(procs, tmp):
+            r.proc.terminate()
+            assert procs.finish(r.proc) == 0, f"rnicd {r.host} did not exit 0:\n{Procs.output(r.proc)}"
+        print("1 passed, 0 failed")
+    except AssertionError as e:
+        print(f"FAIL: {e}")
+        for p in procs.all:
+            if p.name.startswith(("rnicd", "ovs-vswitchd", "qemu")):
+                print(f"--- {p.name}, last lines:\n{Procs.output(p)[-1500:]}")
+        sys.exit(1)
+    finally:
+        procs.stop_all()
+        shutil.rmtree(tmp, ignore_errors=True)
+        for prefix in [f"ovs-test-{os.getpid()}"] + [f"rnicd-ovs-{os.getpid()}-{h}" for h in (0, 1)]:
+            shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
+        if teardown is not None:
+            teardown()

@@ -24,11 +24,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
-from ovs_env import (TENANTS, TIMEOUT, Procs, add_tenant_flows, check_ovs_installed, cleanup, dpdk_prefixes, ip,
-                     port_counters_match, report_failure, skip, start_bridge, tenant_flows_match)
+from ovs_env import (TENANTS, TIMEOUT, Procs, add_tenant_flows, check_ovs_installed, ip, port_counters_match,
+                     run_test, skip, start_bridge, tenant_flows_match)
 
 RNICD, VERBS_CHECK, GUEST_VERBS_CHECK = sys.argv[1:4]
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop", "guest", "agent.sh")
@@ -227,6 +226,32 @@ def guest_port_matches(ovs, guest):
           f"{guest.dev} rx and tx (between its readings {before} and {after})")
 
 
+def scenario(image, procs, tmp):
+    network()
+    guest = Guest(procs, tmp, image)
+    guest.started = time.time()
+    vm_sock = os.path.join(tmp, "vhuvm.sock")
+    guest.boot(vm_sock)
+    # OVS and the daemons start while the guest boots (under TCG, the longest wait).
+    ovs, R = start_bridge(procs, tmp, RNICD)
+    ovs.vsctl("add-port", "br0", "vhuvm", "--", "set", "Interface", "vhuvm", "type=dpdkvhostuserclient",
+              f"options:vhost-server-path={vm_sock}", "mtu_request=9000")
+    before = add_tenant_flows(ovs, [0, 1])
+    guest.wait_ready()
+    port = 18720
+    for tenant, rnicd, role in (("A", R[0], "client"), ("A", R[1], "server"), ("B", R[0], "server"),
+                                ("B", R[1], "client")):
+        verbs_case(procs, guest, tenant, rnicd, role, port)
+        port += 1
+    time.sleep(1)		# nothing in flight: the last ACKs are through
+    for r in R:
+        port_counters_match(ovs, r)
+        tenant_flows_match(ovs, r, before[r.host])
+    guest_port_matches(ovs, guest)
+    drop_one_tenant(ovs, procs, guest, R[0], port)
+    return R
+
+
 def main():
     check_ovs_installed()
     image = os.environ.get("SOFTRNIC_VM_IMAGE", "")
@@ -236,41 +261,8 @@ def main():
         skip(f"no guest image in {image}")
     if shutil.which("qemu-system-x86_64") is None or not os.path.exists("/dev/net/tun"):
         skip("no qemu-system-x86_64 or no /dev/net/tun")
-    tmp = tempfile.mkdtemp(prefix="rnicd-ovsvm-")
-    procs = Procs(tmp)
-    try:
-        network()
-        guest = Guest(procs, tmp, image)
-        guest.started = time.time()
-        vm_sock = os.path.join(tmp, "vhuvm.sock")
-        guest.boot(vm_sock)
-        # OVS and the daemons start while the guest boots (under TCG, the longest wait).
-        ovs, R = start_bridge(procs, tmp, RNICD)
-        ovs.vsctl("add-port", "br0", "vhuvm", "--", "set", "Interface", "vhuvm", "type=dpdkvhostuserclient",
-                  f"options:vhost-server-path={vm_sock}", "mtu_request=9000")
-        before = add_tenant_flows(ovs, [0, 1])
-        guest.wait_ready()
-        port = 18720
-        for tenant, rnicd, role in (("A", R[0], "client"), ("A", R[1], "server"), ("B", R[0], "server"),
-                                    ("B", R[1], "client")):
-            verbs_case(procs, guest, tenant, rnicd, role, port)
-            port += 1
-        time.sleep(1)		# nothing in flight: the last ACKs are through
-        for r in R:
-            port_counters_match(ovs, r)
-            tenant_flows_match(ovs, r, before[r.host])
-        guest_port_matches(ovs, guest)
-        drop_one_tenant(ovs, procs, guest, R[0], port)
-        for r in R:
-            r.proc.terminate()
-            assert procs.finish(r.proc) == 0, f"rnicd {r.host} did not exit 0:\n{Procs.output(r.proc)}"
-        print("1 passed, 0 failed")
-    except AssertionError as e:
-        report_failure(procs, e)
-        sys.exit(1)
-    finally:
-        cleanup(procs, tmp, dpdk_prefixes())
-        subprocess.run(["ip", "netns", "del", NS], capture_output=True)
+    run_test(lambda procs, tmp: scenario(image, procs, tmp),
+             teardown=lambda: subprocess.run(["ip", "netns", "del", NS], capture_output=True))
 
 
 if __name__ == "__main__":
