@@ -65,6 +65,7 @@ class Guest:
         """qemu (TCG) in NS, serving the vhost-user socket `vhost`; waits for the agent's report. Skips
         where qemu ends at once (it cannot run here); fails where the guest came up without Soft-RoCE."""
         i = self.image
+        self.started = time.time()
         # A guest that panics powers off (panic=-1 and -no-reboot) instead of hanging until the time limit.
         # The vhost-user NIC without MSI-X (vectors=0, legacy interrupts): with it, qemu 7.2 under TCG (no
         # KVM: no irqfd) segfaults as the guest's driver starts the device (vhost_net_start ->
@@ -229,7 +230,6 @@ def guest_port_matches(ovs, guest):
 def scenario(image, procs, tmp):
     network()
     guest = Guest(procs, tmp, image)
-    guest.started = time.time()
     vm_sock = os.path.join(tmp, "vhuvm.sock")
     guest.boot(vm_sock)
     # OVS and the daemons start while the guest boots (under TCG, the longest wait).
