@@ -7,7 +7,7 @@ from GID 2 (`tenant gid=N gids I`), so that OpenFlow rules tell them apart by IP
   1. both tenants at once: verified RC WRITE, READ and SEND (rnic-perf --verify) from rnicd 0 to rnicd 1;
   2. tenant B naming tenant A's GID index is refused: an RC QP by rnicd (its QP never leaves INIT), a UD
      SEND by the engine;
-  3. OVS's counters of rnicd 0's port (Interface statistics) equal its ethdev's (/ethdev/stats), and each
+  3. OVS's counters of rnicd 0's port (ovs-ofctl dump-ports) equal its ethdev's (/ethdev/stats), and each
      tenant's flow (nw_src its GID) counted exactly the request packets rnicd counted for that tenant;
   4. an OpenFlow rule dropping tenant A's GID stops exactly tenant A: its QP ends in RETRY_EXC_ERR, tenant
      B's verified WRITEs go on through the rule and finish.
