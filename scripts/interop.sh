@@ -3,8 +3,8 @@
 # VM under qemu, on a bridge in a network namespace of its own. Installs what is missing
 # (install-deps.sh --interop), builds softrnic in build/ (as scripts/test.sh does) with the guest's
 # verbs-check, builds the guest image or finds it in the cache, then runs tests/interop/run.sh with a
-# private /var/run/dpdk, then the meson suite 'ovs' (rnicd beside OVS-DPDK, doc/deploy.md). Ends with the
-# table of case x direction and 'interop: N passed, N failed, N known not to work yet' (both parts; cases
+# private /var/run/dpdk, then the meson suite 'ovs' (rnicd beside OVS-DPDK, and the same guest on its bridge:
+# doc/deploy.md). Ends with the table of case x direction and 'interop: N passed, N failed, N known not to work yet' (both parts; cases
 # known not to work yet neither pass nor fail the run: doc/interop.md).
 # Exit 0 when no case failed, 1 otherwise, 77 when this machine cannot run it (no root, /dev/net/tun,
 # network namespaces or qemu: it says which).
@@ -44,9 +44,11 @@ read -r passed failed known < <(sed -nE 's/^interop: ([0-9]+) passed, ([0-9]+) f
 				 tail -1) || true
 [ -n "${passed:-}" ] || { passed=0 failed=1 known=0; }	# it ended before its summary
 
-# softrnic beside Open vSwitch with DPDK (doc/deploy.md): the meson suite 'ovs', each test a switch of its own;
-# a test that cannot start OVS-DPDK skips (counted in neither).
-meson test -C build --suite ovs --print-errorlogs >build/ovs-output.txt 2>&1 || true
+# softrnic beside Open vSwitch with DPDK (doc/deploy.md): the meson suite 'ovs', each test a switch of its own,
+# ovs-vm with this guest image on it; a test that cannot start OVS-DPDK or the guest skips (counted in
+# neither). Under INTEROP_LOCK, as the VM's cases.
+SOFTRNIC_VM_IMAGE=$image ${INTEROP_LOCK:+flock "$INTEROP_LOCK"} \
+	meson test -C build --suite ovs --print-errorlogs >build/ovs-output.txt 2>&1 || true
 ovs_count() {	# meson's closing tally of a kind (Ok, Fail, Timeout)
 	sed -nE "s/^$1: +([0-9]+) *\$/\\1/p" build/ovs-output.txt | tail -1 | grep . || echo 0
 }

@@ -404,6 +404,8 @@ class Tests:
                 files += sources.get(p, [])
                 if os.path.isfile(p) and not os.access(p, os.X_OK) or p.endswith((".sh", ".py")):
                     files.append(p)
+                if p.endswith(".py") and os.path.isfile(p):
+                    files += local_modules(p)
             cmdline = " ".join(os.path.basename(a) if "/" in a else a for a in t["cmd"])
             self.tests[t["name"]] = (cmdline, [read(f) for f in files if os.path.isfile(f)])
 
@@ -412,6 +414,13 @@ class Tests:
             return f"no meson test '{name}'"
         why = holds(self.tests[name][1], self.tests[name][0], cmd)
         return None if why is None else f"meson test '{name}' {why}"
+
+
+def local_modules(path):
+    """The modules a Python test imports from its own directory (what it runs may live there)."""
+    here = os.path.dirname(path)
+    names = re.findall(r"^(?:from|import)\s+(\w+)", read(path), re.M)
+    return [os.path.join(here, n + ".py") for n in names if os.path.isfile(os.path.join(here, n + ".py"))]
 
 
 def read(path):

@@ -45,6 +45,8 @@ static int verbs_backend_init(int argc, char **argv) { (void)argc; (void)argv; r
 static void verbs_backend_progress(void) {}
 static void verbs_backend_stop(void) {}
 static void verbs_backend_fini(void) {}
+static void *verbs_alloc_buf(size_t len) { return aligned_alloc(4096, (len + 4095) & ~(size_t)4095); }
+static void verbs_free_buf(void *buf) { free(buf); }
 #endif
 #include "oob.h"
 
@@ -447,7 +449,7 @@ create_objects(struct check_ctx *c, const struct opts *o)
 	c->pd = ibv_alloc_pd(c->ctx);
 	c->scq = ibv_create_cq(c->ctx, 16, NULL, NULL, 0);
 	c->rcq = ibv_create_cq(c->ctx, 16, NULL, NULL, 0);
-	c->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+	c->buf = verbs_alloc_buf(len);
 	if (c->pd == NULL || c->scq == NULL || c->rcq == NULL || c->buf == NULL)
 		return -1;
 	memset(c->buf, 0, len);
@@ -474,7 +476,8 @@ destroy_objects(struct check_ctx *c)
 		ibv_dealloc_pd(c->pd);
 	if (c->ctx != NULL)
 		ibv_close_device(c->ctx);
-	free(c->buf);
+	if (c->buf != NULL)
+		verbs_free_buf(c->buf);
 }
 
 /* The peers' QP numbers, PSNs, GIDs, rkeys, addresses and sizes, over TCP. */

@@ -9,6 +9,8 @@
  * stages a stage map puts on the program's own lcore (manual progress: "--stages devices" with one lcore),
  * which the program calls whenever it waits, for a completion or for its peer's TCP message alike;
  * verbs_backend_stop() stops the stages before the objects go, verbs_backend_fini() ends the engine.
+ * With RNIC_DAEMON set the program is a tenant of rnicd instead (doc/rnicd.md: no EAL, its arguments
+ * ignored), as tests/ovs/ovs_vm.py runs it.
  */
 #ifndef VERBS_RNIC_H
 #define VERBS_RNIC_H
@@ -148,6 +150,20 @@ static inline void
 verbs_backend_fini(void)
 {
 	rnic_engine_fini();
+}
+
+/* The registered buffer: from rnic_alloc_buf, the only memory a client of rnicd (RNIC_DAEMON) can register,
+ * and page-aligned and zeroed in-process alike. */
+static inline void *
+verbs_alloc_buf(size_t len)
+{
+	return rnic_alloc_buf(len);
+}
+
+static inline void
+verbs_free_buf(void *buf)
+{
+	rnic_free_buf(buf);
 }
 
 #endif /* VERBS_RNIC_H */

@@ -7,19 +7,34 @@
 # guest off) when the host creates /mnt/host/stop.
 share=/mnt/host
 # shellcheck source=/dev/null
-. "$share/guest.conf"	# GUEST_ADDR (address/prefix), GUEST_MTU, JOB_TIMEOUT
+. "$share/guest.conf"	# GUEST_ADDR (address/prefix), GUEST_MTU, JOB_TIMEOUT; optional: GUEST_MAC, and
+			# GUEST_CTRL_MAC with GUEST_CTRL_ADDR (a second interface, for the TCP exchanges only)
 
 fail() {
 	echo "agent: $*" | tee "$share/failed"
 	exit 1
 }
 
-dev=
-for d in /sys/class/net/*; do
-	[ "${d##*/}" = lo ] || { dev=${d##*/}; break; }
-done
-[ -n "$dev" ] || fail "no network interface"
+# MAC: the interface that has it; empty: the first (a guest with one interface).
+interface() {
+	for d in /sys/class/net/*; do
+		[ "${d##*/}" != lo ] || continue
+		if [ -z "$1" ] || [ "$(cat "$d/address")" = "$1" ]; then
+			echo "${d##*/}"
+			return
+		fi
+	done
+}
+
+dev=$(interface "${GUEST_MAC:-}")
+[ -n "$dev" ] || fail "no network interface ${GUEST_MAC:+with the MAC $GUEST_MAC}"
 ip link set lo up
+if [ -n "${GUEST_CTRL_MAC:-}" ]; then
+	ctrl=$(interface "$GUEST_CTRL_MAC")
+	[ -n "$ctrl" ] || fail "no network interface with the MAC $GUEST_CTRL_MAC"
+	ip link set "$ctrl" up || fail "cannot bring $ctrl up"
+	ip addr add "$GUEST_CTRL_ADDR" dev "$ctrl" || fail "cannot give $ctrl the address $GUEST_CTRL_ADDR"
+fi
 ip link set "$dev" mtu "$GUEST_MTU" up || fail "cannot set $dev's MTU to $GUEST_MTU"
 ip addr add "$GUEST_ADDR" dev "$dev" || fail "cannot give $dev the address $GUEST_ADDR"
 modprobe rdma_rxe || fail "no rdma_rxe module"
