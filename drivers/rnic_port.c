@@ -293,14 +293,14 @@ port_frames_fit(uint16_t port_id)
 	return 0;
 }
 
-/*
- * Whether the port has the queues the engine uses: a vdev makes as many as its arguments say (net_af_packet
- * qpairs=, net_af_xdp queue_count=, 1 by default), and ethdev's own refusal does not say which argument.
- */
 /* How a port with fewer queues serves (rnic_engine.c). */
 #define QUEUE_SHARING "; or one per shard, when the stage map runs each shard's requester and responder on one " \
 	"lcore (--stages one, devices)"
 
+/*
+ * Whether the port has the queues the engine uses: a vdev makes as many as its arguments say (net_af_packet
+ * qpairs=, net_af_xdp queue_count=, 1 by default), and ethdev's own refusal does not say which argument.
+ */
 static int
 port_has_queues(uint16_t port_id, uint16_t nb_queues)
 {
