@@ -6,7 +6,8 @@
 #   xdp     the same namespaces, each process on net_af_xdp on a second veth pair (AF_XDP's program takes
 #           every frame of that interface from the kernel; the first pair carries the TCP exchange): one queue
 #           pair (all a veth offers it), which each end's requester and responder share, and mbufs of a page
-#           (the UMEM's chunks, no hugepages). Skipped, exit 77, without AF_XDP in the kernel or DPDK.
+#           (the UMEM's chunks, no hugepages), at path MTU 2048. Skipped, exit 77, without AF_XDP in the kernel
+#           or DPDK.
 # Usage: two-processes.sh memif|veth|xdp PINGPONG
 set -u
 # shellcheck source=../common/veth-netns.sh
@@ -89,12 +90,15 @@ xdp)
 	fi
 	veth_setup || exit $?
 	veth_data_pair || exit 1
+	# Path MTU 2048: frames of 2142 bytes, in page-sized mbufs past XDP's 256-byte headroom (a veth with an XDP
+	# program takes an MTU up to about 3.5 KB).
+	ip -n "$ns_a" link set "$data_a" mtu 3400 && ip -n "$ns_b" link set "$data_b" mtu 3400 || exit 1
 	# The default stage maps keep each shard's stages on one lcore ("one": the worker), as a shared queue needs.
-	run_pair ip netns exec "$ns_a" "$pp" --server 18515 --iters $iters --size $size --port net_af_xdp0 \
-		--ip 10.99.0.1 --neigh 10.99.0.2,$dmac_b -- "${eal[@]}" --file-prefix rnic-a-$$ \
+	run_pair ip netns exec "$ns_a" "$pp" --server 18515 --iters $iters --size $size --mtu 2048 \
+		--port net_af_xdp0 --ip 10.99.0.1 --neigh 10.99.0.2,$dmac_b -- "${eal[@]}" --file-prefix rnic-a-$$ \
 		--vdev=net_af_xdp0,iface=$data_a :: \
-		ip netns exec "$ns_b" "$pp" --client 10.98.0.1:18515 --iters $iters --size $size --port net_af_xdp0 \
-		--ip 10.99.0.2 --neigh 10.99.0.1,$dmac_a -- "${eal[@]}" --file-prefix rnic-b-$$ \
+		ip netns exec "$ns_b" "$pp" --client 10.98.0.1:18515 --iters $iters --size $size --mtu 2048 \
+		--port net_af_xdp0 --ip 10.99.0.2 --neigh 10.99.0.1,$dmac_a -- "${eal[@]}" --file-prefix rnic-b-$$ \
 		--vdev=net_af_xdp0,iface=$data_b
 	;;
 *)
