@@ -15,6 +15,8 @@
 #include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_eth_ring.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_memzone.h>
 #include <rte_ring.h>
 
 #include "rnic_priv.h"
@@ -114,12 +116,103 @@ port_interface(uint16_t port_id, char *name, size_t size)
 }
 
 static int
-port_is_af_packet(uint16_t port_id)
+port_is(uint16_t port_id, const char *driver)
 {
 	struct rte_eth_dev_info info;
 
 	return rte_eth_dev_info_get(port_id, &info) == 0 && info.driver_name != NULL &&
-	       strcmp(info.driver_name, "net_af_packet") == 0;
+	       strcmp(info.driver_name, driver) == 0;
+}
+
+static int
+port_is_af_packet(uint16_t port_id)
+{
+	return port_is(port_id, "net_af_packet");
+}
+
+int
+rnic_port_queue_pairs(uint16_t port_id)
+{
+	struct rte_eth_dev_info info;
+	int ret = rte_eth_dev_info_get(port_id, &info);
+
+	return ret < 0 ? ret : RTE_MIN(info.max_rx_queues, info.max_tx_queues);
+}
+
+/* Where the kernel puts a frame it hands an AF_XDP socket: XDP_PACKET_HEADROOM past the chunk's headroom
+ * (the PMD makes that the mbuf's headroom). */
+#define AF_XDP_RX_HEADROOM 256
+
+static void
+page_pool_free_chunk(struct rte_mempool_memhdr *memhdr __rte_unused, void *mz)
+{
+	rte_memzone_free(mz);
+}
+
+/*
+ * A pool whose objects are a page each, header and private area included, in one page-aligned chunk: the
+ * PMD's UMEM is the pool's first chunk from its page, n x object size long, so every object must lie in it
+ * (rte_pktmbuf_pool_create would spread objects over memory channels, growing them past a page, and start
+ * the chunk mid-page, leaving the last object outside the UMEM).
+ */
+static struct rte_mempool *
+page_pool_create(const char *name, unsigned int n, uint16_t priv_size, int socket_id)
+{
+	const size_t page = (size_t)getpagesize();
+	struct rte_pktmbuf_pool_private pp = { .mbuf_priv_size = priv_size };
+	const struct rte_memzone *mz = NULL;
+	struct rte_mempool *mp;
+	uint32_t elt;
+
+	/* The largest mbuf whose object (header, mbuf, private area, data room) is one page. */
+	elt = (uint32_t)RTE_ALIGN_FLOOR(page - RTE_ALIGN_CEIL(sizeof(struct rte_mempool_objhdr), RTE_MEMPOOL_ALIGN),
+					sizeof(uint64_t));
+	pp.mbuf_data_room_size = (uint16_t)RTE_MIN(elt - sizeof(struct rte_mbuf) - priv_size,
+						   (size_t)RNIC_PORT_MBUF_DATA_ROOM);
+	elt = (uint32_t)(sizeof(struct rte_mbuf) + priv_size + pp.mbuf_data_room_size);
+	/* Objects that tile the pages: none crosses one, so they lie back to back from the chunk's start. */
+	if (page % rte_mempool_calc_obj_size(elt, RTE_MEMPOOL_F_NO_SPREAD, NULL) != 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	mp = rte_mempool_create_empty(name, n, elt, 256, sizeof(pp), socket_id, RTE_MEMPOOL_F_NO_SPREAD);
+	if (mp == NULL)
+		return NULL;
+	if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL) != 0)
+		goto fail;
+	rte_pktmbuf_pool_init(mp, &pp);
+	mz = rte_memzone_reserve_aligned(name, (size_t)n * page, socket_id, 0, page);
+	if (mz == NULL)
+		goto fail;
+	if (rte_mempool_populate_iova(mp, mz->addr, mz->iova, mz->len, page_pool_free_chunk, (void *)(uintptr_t)mz) !=
+	    (int)n) {
+		rte_errno = ENOMEM;
+		goto fail;	/* the chunk, if added, goes with the pool */
+	}
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	return mp;
+fail:
+	if (mz != NULL && mp->nb_mem_chunks == 0)
+		rte_memzone_free(mz);
+	rte_mempool_free(mp);
+	return NULL;
+}
+
+struct rte_mempool *
+rnic_port_pool_create(uint16_t port_id, const char *name, unsigned int n, uint16_t priv_size, int socket_id)
+{
+	/* net_af_xdp registers the pool as its UMEM: outside hugepages the kernel takes chunks of a page at most. */
+	if (port_is(port_id, "net_af_xdp"))
+		return page_pool_create(name, n, priv_size, socket_id);
+	return rte_pktmbuf_pool_create(name, n, 256, priv_size, RNIC_PORT_MBUF_DATA_ROOM, socket_id);
+}
+
+unsigned int
+rnic_port_mbuf_frame(uint16_t port_id, const struct rte_mempool *mp)
+{
+	unsigned int room = rte_pktmbuf_data_room_size((struct rte_mempool *)(uintptr_t)mp) - RTE_PKTMBUF_HEADROOM;
+
+	return port_is(port_id, "net_af_xdp") ? room - AF_XDP_RX_HEADROOM : room;
 }
 
 int
@@ -200,6 +293,10 @@ port_frames_fit(uint16_t port_id)
 	return 0;
 }
 
+/* How a port with fewer queues serves (rnic_engine.c). */
+#define QUEUE_SHARING "; or one per shard, when the stage map runs each shard's requester and responder on one " \
+	"lcore (--stages one, devices)"
+
 /*
  * Whether the port has the queues the engine uses: a vdev makes as many as its arguments say (net_af_packet
  * qpairs=, net_af_xdp queue_count=, 1 by default), and ethdev's own refusal does not say which argument.
@@ -224,12 +321,12 @@ port_has_queues(uint16_t port_id, uint16_t nb_queues)
 			arg = queue_arg[i].arg;
 	if (arg != NULL)
 		RNIC_LOG(ERR, "port %s: %s needs %s=%u (the engine uses %u queue pairs: a requester and a responder "
-			 "TX queue per shard, every RX queue read by the parser; it has %u): e.g. --vdev=%s,iface=IF,%s=%u",
-			 name, info.driver_name, arg, nb_queues, nb_queues, RTE_MIN(info.max_rx_queues, info.max_tx_queues),
-			 name, arg, nb_queues);
+			 "TX queue per shard, every RX queue read by the parser; it has %u): e.g. --vdev=%s,iface=IF,%s=%u"
+			 QUEUE_SHARING, name, info.driver_name, arg, nb_queues, nb_queues,
+			 RTE_MIN(info.max_rx_queues, info.max_tx_queues), name, arg, nb_queues);
 	else
 		RNIC_LOG(ERR, "port %s (%s): the engine uses %u queue pairs (a requester and a responder TX queue per "
-			 "shard, every RX queue read by the parser); the port has %u RX and %u TX queues",
+			 "shard, every RX queue read by the parser); the port has %u RX and %u TX queues" QUEUE_SHARING,
 			 name, info.driver_name != NULL ? info.driver_name : "?", nb_queues, info.max_rx_queues,
 			 info.max_tx_queues);
 	return -EINVAL;

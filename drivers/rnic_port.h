@@ -27,8 +27,25 @@ int rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int so
 void rnic_port_loopback_free(struct rnic_loopback *lb);
 
 /* Queues per port, at most: two TX queues per shard (its requester's and its responder's, so no two lcores
- * share one), and as many RX queues: a memif peer connects only when its TX rings match our RX rings. */
+ * share one; one per shard on a port with too few, when each shard's requester and responder share an lcore),
+ * and as many RX queues: a memif peer connects only when its TX rings match our RX rings. */
 #define RNIC_PORT_MAX_QUEUES 16
+
+/* The queue pairs the port offers (the fewer of its RX and TX queues), or a negative errno. */
+int rnic_port_queue_pairs(uint16_t port_id);
+
+/*
+ * The mbuf pool for a port's frames: n mbufs of RNIC_PORT_MBUF_DATA_ROOM with priv_size bytes of private area,
+ * or for net_af_xdp mbufs of a page each, header and private area included: the PMD registers the pool as
+ * its UMEM, one chunk per mbuf, and the kernel takes chunks larger than a page only in hugepages. NULL with
+ * rte_errno set.
+ */
+struct rte_mempool *rnic_port_pool_create(uint16_t port_id, const char *name, unsigned int n, uint16_t priv_size,
+					  int socket_id);
+
+/* The longest Ethernet frame an mbuf of mp holds on the port, both ways: its data room less the headroom,
+ * and for net_af_xdp less the kernel's XDP headroom, where a received frame starts. */
+unsigned int rnic_port_mbuf_frame(uint16_t port_id, const struct rte_mempool *mp);
 
 /* Configure nb_queues RX and nb_queues TX queues with mbufs from mp, and start. 0 or a negative errno. */
 int rnic_port_start(uint16_t port_id, struct rte_mempool *mp, uint16_t nb_desc, uint16_t nb_queues);

@@ -150,6 +150,9 @@ struct rnic_device {
 	/* The engine's stages for this device: one pipeline per shard; QP n belongs to shard n % nb_shards. */
 	struct rnic_pipeline *pipeline[RNIC_MAX_SHARDS];
 	uint16_t nb_shards;
+	/* Its port has one queue pair per shard, which the shard's requester and responder (on one lcore) share;
+	 * else two (rnic_device_port_queue). */
+	uint8_t shared_tx_queue;
 	uint8_t loopback;		/* its port's peer is in this process: frames carry our TX stamps */
 	struct rnic_neigh *neigh;	/* ARP/ND cache and rings (rnic_neigh.h), with shard 0's pipeline */
 
@@ -295,10 +298,26 @@ struct rnic_device_conf {
 	union rnic_gid gid[RNIC_GID_TBL_LEN];	/* the port's IP addresses as RoCEv2 GIDs (IPv4-mapped) */
 	int gid_count;			/* 1 .. RNIC_GID_TBL_LEN */
 	enum rnic_mtu mtu;
+	uint8_t shared_tx_queue;	/* one queue pair per shard (struct rnic_device) */
 	uint32_t doorbell_ring_size;
 	struct rnic_limits lim;
 	struct rnic_cc_params cc;
 };
+
+/* The port queues a device's shards use: two per shard (shard k's requester transmits on 2k, its responder on
+ * 2k + 1), or with shared_tx_queue one (k, both). is_responder: 0 or 1. */
+static inline uint16_t
+rnic_device_port_queue(const struct rnic_device *dev, uint16_t shard, unsigned int is_responder)
+{
+	return dev->shared_tx_queue ? shard : (uint16_t)(2 * shard + is_responder);
+}
+
+/* How many queue pairs of its port a device uses: the parser reads every RX queue. */
+static inline uint16_t
+rnic_device_port_queues(const struct rnic_device *dev)
+{
+	return (uint16_t)(dev->shared_tx_queue ? dev->nb_shards : 2 * dev->nb_shards);
+}
 
 /* Create a device on an already started port; returns 0 or a negative errno. */
 int rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device **out);

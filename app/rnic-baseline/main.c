@@ -230,18 +230,13 @@ on_signal(int sig)
 	stopped = 1;
 }
 
-/* The port named, started with one queue pair and its link up (a memif peer connects): its id, or -1 with the
- * reason said. */
+/* Start the port with one queue pair and wait for its link (a memif peer connects): 0, or -1 with the reason
+ * said. */
 static int
-port_open(const char *name, struct rte_mempool *pool)
+port_open(const char *name, uint16_t port, struct rte_mempool *pool)
 {
 	struct rte_eth_link link = { 0 };
-	uint16_t port;
 
-	if (rte_eth_dev_get_port_by_name(name, &port) != 0) {
-		fprintf(stderr, "rnic-baseline: --ethdev %s: no such ethdev (give it to EAL with --vdev)\n", name);
-		return -1;
-	}
 	if (rnic_port_start(port, pool, 1024, 1) != 0) {
 		fprintf(stderr, "rnic-baseline: --ethdev %s: cannot start it\n", name);
 		return -1;
@@ -255,7 +250,7 @@ port_open(const char *name, struct rte_mempool *pool)
 		rnic_port_close(port);
 		return -1;
 	}
-	return port;
+	return 0;
 }
 
 /* The headers of a RoCEv2 frame of len bytes to dst: Ethernet, IPv4 10.99.0.2 -> 10.99.0.1 (the addresses
@@ -459,22 +454,33 @@ static int
 measure_port(const struct options *o)
 {
 	struct rte_mempool *pool;
-	int port, ret;
+	uint16_t port;
+	int ret;
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	pool = rte_pktmbuf_pool_create("baseline", MBUFS, 256, 0, RNIC_PORT_MBUF_DATA_ROOM, (int)rte_socket_id());
+	if (rte_eth_dev_get_port_by_name(o->port, &port) != 0) {
+		fprintf(stderr, "rnic-baseline: --ethdev %s: no such ethdev (give it to EAL with --vdev)\n", o->port);
+		return 1;
+	}
+	/* The engine's pool for such a port: the frames softrnic would send, in the mbufs it would use. */
+	pool = rnic_port_pool_create(port, "baseline", MBUFS, 0, (int)rte_socket_id());
 	if (pool == NULL) {
 		fprintf(stderr, "rnic-baseline: mbuf pool: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
-	port = port_open(o->port, pool);
-	if (port < 0) {
+	if (o->send_mac != NULL && o->frame > rnic_port_mbuf_frame(port, pool)) {
+		fprintf(stderr, "rnic-baseline: --frame %u: %s's mbufs hold frames of %u bytes at most\n", o->frame,
+			o->port, rnic_port_mbuf_frame(port, pool));
 		rte_mempool_free(pool);
 		return 1;
 	}
-	ret = o->receive ? port_receive((uint16_t)port, pool, o) : port_send((uint16_t)port, pool, o);
-	rnic_port_close((uint16_t)port);
+	if (port_open(o->port, port, pool) != 0) {
+		rte_mempool_free(pool);
+		return 1;
+	}
+	ret = o->receive ? port_receive(port, pool, o) : port_send(port, pool, o);
+	rnic_port_close(port);
 	rte_mempool_free(pool);
 	return ret == 0 ? 0 : 1;
 }

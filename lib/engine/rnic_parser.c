@@ -76,7 +76,7 @@ rnic_stage_parser(void *arg, unsigned int budget)
 						 rte_ring_free_count(dev->pipeline[s]->response_ring)));
 	/* The port's RX queues in turn, one per call. */
 	n = rte_eth_rx_burst(dev->port_id, p->rx_queue, pkts, (uint16_t)budget);
-	p->rx_queue = (uint16_t)((p->rx_queue + 1) % (2 * dev->nb_shards));
+	p->rx_queue = (uint16_t)((p->rx_queue + 1) % rnic_device_port_queues(dev));
 	if (n == 0)
 		return 0;
 	start = rte_rdtsc();

@@ -152,12 +152,12 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	rnic_cc_conf_init(&p->cc, dev);
 	idle_kicks = dev->tx_kick != NULL ? RNIC_TX_IDLE_KICKS : 0;
 	p->req_tx = (struct rnic_tx_buffer){
-		.stats = RNIC_STATS(p, REQUESTER), .port = dev->port_id, .queue = (uint16_t)(2 * shard),
-		.idle_kicks = idle_kicks, .kick = dev->tx_kick,
+		.stats = RNIC_STATS(p, REQUESTER), .port = dev->port_id,
+		.queue = rnic_device_port_queue(dev, shard, 0), .idle_kicks = idle_kicks, .kick = dev->tx_kick,
 	};
 	p->resp_tx = (struct rnic_tx_buffer){
-		.stats = RNIC_STATS(p, RESPONDER), .port = dev->port_id, .queue = (uint16_t)(2 * shard + 1),
-		.idle_kicks = idle_kicks, .kick = dev->tx_kick,
+		.stats = RNIC_STATS(p, RESPONDER), .port = dev->port_id,
+		.queue = rnic_device_port_queue(dev, shard, 1), .idle_kicks = idle_kicks, .kick = dev->tx_kick,
 	};
 	*out = p;
 	return 0;

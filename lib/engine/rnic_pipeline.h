@@ -230,7 +230,7 @@ struct rnic_cc_conf {
 struct rnic_pipeline {
 	/* Set by rnic_pipeline_create, read by the stages. */
 	struct rnic_device *dev;
-	uint16_t shard;			/* this pipeline's shard; its TX queues are 2 * shard and 2 * shard + 1 */
+	uint16_t shard;			/* this pipeline's shard; its TX queues: rnic_device_port_queue */
 	struct rte_mempool *pool;
 	struct rte_ring *slot_ring;	/* doorbell -> requester: QP slots with new WQEs */
 	struct rte_ring *request_ring;	/* parser -> responder: request frames */

@@ -85,6 +85,7 @@ rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device **out
 	if (dev->socket_id < 0)
 		dev->socket_id = (int)rte_socket_id();
 	dev->active_mtu = conf->mtu;
+	dev->shared_tx_queue = conf->shared_tx_queue;
 	dev->lim = conf->lim;
 	dev->cc = conf->cc;
 	dev->doorbell_ring_size = conf->doorbell_ring_size;

@@ -24,13 +24,20 @@ struct rnic_runtime rnic_rt;
 #define ROCE_OVERHEAD 80
 
 /* The largest RoCE MTU up to the one asked for whose frames fit the kernel interface of the port (a veth
- * or a NIC under AF_PACKET has the kernel's MTU, 1500 by default) and the frames its driver carries
- * (net_af_packet's framesz=); ports without either keep it. */
+ * or a NIC under AF_PACKET has the kernel's MTU, 1500 by default), the frames its driver carries
+ * (net_af_packet's framesz=) and its mbufs (net_af_xdp's are a page each); ports without either keep it. */
 static enum rnic_mtu
-fit_mtu(uint16_t port_id, enum rnic_mtu mtu)
+fit_mtu(uint16_t port_id, const struct rte_mempool *pool, enum rnic_mtu mtu)
 {
 	int link = rnic_port_interface_mtu(port_id), frame = rnic_port_max_frame(port_id);
+	int room = (int)rnic_port_mbuf_frame(port_id, pool);
 	enum rnic_mtu fit = mtu;
+
+	while (fit > RNIC_MTU_256 && (128 << fit) + ROCE_OVERHEAD + RTE_ETHER_HDR_LEN > room)
+		fit--;
+	if (fit != mtu)
+		RNIC_LOG(INFO, "port %u: its mbufs hold frames of %d bytes: RoCE MTU %d", port_id, room, 128 << fit);
+	mtu = fit;
 
 	while (link > 0 && fit > RNIC_MTU_256 && (128 << fit) + ROCE_OVERHEAD > link)
 		fit--;
@@ -73,32 +80,68 @@ resolve_ports(struct rnic_engine_args *args, uint16_t *port_id, uint16_t nb_queu
 	return 0;
 }
 
+/* Whether the map runs every shard's requester (and completer, which shares its TX queue) and responder on one
+ * lcore: then they may share one TX queue, which only one lcore may use. */
 static int
-create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
+shards_share_lcores(const struct rnic_stage_map *m)
+{
+	for (uint16_t k = 0; k < m->nb_shards; k++)
+		if (m->lcore[RNIC_STAGE_REQUESTER][k] != m->lcore[RNIC_STAGE_RESPONDER][k])
+			return 0;
+	return 1;	/* "devices" maps: each device's stages on one lcore */
+}
+
+/*
+ * Queue pairs per port: two per shard (a requester and a responder TX queue, so two lcores never share one).
+ * A port that offers fewer but one per shard (net_af_xdp on a veth has one: veth reports no combined
+ * channels) gets one per shard when the map lets each shard's stages share it; else the port is refused
+ * with the vdev argument to give (rnic_port_start).
+ */
+static uint16_t
+port_queues(const uint16_t *port_id, unsigned int nb_ports, const struct rnic_stage_map *m, uint8_t *shared)
+{
+	uint16_t two = (uint16_t)(2 * RTE_MAX(m->nb_shards, (uint16_t)1));
+
+	*shared = 0;
+	for (unsigned int i = 0; i < nb_ports; i++) {
+		int offered = rnic_port_queue_pairs(port_id[i]);
+
+		if (offered >= two || offered < two / 2 || !shards_share_lcores(m))
+			continue;
+		RNIC_LOG(INFO, "port %u has %d queue pairs: each shard's requester and responder share one", port_id[i],
+			 offered);
+		*shared = 1;
+	}
+	return *shared ? two / 2 : two;
+}
+
+static int
+create_devices(struct rnic_engine_args *args, const struct rnic_stage_map *map, uint16_t *nb_queues)
 {
 	uint16_t port_id[RNIC_MAX_DEVICES];
 	struct rnic_device_conf conf;
 	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	uint8_t shared;
 	int ret;
 
-	ret = resolve_ports(args, port_id, nb_queues);
+	ret = resolve_ports(args, port_id, *nb_queues);
 	if (ret < 0)
 		return ret;
+	*nb_queues = port_queues(port_id, args->nb_ports, map, &shared);
 	for (unsigned int i = 0; i < args->nb_ports; i++) {
 		int socket_id = rte_eth_dev_socket_id(port_id[i]);
 
 		snprintf(pool_name, sizeof(pool_name), "rnic_pool%u", i);
 		/* The private area keeps the parser's descriptor of a received frame (rnic_mbuf_desc). */
-		rnic_rt.pool[i] = rte_pktmbuf_pool_create(pool_name, args->mbufs, 256,
-							 RTE_ALIGN(sizeof(struct rnic_pkt_desc), RTE_MBUF_PRIV_ALIGN),
-							 RNIC_PORT_MBUF_DATA_ROOM,
-							 socket_id < 0 ? (int)rte_socket_id() : socket_id);
+		rnic_rt.pool[i] = rnic_port_pool_create(port_id[i], pool_name, args->mbufs,
+							RTE_ALIGN(sizeof(struct rnic_pkt_desc), RTE_MBUF_PRIV_ALIGN),
+							socket_id < 0 ? (int)rte_socket_id() : socket_id);
 		if (rnic_rt.pool[i] == NULL) {
 			RNIC_LOG(ERR, "port %u: cannot create a pool of %u mbufs: %s (more memory: EAL -m)",
 				 port_id[i], args->mbufs, rte_strerror(rte_errno));
 			return -ENOMEM;
 		}
-		ret = rnic_port_start(port_id[i], rnic_rt.pool[i], DEFAULT_PORT_DESC, nb_queues);
+		ret = rnic_port_start(port_id[i], rnic_rt.pool[i], DEFAULT_PORT_DESC, *nb_queues);
 		if (ret < 0)
 			return ret;
 		rnic_rt.started_port[rnic_rt.nb_started_ports++] = port_id[i];
@@ -106,7 +149,8 @@ create_devices(struct rnic_engine_args *args, uint16_t nb_queues)
 		memset(&conf, 0, sizeof(conf));
 		snprintf(conf.name, sizeof(conf.name), "rnic%u", i);
 		conf.port_id = port_id[i];
-		conf.mtu = fit_mtu(port_id[i], args->mtu);
+		conf.shared_tx_queue = shared;
+		conf.mtu = fit_mtu(port_id[i], rnic_rt.pool[i], args->mtu);
 		conf.lim = args->lim;
 		conf.cc = args->cc;
 		/* Room for a doorbell from every QP at once: a post never finds the ring full for lack of it. */
@@ -215,7 +259,7 @@ rnic_engine_init(int argc, char **argv)
 		ret = rnic_latency_init();
 	}
 	if (ret == 0)
-		ret = create_devices(&args, nb_queues);
+		ret = create_devices(&args, &map, &nb_queues);
 	if (ret == 0 && args.nb_faults > 0)
 		ret = rnic_fault_attach_specs(args.fault, args.nb_faults, rnic_rt.started_port,
 					      rnic_rt.nb_started_ports, nb_queues);

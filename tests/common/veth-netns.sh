@@ -26,6 +26,20 @@ veth_setup() {
 	mac_b=$(ip -n "$ns_b" -br link show "$veth_b" | awk '{print $3}')
 }
 
+# A second veth pair between the namespaces with no address, for a port that takes every frame of its
+# interface from the kernel (net_af_xdp: its XDP program): $data_a / $data_b, their MACs in dmac_a / dmac_b.
+# The first pair carries the kernel's traffic (the TCP exchange). Removed with the namespaces.
+data_a=rda$$
+data_b=rdb$$
+
+veth_data_pair() {
+	ip link add "$data_a" netns "$ns_a" type veth peer name "$data_b" netns "$ns_b" || return 1
+	ip -n "$ns_a" link set "$data_a" up
+	ip -n "$ns_b" link set "$data_b" up
+	dmac_a=$(ip -n "$ns_a" -br link show "$data_a" | awk '{print $3}')
+	dmac_b=$(ip -n "$ns_b" -br link show "$data_b" | awk '{print $3}')
+}
+
 veth_pids=()
 
 veth_cleanup() {

@@ -5,7 +5,8 @@
 #            other's address by ARP. Their addresses (10.99.0.x) are softrnic's alone: no kernel answers.
 #   kernel   the Linux kernel in the other namespace learns softrnic's MAC by ARP: it sends a UDP datagram to
 #            softrnic's address (which only softrnic owns) and `ip neigh` shows the entry with softrnic's MAC.
-#   queues   net_af_packet without qpairs= is refused with a message naming qpairs=2; one with frames larger
+#   queues   net_af_packet without qpairs= is refused, when a shard's requester and responder are on two lcores,
+#            with a message naming qpairs=2; one with frames larger
 #            than the engine's mbufs, or blocks that do not hold whole frames, with arguments that work.
 #   jumbo    path MTU 4096 over 9000-byte interfaces (net_af_packet framesz=4352), with ARP.
 # Usage: neigh-veth.sh pair|kernel|queues|jumbo PINGPONG
@@ -84,8 +85,10 @@ s.sendto(b"hello", ("10.98.0.11", 9))' 2>/dev/null
 		fail "the kernel did not learn softrnic's MAC $mac_a"
 	;;
 queues)
+	# One queue pair serves a shard whose requester and responder share an lcore; these are on two.
 	ip netns exec "$ns_a" "$pp" --server 18515 -- "${eal[@]}" --file-prefix rnic-na-$$ \
-		--vdev=net_af_packet0,iface=$veth_a -- --port net_af_packet0 --ip 10.99.0.1 >"$tmp/server.log" 2>&1 &&
+		--vdev=net_af_packet0,iface=$veth_a -- --port net_af_packet0 --ip 10.99.0.1 \
+		--stages doorbell=1,requester=1,completer=1,parser=1,responder=0 >"$tmp/server.log" 2>&1 &&
 		fail "started"
 	grep -q "net_af_packet needs qpairs=2 (the engine uses 2 queue pairs" "$tmp/server.log" ||
 		fail "no message naming qpairs=2"

@@ -3,7 +3,12 @@
 #   memif   two processes joined by net_memif (same host)
 #   veth    two network namespaces joined by a veth pair, each process on net_af_packet (the test creates
 #           and removes the namespaces; needs root: skipped, exit 77, without it)
-# Usage: two-processes.sh memif|veth PINGPONG
+#   xdp     the same namespaces, each process on net_af_xdp on a second veth pair (AF_XDP's program takes
+#           every frame of that interface from the kernel; the first pair carries the TCP exchange): one queue
+#           pair (all a veth offers it), which each end's requester and responder share, and mbufs of a page
+#           (the UMEM's chunks, no hugepages), at path MTU 2048. Skipped, exit 77, without AF_XDP in the kernel
+#           or DPDK.
+# Usage: two-processes.sh memif|veth|xdp PINGPONG
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
@@ -18,8 +23,10 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	[ "$kind" != veth ] || veth_cleanup
+	[ "$kind" = memif ] || veth_cleanup
 	rm -rf "$tmp"
+	# EAL makes its runtime directory even with --no-shconf.
+	for prefix in rnic-srv rnic-cli rnic-a rnic-b; do rm -rf "/var/run/dpdk/$prefix-$$"; done
 }
 trap cleanup EXIT
 
@@ -71,8 +78,31 @@ veth)
 		--neigh 10.99.0.1,$mac_a -- "${eal[@]}" --file-prefix rnic-b-$$ \
 		--vdev=net_af_packet0,iface=$veth_b,qpairs=2
 	;;
+xdp)
+	# The PMD (a DPDK build without libxdp/libbpf has none) and the kernel's AF_XDP sockets (address family 44).
+	if ! compgen -G "/usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so*" >/dev/null; then
+		echo "two-processes xdp: DPDK has no net_af_xdp driver here: skipped"
+		exit 77
+	fi
+	if ! python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW).close()' 2>/dev/null; then
+		echo "two-processes xdp: no AF_XDP sockets (kernel or privileges): skipped"
+		exit 77
+	fi
+	veth_setup || exit $?
+	veth_data_pair || exit 1
+	# Path MTU 2048: frames of 2142 bytes, in page-sized mbufs past XDP's 256-byte headroom (a veth with an XDP
+	# program takes an MTU up to about 3.5 KB).
+	ip -n "$ns_a" link set "$data_a" mtu 3400 && ip -n "$ns_b" link set "$data_b" mtu 3400 || exit 1
+	# The default stage maps keep each shard's stages on one lcore ("one": the worker), as a shared queue needs.
+	run_pair ip netns exec "$ns_a" "$pp" --server 18515 --iters $iters --size $size --mtu 2048 \
+		--port net_af_xdp0 --ip 10.99.0.1 --neigh 10.99.0.2,$dmac_b -- "${eal[@]}" --file-prefix rnic-a-$$ \
+		--vdev=net_af_xdp0,iface=$data_a :: \
+		ip netns exec "$ns_b" "$pp" --client 10.98.0.1:18515 --iters $iters --size $size --mtu 2048 \
+		--port net_af_xdp0 --ip 10.99.0.2 --neigh 10.99.0.1,$dmac_a -- "${eal[@]}" --file-prefix rnic-b-$$ \
+		--vdev=net_af_xdp0,iface=$data_b
+	;;
 *)
-	echo "usage: two-processes.sh memif|veth PINGPONG" >&2
+	echo "usage: two-processes.sh memif|veth|xdp PINGPONG" >&2
 	exit 2
 	;;
 esac

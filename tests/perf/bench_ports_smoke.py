@@ -1,5 +1,5 @@
 """scripts/bench.py --port, short: every port kind's runs and ratios as JSON lines, or a skip with its reason
-(net_af_xdp, veth without root), and nothing left behind (network namespaces, DPDK runtime directories).
+(veth without root, net_af_xdp without AF_XDP in the kernel or DPDK), and nothing left behind (network namespaces, DPDK runtime directories).
 net_memif needs neither root nor namespaces: its ratios must be there. The raw rates come from rnic-baseline
 --ethdev PORT --send MAC on one side and --receive on the other (scripts/bench_ports.py); each kind's two raw
 runs are checked here. Usage: bench_ports_smoke.py BENCH_PY BUILD
@@ -19,6 +19,8 @@ def leftovers():
 
 def main():
     bench, build = sys.argv[1:3]
+    sys.path.insert(0, os.path.dirname(bench))
+    from bench_ports import af_xdp_unavailable    # pylint: disable=import-outside-toplevel
     before = leftovers()
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as out:
         p = subprocess.run([sys.executable, bench, "--build", build, "--port", "memif,af_packet,af_xdp", "--runs", "1",
@@ -32,7 +34,9 @@ def main():
         skipped = [x["skipped"] for x in lines if x.get("port_kind") == kind and "skipped" in x]
         if skipped:
             print(f"{kind}: skipped: {skipped[0]}")
-            if kind == "memif" or (kind == "af_packet" and os.geteuid() == 0) or not skipped[0]:
+            root = os.geteuid() == 0
+            if (kind == "memif" or (kind == "af_packet" and root) or not skipped[0] or
+                    (kind == "af_xdp" and root and af_xdp_unavailable() is None)):
                 failed.append(f"{kind} skipped")
             continue
         for fig in ("port_write_64B_msg_rate", "port_write_64KB_goodput"):
