@@ -10,8 +10,6 @@
  * an in-process channel's eventfd): a get asks for the oldest, and waits on the fd while there is none.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -23,6 +21,7 @@
 
 #include "rnic_client.h"
 #include "rnic_client_cm.h"
+#include "rnic_evq.h"
 
 struct ccm_channel {
 	struct rnic_cm_event_channel pub;	/* pub.fd: readable while the daemon holds an event */
@@ -516,23 +515,6 @@ take(struct ccm_channel *ch, struct ccm_event *e)
 	return 0;
 }
 
-/* Until the channel's fd is readable, or EAGAIN when the application made it non-blocking. */
-static int
-wait_wakeup(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags < 0)
-		return errno;
-	if (flags & O_NONBLOCK)
-		return EAGAIN;
-	while (poll(&pfd, 1, -1) < 0)
-		if (errno != EINTR)
-			return errno;
-	return (pfd.revents & (POLLHUP | POLLERR)) && !(pfd.revents & POLLIN) ? ECONNRESET : 0;
-}
-
 /* The channel was destroyed under a get waiting for its next event: the get never returns, as one of an
  * in-process channel (its eventfd closed) or of librdmacm's (its read of the closed fd) does not; rping's
  * event thread waits so while the program ends. Under the lock, which it lets go. */
@@ -562,7 +544,7 @@ rnic_client_cm_get_cm_event(struct rnic_cm_event_channel *pub, struct rnic_cm_ev
 		ret = take(ch, e);
 		if (ret != EAGAIN)
 			break;
-		ret = wait_wakeup(pub->fd);
+		ret = rnic_evq_wait_fd(pub->fd);
 		LOCK();
 		if (ch->destroyed)
 			wait_forever(ch);

@@ -2,8 +2,6 @@
  * The rnic_cm_* API (rnic.h): librdmacm's calls, each doing what rdma_cm does for it (doc/cm.md).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -14,6 +12,7 @@
 
 #include "rnic_client_cm.h"
 #include "rnic_cm.h"
+#include "rnic_evq.h"
 #include "rnic_pipeline.h"
 #include "rnic_provider.h"
 
@@ -166,24 +165,6 @@ give_event(struct rnic_cm_event_entry *e)
 	return &e->pub;
 }
 
-/* Until the channel's fd is readable, or EAGAIN when the application made it non-blocking (librdmacm's read
- * of its fd says so). 0 or an errno. */
-static int
-wait_readable(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags < 0)
-		return errno;
-	if (flags & O_NONBLOCK)
-		return EAGAIN;
-	while (poll(&pfd, 1, -1) < 0)
-		if (errno != EINTR)
-			return errno;
-	return 0;
-}
-
 int
 rnic_cm_get_cm_event(struct rnic_cm_event_channel *pub, struct rnic_cm_event **event)
 {
@@ -197,7 +178,7 @@ rnic_cm_get_cm_event(struct rnic_cm_event_channel *pub, struct rnic_cm_event **e
 		return rnic_client_cm_get_cm_event(pub, event);
 	/* Another thread may take the event the fd woke us for, or destroy its id: then wait again. */
 	while ((e = take_event(ch)) == NULL) {
-		err = wait_readable(ch->pub.fd);
+		err = rnic_evq_wait_fd(ch->pub.fd);
 		if (err != 0)
 			return err;
 	}

@@ -33,6 +33,8 @@
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
+# shellcheck source=../common/rnicd.sh
+. "$(dirname "$0")/../common/rnicd.sh"
 what=$1
 run=(sh "$2")
 rnicd=${3:-}
@@ -102,15 +104,9 @@ perftest_race() {
 # rnicd on its embedded loopback pair, its socket in $tmp (daemon-WHAT).
 daemon_start() {
 	sock=$tmp/rnicd.sock
-	"$rnicd" --socket "$sock" -- -l 0,1 --no-huge -m 1024 --no-pci --no-shconf --log-level=error \
-		--file-prefix cmd-$$ >"$tmp/rnicd.log" 2>&1 &
-	daemon=$!
-	for _ in $(seq 300); do
-		[ -S "$sock" ] && return 0
-		kill -0 "$daemon" 2>/dev/null || break
-		sleep 0.1
-	done
-	fail "rnicd does not serve on $sock"
+	rnicd_start "$rnicd" "$sock" "$tmp/rnicd.log" cmd-$$
+	daemon=$rnicd_pid
+	[ -S "$sock" ] || fail "rnicd does not serve on $sock"
 }
 
 daemon_stop() {
