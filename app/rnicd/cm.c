@@ -322,10 +322,17 @@ attach_qp(struct rnicd_session *s, struct rnic_cm_id *id, const struct rnicd_req
 {
 	struct rnic_qp *qp;
 
+	int ret;
+
 	if (req->u.cm.qp == 0)
 		return rnic_cm_attach_qp(id, NULL);
 	qp = rnicd_session_qp(s, (uint32_t)req->u.cm.arg2, req->u.cm.qp);
-	return qp == NULL ? ENOENT : rnic_cm_attach_qp(id, qp);
+	if (qp == NULL)
+		return ENOENT;
+	/* The CM's connections send from the device's GID index 0 (rnic_cm_qp_connect): the tenant's gids
+	 * must allow it, as for a MODIFY_QP of its own. */
+	ret = rnicd_tenant_gid_check(s->tenant, 0, s->pid);
+	return ret != 0 ? ret : rnic_cm_attach_qp(id, qp);
 }
 
 /* CONNECT, ACCEPT (arg 0: without parameters), REJECT: the parameters with the private data sent along. */
