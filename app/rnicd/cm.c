@@ -281,6 +281,8 @@ create_id(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep
 static void
 destroy_id(struct rnicd_session *s, uint32_t index)
 {
+	/* Its QP stays the client's, and nothing of the CM may reach it after (the QP may go first). */
+	rnic_cm_attach_qp(s->cm->id[index], NULL);
 	rnic_cm_destroy_id(s->cm->id[index]);
 	s->cm->id[index] = NULL;
 	rnicd.stats.cm_ids_live--;
