@@ -22,6 +22,8 @@
 # on its embedded loopback pair: the server on rnic0's address (10.77.0.1), the client's CM reaching it from
 # rnic1; the CM is the daemon's (doc/cm.md, "Through rnicd"). Both clients on cpu 0: the daemon's stages
 # have cpu 1 (doc/rnicd.md, "Performance").
+# daemons-WHAT: the same between clients of two rnicd, one in each namespace on its end of the veth pair
+# (net_af_packet, 10.99.0.1 and 10.99.0.2): the two daemons' CMs speak to each other over the wire.
 # Needs root (skipped, exit 77, without it), but daemon-WHAT.
 # perftest 4.5's server calls rdma_listen for its data QP only after a handshake from which its client
 # goes straight to rdma_connect: a REQ that reaches the server first is rejected (reason 8, no listener),
@@ -39,13 +41,21 @@ what=$1
 run=(sh "$2")
 rnicd=${3:-}
 daemon=""
+daemon_b=""
 tmp=$(mktemp -d)
 trap 'daemon_stop; veth_cleanup; rm -rf "$tmp"' EXIT
 server_ip=10.99.0.1
-if [[ $what == daemon-* ]]; then
+daemons=1
+case $what in
+daemon-*)
 	what=${what#daemon-}
 	server_ip=10.77.0.1	# rnic0 of the daemon's embedded pair
-fi
+	;;
+daemons-*)
+	what=${what#daemons-}
+	daemons=2
+	;;
+esac
 
 case "$what" in
 perftest) tool=ib_write_bw ;;
@@ -102,19 +112,38 @@ perftest_race() {
 }
 
 # rnicd on its embedded loopback pair, its socket in $tmp (daemon-WHAT).
+# The daemon(s): one on its embedded pair ($sock serves both ends), or one per namespace ($sock the
+# server's, $sock_b the client's).
 daemon_start() {
 	sock=$tmp/rnicd.sock
-	rnicd_start "$rnicd" "$sock" "$tmp/rnicd.log" cmd-$$
+	sock_b=$sock
+	if [ "$daemons" -eq 1 ]; then
+		rnicd_start "$rnicd" "$sock" "$tmp/rnicd.log" cmd-$$
+		daemon=$rnicd_pid
+		[ -S "$sock" ] || fail "rnicd does not serve on $sock"
+		return
+	fi
+	sock_b=$tmp/rnicd-b.sock
+	rnicd_prefix=(ip netns exec "$ns_a")
+	rnicd_start "$rnicd" "$sock" "$tmp/rnicd.log" cmd-a-$$ --vdev=net_af_packet0,iface="$veth_a",qpairs=2 -- \
+		--port net_af_packet0 --ip 10.99.0.1
 	daemon=$rnicd_pid
-	[ -S "$sock" ] || fail "rnicd does not serve on $sock"
+	[ -S "$sock" ] || fail "rnicd in $ns_a does not serve"
+	rnicd_prefix=(ip netns exec "$ns_b")
+	rnicd_start "$rnicd" "$sock_b" "$tmp/rnicd-b.log" cmd-b-$$ --vdev=net_af_packet0,iface="$veth_b",qpairs=2 -- \
+		--port net_af_packet0 --ip 10.99.0.2
+	daemon_b=$rnicd_pid
+	[ -S "$sock_b" ] || fail "rnicd in $ns_b does not serve"
 }
 
 daemon_stop() {
-	[ -n "$daemon" ] || return 0
-	kill -TERM "$daemon" 2>/dev/null
-	wait "$daemon"
-	daemon_rc=$?
+	daemon_rc=0
+	for d in $daemon $daemon_b; do
+		kill -TERM "$d" 2>/dev/null
+		wait "$d" || daemon_rc=$?
+	done
 	daemon=""
+	daemon_b=""
 }
 
 # One run of the pair: the server, once it listens, then the client. Sets client_rc and server_rc.
@@ -140,7 +169,7 @@ run_pair() {
 		sleep 2
 	fi
 	if [ -n "$rnicd" ]; then
-		RNIC_DAEMON=$sock timeout 60 taskset -c 0 "${run[@]}" "${client_cmd[@]}" >"$tmp/client.log" 2>&1
+		RNIC_DAEMON=$sock_b timeout 60 taskset -c 0 "${run[@]}" "${client_cmd[@]}" >"$tmp/client.log" 2>&1
 	else
 		SOFTRNIC_ARGS=$(args b "$veth_b" 10.99.0.2) timeout 60 ip netns exec "$ns_b" "${run[@]}" \
 			"${client_cmd[@]}" >"$tmp/client.log" 2>&1
@@ -152,11 +181,8 @@ run_pair() {
 	server_rc=$?
 }
 
-if [ -n "$rnicd" ]; then
-	daemon_start
-else
-	veth_setup || exit $?
-fi
+[ -n "$rnicd" ] && [ "$daemons" -eq 1 ] || veth_setup || exit $?
+[ -z "$rnicd" ] || daemon_start
 for attempt in 1 2 3; do
 	run_pair
 	if [ "$client_rc" -eq 0 ] || ! perftest_race; then
@@ -204,7 +230,7 @@ esac
 if [ -n "$rnicd" ]; then
 	daemon_stop
 	[ "$daemon_rc" -eq 0 ] || fail "rnicd exit $daemon_rc on SIGTERM"
-	echo "$what between two clients of rnicd: ok"
+	echo "$what between clients of $daemons rnicd: ok"
 	exit 0
 fi
 echo "$what between two softrnic processes: ok"
