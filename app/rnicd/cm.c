@@ -29,7 +29,8 @@
 #include "rnic_cm.h"
 
 #define RNICD_CM_CHANNELS 16		/* a session's CM channels */
-#define RNICD_CM_IDS 256		/* its ids: past it, EDQUOT (and connection requests refused) */
+#define RNICD_CM_IDS 256		/* its ids: past it (or the tenant's max-cm-ids), EDQUOT, and connection
+					 * requests refused */
 #define RNICD_CM_HELD 256		/* events taken and not yet acknowledged: past it, ENOBUFS */
 #define HANDLE_SHIFT 16
 
@@ -194,15 +195,16 @@ event_id(struct rnicd_session *s, struct rnic_cm_event *ev)
 	if (handle != 0 || ev->event != RNIC_CM_EVENT_CONNECT_REQUEST)
 		return handle;
 	i = id_slot(s);
-	if (i >= 0) {
+	if (i >= 0 && rnicd_tenant_charge(s->tenant, RNICD_RES_CM_ID, 1, s->pid) == 0) {
 		s->cm->id[i] = ev->id;
 		rnicd.stats.cm_ids_live++;
 		return handle_of(s, (uint32_t)i);
 	}
 	rnicd.stats.cm_requests_dropped++;
 	if (rnicd_tenant_log_ok(s->tenant, &left_out))
-		RNICD_LOG(WARNING, "client %u (pid %d, tenant %s): a connection request refused: it has %u CM ids",
-			  s->id, (int)s->pid, s->tenant->name, RNICD_CM_IDS);
+		RNICD_LOG(WARNING, "client %u (pid %d, tenant %s): a connection request refused: no room for its "
+			  "CM id (the connection's %u, or the tenant's max-cm-ids)", s->id, (int)s->pid, s->tenant->name,
+			  RNICD_CM_IDS);
 	rnic_cm_destroy_id(ev->id);
 	return 0;
 }
@@ -268,11 +270,13 @@ create_id(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep
 
 	if (c == NULL)
 		return ENOENT;
-	if (i < 0)
+	if (i < 0 || rnicd_tenant_charge(s->tenant, RNICD_RES_CM_ID, 1, s->pid) != 0)
 		return EDQUOT;
 	ret = rnic_cm_create_id(c->ch, &s->cm->id[i], NULL, (enum rnic_port_space)req->u.cm.arg);
-	if (ret != 0)
+	if (ret != 0) {
+		rnicd_tenant_release(s->tenant, RNICD_RES_CM_ID, 1);
 		return ret;
+	}
 	rnicd.stats.cm_ids_live++;
 	rep->u.cm.handle = handle_of(s, (uint32_t)i);
 	return 0;
@@ -285,6 +289,7 @@ destroy_id(struct rnicd_session *s, uint32_t index)
 	rnic_cm_attach_qp(s->cm->id[index], NULL);
 	rnic_cm_destroy_id(s->cm->id[index]);
 	s->cm->id[index] = NULL;
+	rnicd_tenant_release(s->tenant, RNICD_RES_CM_ID, 1);
 	rnicd.stats.cm_ids_live--;
 }
 

@@ -41,6 +41,7 @@ enum rnicd_res {
 	RNICD_RES_QP = OBJ_QP,
 	RNICD_RES_CTX = OBJ_QP + 1,	/* connections that opened a device */
 	RNICD_RES_MEM,			/* bytes shared: host-interface blocks and registered buffers */
+	RNICD_RES_CM_ID,		/* CM ids (cm.c) */
 	RNICD_RES_KINDS
 };
 

@@ -20,14 +20,14 @@
 
 static const char *const res_names[RNICD_RES_KINDS] = {
 	[RNICD_RES_CONN] = "conn", [RNICD_RES_PD] = "pd", [RNICD_RES_MR] = "mr", [RNICD_RES_CQ] = "cq",
-	[RNICD_RES_QP] = "qp", [RNICD_RES_CTX] = "ctx", [RNICD_RES_MEM] = "mem",
+	[RNICD_RES_QP] = "qp", [RNICD_RES_CTX] = "ctx", [RNICD_RES_MEM] = "mem", [RNICD_RES_CM_ID] = "cm-ids",
 };
 
 /* What `tenant default` does not change: a tenant may take a quarter of a device's default QPs, CQs and
  * MRs, so no one tenant can take them all (doc/rnicd.md). */
 #define COMPILED_LIMITS { \
 	[RNICD_RES_CONN] = 64, [RNICD_RES_CTX] = 64, [RNICD_RES_PD] = 256, [RNICD_RES_MR] = 4096, \
-	[RNICD_RES_CQ] = 1024, [RNICD_RES_QP] = 1024, [RNICD_RES_MEM] = 4ull << 30, \
+	[RNICD_RES_CQ] = 1024, [RNICD_RES_QP] = 1024, [RNICD_RES_MEM] = 4ull << 30, [RNICD_RES_CM_ID] = 1024, \
 }
 static const uint64_t compiled_limits[RNICD_RES_KINDS] = COMPILED_LIMITS;
 /* The ports a tenant's CM ids may bind and listen on without a `cm-ports` (below 1024: as privileged). */
@@ -195,7 +195,8 @@ rnicd_tenant_config(const char *where, const char *spec)
 				break;
 		if (r == RNICD_RES_KINDS || value == NULL) {
 			fprintf(stderr, "rnicd: %s: tenant %s: '%s'%s: expected max-conn, max-ctx, max-qp, max-cq, "
-				"max-mr, max-pd, max-mem or share and a number, gids and GID indexes, or cm-ports and a range\n", where, t->name,
+				"max-mr, max-pd, max-mem, max-cm-ids or share and a number, gids and GID indexes, or cm-ports and a "
+				"range\n", where, t->name,
 				word, value == NULL ? " without a value" : "");
 			return -EINVAL;
 		}

@@ -5,8 +5,9 @@
  *              connection, every byte checked, disconnect on both sides; nothing left in the daemon
  *   tenants    two tenants (uids 4101, 4102, cm-ports 20000-20099 and 21000-21099) with a listener each; a
  *              REQ to the first's port reaches its channel only (the second's fd never polls readable);
- *              the second cannot listen on the first's port or bind outside its range (EACCES), nor a
- *              tenant without an entry below 1024 (needs root: skipped without)
+ *              the second cannot listen on the first's port or bind outside its range (EACCES), nor make
+ *              a 4th id (max-cm-ids 3: EDQUOT), nor a tenant without an entry bind below 1024 (needs
+ *              root: skipped without)
  *   death      a server that dies holding a connection request: the client gets REJECTED; one killed while
  *              connected: the client gets DISCONNECTED; the daemon has no CM id left
  *   hostile    raw requests: bad and foreign handles, bad lengths and sizes, a QP of another process,
@@ -323,7 +324,7 @@ tenant_b(int ready_fd, int done_fd)
 {
 	struct rnic_cm_event_channel *ch;
 	struct rnic_cm_event *ev;
-	struct rnic_cm_id *lid, *other;
+	struct rnic_cm_id *lid, *other, *third, *fourth;
 	struct sockaddr_in a_port = addr(SERVER_IP, 20001), outside = addr(SERVER_IP, 30000);
 
 	become(4102);
@@ -335,6 +336,9 @@ tenant_b(int ready_fd, int done_fd)
 	CHECK(rnic_cm_bind_addr(other, (struct sockaddr *)&outside) == EACCES, "B bound outside its cm-ports");
 	CHECK(rnic_cm_resolve_addr(other, (struct sockaddr *)&outside, (struct sockaddr *)&a_port, 1000) == EACCES,
 	      "B resolved from a port outside its cm-ports");
+	CHECK(rnic_cm_create_id(ch, &third, NULL, RNIC_PS_TCP) == 0, "B's third id");
+	CHECK(rnic_cm_create_id(ch, &fourth, NULL, RNIC_PS_TCP) == EDQUOT, "B's fourth id, over its max-cm-ids");
+	rnic_cm_destroy_id(third);
 	signal_fd(ready_fd);
 	wait_fd(done_fd);
 	CHECK(!readable(ch, 500), "B's channel polls readable: it saw a request for A");
@@ -387,7 +391,7 @@ test_tenants(const char *rnicd)
 	snprintf(config, sizeof(config), "/tmp/rnicd-cm-%d.conf", (int)getpid());
 	f = fopen(config, "w");
 	CHECK(f != NULL, "config");
-	fprintf(f, "tenant uid=4101 cm-ports 20000-20099\ntenant uid=4102 cm-ports 21000-21099\n");
+	fprintf(f, "tenant uid=4101 cm-ports 20000-20099\ntenant uid=4102 cm-ports 21000-21099 max-cm-ids 3\n");
 	fclose(f);
 	start_daemon(rnicd, config);
 	unlink(config);
@@ -407,7 +411,8 @@ test_tenants(const char *rnicd)
 	expect_exit0(c, "the connecting tenant");
 	expect_exit0(a, "tenant A");
 	expect_exit0(b, "tenant B");
-	printf("tenants: A's request reached A alone; B refused A's port and ports outside its range (EACCES)\n");
+	printf("tenants: A's request reached A alone; B refused A's port and ports outside its range (EACCES), "
+	       "its 4th id (EDQUOT)\n");
 	stop_daemon();
 	return 0;
 }
