@@ -11,8 +11,8 @@
  *   death      a server that dies holding a connection request: the client gets REJECTED; one killed while
  *              connected: the client gets DISCONNECTED; the daemon has no CM id left
  *   hostile    raw requests: bad and foreign handles, bad lengths and sizes, a QP of another process,
- *              3000 requests of random bytes, floods of ids and channels: each a clear error, the daemon
- *              still serves
+ *              3000 requests of random bytes, 257 events held unacknowledged, floods of ids and channels:
+ *              each a clear error, the daemon still serves
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -581,6 +581,60 @@ random_requests(int s, uint32_t ch, uint32_t id, unsigned int seed, int n)
 	printf("hostile: %d random requests (seed %u), %d of them served\n", n, seed, accepted);
 }
 
+/* The next event of a raw connection's channel (waiting for the CM's thread): its token. */
+static uint64_t
+take_raw(int s, uint32_t ch)
+{
+	struct rnicd_req req = { .u.cm.channel = ch };
+	int ret;
+
+	for (double t0 = now_s(); (ret = cm(s, &req, RNICD_CM_GET_EVENT)) == EAGAIN; usleep(1000))
+		CHECK(now_s() - t0 < TIMEOUT_S, "no event");
+	CHECK(ret == 0, "CM_GET_EVENT: %s", strerror(ret));
+	return rep.u.cm_event.token;
+}
+
+/* Events taken and never acknowledged: 256, then ENOBUFS until one is. 129 ids, each resolved (an event)
+ * and routed (another). */
+static void
+held_events(void)
+{
+	struct sockaddr_in dst = addr(SERVER_IP, 9);
+	struct rnicd_req req = { 0 };
+	int s = raw_connect(), ret;
+	uint32_t ch, id[129];
+	uint64_t token = 0;
+
+	CHECK(s >= 0, "connect");
+	ch = new_channel(s);
+	for (int i = 0; i < 129; i++) {
+		req.u.cm.channel = ch;
+		req.u.cm.arg = RNIC_PS_TCP;
+		CHECK(cm(s, &req, RNICD_CM_CREATE_ID) == 0, "CM_CREATE_ID");
+		id[i] = rep.u.cm.handle;
+		req.u.cm.id = id[i];
+		req.u.cm.src.ss_family = 0;
+		memcpy(&req.u.cm.dst, &dst, sizeof(dst));
+		req.u.cm.arg = 2000;
+		CHECK(cm(s, &req, RNICD_CM_RESOLVE_ADDR) == 0, "CM_RESOLVE_ADDR");
+	}
+	for (int i = 0; i < 129; i++)
+		take_raw(s, ch);
+	for (int i = 0; i < 129; i++) {
+		req.u.cm.id = id[i];
+		CHECK(cm(s, &req, RNICD_CM_RESOLVE_ROUTE) == 0, "CM_RESOLVE_ROUTE");
+	}
+	for (int i = 0; i < 127; i++)
+		token = take_raw(s, ch);
+	req.u.cm.channel = ch;
+	ret = cm(s, &req, RNICD_CM_GET_EVENT);
+	CHECK(ret == ENOBUFS, "a 257th event held: %s", strerror(ret));
+	req.u.cm.token = token;
+	CHECK(cm(s, &req, RNICD_CM_ACK_EVENT) == 0, "CM_ACK_EVENT");
+	take_raw(s, ch);
+	close(s);	/* the daemon acknowledges the rest */
+}
+
 static void
 test_hostile(void)
 {
@@ -634,6 +688,7 @@ test_hostile(void)
 	kill(owner, SIGKILL);
 	wait_child(owner, TIMEOUT_S);
 	random_requests(s, ch, id, 20261202, 3000);
+	held_events();
 	/* Floods: ids, then channels, each up to the connection's table. */
 	req.u.cm.channel = ch;
 	req.u.cm.arg = RNIC_PS_TCP;
@@ -650,7 +705,7 @@ test_hostile(void)
 	close(s2);
 	for (double t0 = now_s(); (st = daemon_stats()).cm_ids_live != 0; usleep(20000))
 		CHECK(now_s() - t0 < TIMEOUT_S, "the hostile connection's ids stay: %lu", (unsigned long)st.cm_ids_live);
-	CHECK(st.cm_ids_freed >= 256, "%lu ids freed by the daemon", (unsigned long)st.cm_ids_freed);
+	CHECK(st.cm_ids_freed >= 256 + 129, "%lu ids freed by the daemon", (unsigned long)st.cm_ids_freed);
 	test_data();	/* still serving */
 	printf("hostile: bad and foreign handles, lengths, sizes, a foreign QP, floods refused; the daemon serves\n");
 }
