@@ -696,6 +696,10 @@ do_modify_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 	if ((req->u.modify_qp.mask & RNIC_QP_ALT_PATH) &&
 	    (ret = rnicd_tenant_gid_check(s->tenant, attr.alt_ah_attr.grh.sgid_index, s->pid)) != 0)
 		return ret;
+	/* A controlled Q_Key (bit 31, IBA 10.2.5) is for privileged consumers: with QP1's 0x80010000 a client's
+	 * UD QP could speak the CM beside the daemon's (a DREQ for another tenant's connection). */
+	if ((req->u.modify_qp.mask & RNIC_QP_QKEY) && (attr.qkey & 0x80000000u))
+		return EPERM;
 	ret = rnic_modify_qp(o->ptr, &attr, req->u.modify_qp.mask);
 	rep->u.modify_qp.state = ((struct rnic_qp *)o->ptr)->state;
 	return ret;

@@ -11,8 +11,8 @@
  *   death      a server that dies holding a connection request: the client gets REJECTED; one killed while
  *              connected: the client gets DISCONNECTED; the daemon has no CM id left
  *   hostile    raw requests: bad and foreign handles, bad lengths and sizes, a QP of another process,
- *              3000 requests of random bytes, 257 events held unacknowledged, floods of ids and channels:
- *              each a clear error, the daemon still serves
+ *              3000 requests of random bytes, 257 events held unacknowledged, floods of ids and channels,
+ *              a UD QP with QP1's Q_Key: each a clear error, the daemon still serves
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -635,6 +635,33 @@ held_events(void)
 	close(s);	/* the daemon acknowledges the rest */
 }
 
+/* A client's UD QP may not take a controlled Q_Key (QP1's among them): EPERM. */
+static void
+controlled_qkey(void)
+{
+	pid_t c = child();
+
+	if (c == 0) {
+		struct end e = { 0 };
+		struct rnic_qp_init_attr ia = { .qp_type = RNIC_QPT_UD, .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			.max_send_sge = 1, .max_recv_sge = 1 } };
+		struct rnic_qp_attr a = { .qp_state = RNIC_QPS_INIT, .port_num = 1, .qkey = 0x80010000u };
+		int mask = RNIC_QP_STATE | RNIC_QP_PKEY_INDEX | RNIC_QP_PORT | RNIC_QP_QKEY;
+		struct rnic_qp *qp;
+
+		client_init();
+		end_open(&e, 0);
+		ia.send_cq = ia.recv_cq = e.cq;
+		qp = rnic_create_qp(e.pd, &ia);
+		CHECK(qp != NULL, "UD QP: %s", strerror(errno));
+		CHECK(rnic_modify_qp(qp, &a, mask) == EPERM, "a client's UD QP took QP1's Q_Key");
+		a.qkey = 0x1234;
+		CHECK(rnic_modify_qp(qp, &a, mask) == 0, "a client's UD QP refused an ordinary Q_Key");
+		_exit(0);
+	}
+	expect_exit0(c, "the UD client");
+}
+
 static void
 test_hostile(void)
 {
@@ -689,6 +716,7 @@ test_hostile(void)
 	wait_child(owner, TIMEOUT_S);
 	random_requests(s, ch, id, 20261202, 3000);
 	held_events();
+	controlled_qkey();
 	/* Floods: ids, then channels, each up to the connection's table. */
 	req.u.cm.channel = ch;
 	req.u.cm.arg = RNIC_PS_TCP;
