@@ -6,8 +6,8 @@
  *   tenants    two tenants (uids 4101, 4102, cm-ports 20000-20099 and 21000-21099) with a listener each; a
  *              REQ to the first's port reaches its channel only (the second's fd never polls readable);
  *              the second cannot listen on the first's port or bind outside its range (EACCES), nor make
- *              a 4th id (max-cm-ids 3: EDQUOT), nor a tenant without an entry bind below 1024 (needs
- *              root: skipped without)
+ *              a 4th id (max-cm-ids 3: EDQUOT), nor give the CM a QP (gids 1: the CM sends from GID 0,
+ *              EPERM), nor a tenant without an entry bind below 1024 (needs root: skipped without)
  *   death      a server that dies holding a connection request: the client gets REJECTED; one killed while
  *              connected: the client gets DISCONNECTED; the daemon has no CM id left
  *   hostile    raw requests: bad and foreign handles, bad lengths and sizes, a QP of another process,
@@ -324,6 +324,8 @@ tenant_b(int ready_fd, int done_fd)
 {
 	struct rnic_cm_event_channel *ch;
 	struct rnic_cm_event *ev;
+	struct rnic_qp_init_attr ia = { .qp_type = RNIC_QPT_RC, .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1 } };
 	struct rnic_cm_id *lid, *other, *third, *fourth;
 	struct sockaddr_in a_port = addr(SERVER_IP, 20001), outside = addr(SERVER_IP, 30000);
 
@@ -339,6 +341,8 @@ tenant_b(int ready_fd, int done_fd)
 	CHECK(rnic_cm_create_id(ch, &third, NULL, RNIC_PS_TCP) == 0, "B's third id");
 	CHECK(rnic_cm_create_id(ch, &fourth, NULL, RNIC_PS_TCP) == EDQUOT, "B's fourth id, over its max-cm-ids");
 	rnic_cm_destroy_id(third);
+	/* The CM's connections send from GID index 0, which B's gids leave out. */
+	CHECK(rnic_cm_create_qp(lid, NULL, &ia) == EPERM, "B's CM took a QP it would send from GID 0");
 	signal_fd(ready_fd);
 	wait_fd(done_fd);
 	CHECK(!readable(ch, 500), "B's channel polls readable: it saw a request for A");
@@ -391,7 +395,7 @@ test_tenants(const char *rnicd)
 	snprintf(config, sizeof(config), "/tmp/rnicd-cm-%d.conf", (int)getpid());
 	f = fopen(config, "w");
 	CHECK(f != NULL, "config");
-	fprintf(f, "tenant uid=4101 cm-ports 20000-20099\ntenant uid=4102 cm-ports 21000-21099 max-cm-ids 3\n");
+	fprintf(f, "tenant uid=4101 cm-ports 20000-20099\ntenant uid=4102 cm-ports 21000-21099 max-cm-ids 3 gids 1\n");
 	fclose(f);
 	start_daemon(rnicd, config);
 	unlink(config);
