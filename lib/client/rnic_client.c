@@ -208,6 +208,22 @@ ctx_client(struct rnic_context *ctx)
 	return rnic_context_priv(ctx)->client;
 }
 
+int
+rnic_client_connect(void)
+{
+	return mode.active ? client_connect(mode.path) : -ENOTCONN;
+}
+
+int
+rnic_client_qp_ref(const struct rnic_qp *qp, uint32_t *client_id, uint32_t *handle)
+{
+	if (qp->context->device->ops != &client_ops)
+		return EINVAL;
+	*client_id = ctx_client(qp->context)->id;
+	*handle = qp->handle;
+	return 0;
+}
+
 /* A request on the context's connection, with nb_out descriptors; the reply buffer is the caller's, and so
  * is its descriptor (if fd_in is not NULL). */
 static int
