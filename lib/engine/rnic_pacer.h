@@ -36,6 +36,13 @@ rnic_pacer_charge(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint32_t byte
 		rnic_dcqcn_sent(p, q, bytes);
 }
 
+/* The time the pacer takes to release this many bytes at its rate, in TSC cycles (only while it is on). */
+static inline uint64_t
+rnic_pacer_cycles(const struct rnic_pacer *pc, uint64_t bytes)
+{
+	return (bytes << RNIC_PACER_SHIFT) / pc->bpc;
+}
+
 /* A visit of the QP: take its rate_limit if modify_qp changed it (one load and compare). */
 static inline void
 rnic_pacer_check_limit(struct rnic_pipeline *p, struct rnic_qp_priv *q)

@@ -24,6 +24,8 @@
  * large messages loses a packet every ~100, so it stays there; a single loss costs a clean path 1024 packets
  * sent in smaller passes. */
 #define RNIC_LOSS_HORIZON 1024u
+/* A request frame's headers at most: Ethernet, IPv6, UDP, BTH, RETH, ICRC (94 bytes). */
+#define FRAME_HEADERS 128u
 
 /* Copy len bytes at message offset off of the WQE's payload (inline or gather list) into dst. */
 static enum rnic_mr_status
@@ -547,13 +549,19 @@ rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q)
  * than a 64th of its loss timer nor RNIC_MIN_PROBE_US, twice as long for each probe since the last progress.
  * An ACK or NAK lost after the last packet a QP could send (its window full, or its posts all sent) would
  * else leave it waiting for the loss timer, which the application sets for a dead peer (67 ms at timeout
- * 14: a first probe after 1 ms at the earliest).
+ * 14: a first probe after 1 ms at the earliest). A paced QP's round trip includes the time its pacer takes
+ * to send the packets up to its next AckReq: 16 frames of 4 KB take 5.4 ms at 100 Mbit/s, and a probe
+ * before would go back N for nothing (on a machine that takes the lcore away, the pacer takes longer).
  */
 static uint64_t
 probe_wait(const struct rnic_pipeline *p, const struct rnic_qp_priv *q)
 {
-	uint64_t wait = RTE_MAX(4 * p->srtt, p->loss_timeout_cycles[q->attr.timeout & 31] >> 6);
+	uint64_t rtt = p->srtt, wait;
 
+	if (q->req.paced)
+		rtt += rnic_pacer_cycles(&q->cc.pacer,
+					 q->req.ack_every * (rnic_mtu_bytes(q->attr.path_mtu) + FRAME_HEADERS));
+	wait = RTE_MAX(4 * rtt, p->loss_timeout_cycles[q->attr.timeout & 31] >> 6);
 	return RTE_MAX(wait, p->min_probe_cycles) << RTE_MIN(q->req.probes, 20);
 }
 
