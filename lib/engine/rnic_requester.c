@@ -1484,8 +1484,10 @@ rnic_stage_requester(void *arg, unsigned int budget)
 	unsigned int n, work = 0;
 
 	rnic_requester_timers(p);
-	if (unlikely(p->pacing))
+	if (unlikely(p->pacing)) {
+		rnic_dcqcn_clock(p, rte_rdtsc());
 		rnic_pacer_timers(p);
+	}
 	rtx_reclaim(p);
 	n = rnic_edge_dequeue_burst(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST);
 	for (unsigned int i = 0; i < n; i++)
