@@ -437,6 +437,18 @@ poll_b(struct observed *o, uint32_t *max_psn, int polls)
 	return o->received - before;
 }
 
+/* Time by hand from 1 s, the layer given spec, and n frames sent (PSNs 0..n - 1). */
+static void
+fake_start(struct observed *o, const char *spec, uint32_t n)
+{
+	rnic_fault_set_clock(fake_clock);
+	fake_ns = 1000000000;
+	attach(spec);
+	memset(o, 0, sizeof(*o));
+	for (uint32_t i = 0; i < n; i++)
+		send_frame(i, 0);
+}
+
 /* Reordering by delay: a held frame goes when its time is up, or when depth= later frames went first. */
 static void
 test_reorder_window(void **state)
@@ -446,12 +458,7 @@ test_reorder_window(void **state)
 	struct rnic_fault_counts c;
 
 	(void)state;
-	rnic_fault_set_clock(fake_clock);
-	fake_ns = 1000000000;
-	attach("reorder=1,delay=100,seed=1");
-	memset(&o, 0, sizeof(o));
-	for (uint32_t i = 0; i < 10; i++)
-		send_frame(i, 0);
+	fake_start(&o, "reorder=1,delay=100,seed=1", 10);
 	assert_int_equal(poll_b(&o, &max_psn, 200), 0);	/* idle polls do not count with a delay */
 	fake_ns += 99000;
 	assert_int_equal(poll_b(&o, &max_psn, 10), 0);
@@ -600,12 +607,7 @@ test_rate_limit_one_link(void **state)
 	uint32_t max_psn = UINT32_MAX;
 
 	(void)state;
-	rnic_fault_set_clock(fake_clock);
-	fake_ns = 1000000000;
-	attach("rate=100,queue=64,bucket=4096,seed=1");
-	memset(&o, 0, sizeof(o));
-	for (uint32_t psn = 0; psn < 20; psn++)
-		send_frame(psn, 0);
+	fake_start(&o, "rate=100,queue=64,bucket=4096,seed=1", 20);
 	/* 10 read by queue 0 pass (2580 bytes of the bucket); of the 10 queue 1 reads, 6 (the 6th into
 	 * debt), 4 wait. */
 	assert_int_equal(receive_on(&o, &max_psn, 0, 10), 10);
