@@ -549,7 +549,8 @@ rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q)
  * than a 64th of its loss timer nor RNIC_MIN_PROBE_US, twice as long for each probe since the last progress.
  * An ACK or NAK lost after the last packet a QP could send (its window full, or its posts all sent) would
  * else leave it waiting for the loss timer, which the application sets for a dead peer (67 ms at timeout
- * 14: a first probe after 1 ms at the earliest).
+ * 14: a first probe after 1 ms at the earliest). The wait starts at a packet that asks for an ACK
+ * (ack_awaited): a paced QP's packets before it, however long its pacer takes over them, are not in it.
  */
 static uint64_t
 probe_wait(const struct rnic_pipeline *p, const struct rnic_qp_priv *q)
@@ -1549,8 +1550,10 @@ rnic_stage_requester(void *arg, unsigned int budget)
 	unsigned int n, work = 0;
 
 	rnic_requester_timers(p);
-	if (unlikely(p->pacing))
+	if (unlikely(p->pacing)) {
+		rnic_dcqcn_clock(p, rte_rdtsc());
 		rnic_pacer_timers(p);
+	}
 	rtx_reclaim(p);
 	n = rnic_edge_dequeue_burst(p->slot_ring, slots, sizeof(slots[0]), RNIC_BURST);
 	for (unsigned int i = 0; i < n; i++)
