@@ -8,7 +8,7 @@
  *   recovered by a timer and a byte counter (fast recovery, additive, then hyper increase), enforced by its
  *   pacer (rnic_pacer.h). A QP runs it only from its first CNP until its rate is back at the line rate:
  *   without congestion it costs nothing. Its timers are not timers: each is worked out when the QP next
- *   sends or hears a CNP, for the periods that passed since in the engine's time (rnic_dcqcn_clock).
+ *   sends or hears a CNP, for the periods that passed since in the engine's time (rnic_requester_clock).
  */
 #ifndef RNIC_DCQCN_H
 #define RNIC_DCQCN_H
@@ -35,19 +35,6 @@ void rnic_dcqcn_react(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t 
 
 /* The periods that passed until now: alpha's decay, the increase timer's events. */
 void rnic_dcqcn_advance(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now);
-
-/*
- * A pass of the requester at now: a gap since the last one longer than RNIC_AWAY_US is time the machine
- * took the lcore away, in which the engine's world (the QPs, their pacers, the peer and the modelled link
- * on the same lcore) stood still; DCQCN's timers leave it out, as the pacers (a bucket of 64 us) do.
- */
-static inline void
-rnic_dcqcn_clock(struct rnic_pipeline *p, uint64_t now)
-{
-	if (p->last_pass_tsc != 0 && now - p->last_pass_tsc > p->cc.away_gap)
-		p->away_cycles += now - p->last_pass_tsc - p->cc.away_gap;
-	p->last_pass_tsc = now;
-}
 
 /* The byte counter: bytes more went out. */
 void rnic_dcqcn_sent(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint32_t bytes);

@@ -44,7 +44,8 @@
 #define RNIC_TX_KICK_MAX_US 1000
 #define RNIC_PIPE_RING_SIZE 4096
 /* A gap longer than this between two of the requester's passes: the machine took the lcore away (a pass takes
- * microseconds, a scheduler's time slice milliseconds). DCQCN's timers do not run in the rest of it. */
+ * microseconds, a scheduler's time slice milliseconds). The requester's and DCQCN's timers do not run in the
+ * rest of it. */
 #define RNIC_AWAY_US 1000
 #define RNIC_MIN_PROBE_US 50		/* the shortest wait before an early probe (the timer wheel's ticks: 16 us) */
 #define RNIC_RTT_GIVE_UP 14		/* a packet timed whose ACK has not come in a 67 ms loss timer's time is lost */
@@ -274,8 +275,9 @@ struct rnic_pipeline {
 		struct rnic_timer_wheel timers;	/* loss and RNR timers */
 		struct rnic_timer_wheel pace_timers;	/* QPs waiting for their pacer's tokens (rnic_pacer.c) */
 		uint8_t pacing;		/* a QP of the shard was ever paced: its wheel is looked at */
-		/* The engine's own time for DCQCN (once a QP was paced): the time the lcore was away, the gaps
-		 * between two passes beyond RNIC_AWAY_US (TSC cycles), and the last pass. */
+		/* The engine's own time for the requester's timers and DCQCN: the time the lcore was away, the
+		 * gaps between two passes beyond RNIC_AWAY_US (TSC cycles), and the last pass
+		 * (rnic_requester_clock). */
 		uint64_t away_cycles;
 		uint64_t last_pass_tsc;
 		/* The path's round trip: from an AckReq packet's departure to the progress its ACK made, one

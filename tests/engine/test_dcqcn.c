@@ -16,6 +16,7 @@
 #include <rte_eal.h>
 
 #include "rnic_dcqcn.h"
+#include "rnic_requester.h"
 #include "rnic_pacer.h"
 
 #define LINE_MBPS 10000u
@@ -159,10 +160,10 @@ test_lcore_away(void **state)
 	fresh_qp();
 	p->away_cycles = 0;
 	p->last_pass_tsc = 0;
-	rnic_dcqcn_clock(p, t);
+	rnic_requester_clock(p, t);
 	rnic_dcqcn_react(p, q, t);
-	rnic_dcqcn_clock(p, t + 500 * us);		/* a pass of the lcore, half a millisecond on */
-	rnic_dcqcn_clock(p, t + 10500 * us);		/* the next one 10 ms later: away for 9 of them */
+	rnic_requester_clock(p, t + 500 * us);		/* a pass of the lcore, half a millisecond on */
+	rnic_requester_clock(p, t + 10500 * us);		/* the next one 10 ms later: away for 9 of them */
 	assert_int_equal(p->away_cycles, 9000 * us);
 	rnic_dcqcn_advance(p, q, t + 10500 * us);
 	assert_int_equal(q->cc.rp.t_stage, 5);		/* 1.5 ms: 5 events */
