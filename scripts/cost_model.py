@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """A cost model of the data path from rnic-perf's per-stage busy times (issue 22, doc/performance.md).
 
-    scripts/cost_model.py --build build [--seconds 2] [--qps 65536] [--save RUN.json]   # measure, then model
-    scripts/cost_model.py --data RUN.json                                             # model a saved run
+    scripts/cost_model.py --build build [--seconds 2] [--qps 65536] [--repeat N] [--save RUN.json]  # measure
+    scripts/cost_model.py --data RUN.json                                                        # a saved run
 
-Each case is one rnic-perf WRITE run in loopback with --hist-out: 64 B and 4 KB with 1 QP, 64 B with many
+Each case is an rnic-perf WRITE run in loopback (--repeat: that many, interleaved) with --hist-out: 64 B and 4 KB with 1 QP, 64 B with many
 QPs, each under the stage map `one` (every stage on one engine lcore, the application on the other) and
 `host` (doorbell, requester and completer on the application's lcore, parser and responder on the worker:
 two engine lcores). From the histograms, per device and stage: units (WQEs, frames, ACKs) per message and
@@ -20,13 +20,12 @@ busy ns per message (units per message times the mean busy ns of the lowest 99 %
 
 o_lcore and o_app are fitted to the measured rates (median of each case's runs): the smallest largest error.
 Lcores per end for 100 Gb/s: each device's stages in the map `one` plus o_lcore, times the message rate
-100 Gb/s carries at that size (the frame's headers and the Ethernet gap included), at 1 QP and many QPs,
-sharding over lcores taken as free.
+100 Gb/s carries at that size (the frame's headers and the Ethernet gap included), at 1 QP and many QPs
+(at 4 KB with the many-QP term measured at 64 B), sharding over lcores taken as free.
 Output: JSON lines (fit, case, overhead, predict, check); exit 1 when a case is predicted outside --tolerance.
 """
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
