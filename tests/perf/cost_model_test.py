@@ -90,6 +90,7 @@ class Synthetic(unittest.TestCase):
         self.assertEqual(host64["bottleneck"], "app")
         self.assertEqual(next(c for c in cases if c["case"] == "one_4096_1")["bottleneck"], "worker")
         self.assertTrue(self.out[-1]["pass"])
+        self.assertEqual(self.out[-1]["max_spread"], round(1.05 / 0.97, 2))
 
     def test_100g(self):
         p = next(x for x in lines(self.out, "predict") if x["size"] == 4096 and not x["many_qps"])
