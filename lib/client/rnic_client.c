@@ -20,6 +20,7 @@
 #include <rte_common.h>
 
 #include "rnic_client.h"
+#include "rnic_client_cm.h"
 #include "rnic_cq.h"
 #include "rnic_dbq.h"
 #include "rnic_mr.h"
@@ -771,6 +772,7 @@ client_destroy_qp(struct rnic_qp *pub)
 
 	if (ret != 0)
 		return ret;
+	rnic_client_cm_forget_qp(pub);
 	rnic_qp_table_unpublish(rnic_ctx_dev(pub->context), pub);
 	obj_list_del(pub->context, &ctx_client(pub->context)->qps, pub);
 	munmap(qp->hif, qp_hif_bytes(qp));

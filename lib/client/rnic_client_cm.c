@@ -391,18 +391,35 @@ rnic_client_cm_attach_qp(struct rnic_cm_id *pub, struct rnic_qp *qp, uint8_t own
 }
 
 void
+rnic_client_cm_forget_qp(const struct rnic_qp *qp)
+{
+	struct ccm_id *id;
+
+	LOCK();
+	TAILQ_FOREACH(id, &ccm.ids, next)
+		if (id->pub.qp == qp)
+			id->pub.qp = NULL;
+	UNLOCK();
+}
+
+void
 rnic_client_cm_destroy_qp(struct rnic_cm_id *pub)
 {
 	struct rnic_cq *send_cq = pub->send_cq, *recv_cq = pub->recv_cq;
 	uint8_t own = ccm_id(pub)->own_cqs;
-	struct rnic_qp *qp = pub->qp;
+	struct rnic_qp *qp;
 
-	if (qp == NULL)
-		return;
-	rnic_client_cm_attach_qp(pub, NULL, 0);
+	LOCK();		/* a get taking an event of the id looks at its QP under the lock (take) */
+	qp = pub->qp;
 	pub->qp = NULL;
+	UNLOCK();
+	/* The QP may be gone already (rnic_destroy_qp: rnic_client_cm_forget_qp), the CQs made for it not. */
+	if (qp != NULL) {
+		rnic_client_cm_attach_qp(pub, NULL, 0);
+		rnic_destroy_qp(qp);
+	}
+	ccm_id(pub)->own_cqs = 0;
 	pub->send_cq = pub->recv_cq = NULL;
-	rnic_destroy_qp(qp);
 	if (own & 1)
 		rnic_destroy_cq(send_cq);
 	if (own & 2)
@@ -476,6 +493,19 @@ event_id(uint32_t handle, struct ccm_id *listener, struct rnic_cm_event_channel 
 	return listener != NULL ? id_new(handle, channel, listener->pub.context) : NULL;
 }
 
+/* The channel was destroyed under a get waiting for its next event: the get never returns, as one of an
+ * in-process channel (its eventfd closed) or of librdmacm's (its read of the closed fd) does not; rping's
+ * event thread waits so while the program ends. Under the lock, which it lets go. */
+static void __rte_noreturn
+wait_forever(struct ccm_channel *ch)
+{
+	if (--ch->waiters == 0)
+		free(ch);
+	UNLOCK();
+	for (;;)
+		pause();
+}
+
 static int
 take(struct ccm_channel *ch, struct ccm_event *e)
 {
@@ -485,6 +515,11 @@ take(struct ccm_channel *ch, struct ccm_event *e)
 	int ret;
 
 	LOCK();
+	/* Destroyed between two gets of a thread that loops on them (rping's event thread, the program
+	 * ending): asked, the daemon would answer an error, which rping's thread meets with exit() while the
+	 * program tears down (a client crashed so). */
+	if (ch->destroyed)
+		wait_forever(ch);
 	ret = cm_call(&req, RNICD_CM_GET_EVENT, &rep, NULL);
 	if (ret == 0 && rep.u.cm_event.listen_id != 0 &&
 	    (listener = event_id(rep.u.cm_event.listen_id, NULL, NULL)) == NULL)
@@ -510,22 +545,11 @@ take(struct ccm_channel *ch, struct ccm_event *e)
 	memcpy(e->private_data, rep.u.cm_event.private_data, e->pub.param.conn.private_data_len);
 	e->pub.param.conn.private_data = e->pub.param.conn.private_data_len != 0 ? e->private_data : NULL;
 	id->pub.event = &e->pub;
-	UNLOCK();
+	/* Under the lock: another thread may be destroying the QP (rping's main thread ending while its event
+	 * thread takes the DISCONNECTED event); rnic_client_cm_destroy_qp lets go of it under the lock first. */
 	refresh_qp(id->pub.qp);
-	return 0;
-}
-
-/* The channel was destroyed under a get waiting for its next event: the get never returns, as one of an
- * in-process channel (its eventfd closed) or of librdmacm's (its read of the closed fd) does not; rping's
- * event thread waits so while the program ends. Under the lock, which it lets go. */
-static void __rte_noreturn
-wait_forever(struct ccm_channel *ch)
-{
-	if (--ch->waiters == 0)
-		free(ch);
 	UNLOCK();
-	for (;;)
-		pause();
+	return 0;
 }
 
 int

@@ -22,6 +22,9 @@ int rnic_client_cm_listen(struct rnic_cm_id *id, int backlog);
 /* own_cqs: bit 0 / 1, the send / receive CQ was made for the QP (rnic_cm_create_qp): destroyed with it. */
 int rnic_client_cm_attach_qp(struct rnic_cm_id *id, struct rnic_qp *qp, uint8_t own_cqs);
 void rnic_client_cm_destroy_qp(struct rnic_cm_id *id);
+/* The QP is being destroyed (ibv_destroy_qp of a QP rdma_create_qp made, as rping does): no id names it
+ * any more, so that a get on another thread does not look at it. */
+void rnic_client_cm_forget_qp(const struct rnic_qp *qp);
 int rnic_client_cm_connect(struct rnic_cm_id *id, struct rnic_conn_param *param);
 int rnic_client_cm_accept(struct rnic_cm_id *id, struct rnic_conn_param *param);
 int rnic_client_cm_reject(struct rnic_cm_id *id, const void *private_data, uint8_t private_data_len);

@@ -2,7 +2,8 @@
  * The CM through rnicd (doc/cm.md, "Through rnicd"): clients of one daemon, on its embedded loopback pair
  * (rnic0 10.77.0.1, rnic1 10.77.0.2), connecting with the rnic_cm_* calls, which the daemon's CM serves.
  *   data       a server and a client: connect (private data both ways), a 64 KB WRITE and a SEND over the
- *              connection, every byte checked, disconnect on both sides; nothing left in the daemon
+ *              connection, every byte checked, disconnect on both sides (the server's QP destroyed first,
+ *              by rnic_destroy_qp, as rping does: its id lets go of it); nothing left in the daemon
  *   tenants    two tenants (uids 4101, 4102, cm-ports 20000-20099 and 21000-21099) with a listener each; a
  *              REQ to the first's port reaches its channel only (the second's fd never polls readable);
  *              the second cannot listen on the first's port or bind outside its range (EACCES), nor make
@@ -206,9 +207,13 @@ data_server(int ready_fd)
 	CHECK(wc.status == RNIC_WC_SUCCESS && wc.opcode == RNIC_WC_RECV, "the SEND: %s",
 	      rnic_wc_status_str(wc.status));
 	CHECK(matches(buf, MSG, 71) && memcmp(buf + RECV_OFF, "done", 5) == 0, "the WRITE's bytes differ");
+	/* The QP destroyed as rping destroys it (ibv_destroy_qp, not rdma_destroy_qp): the id lets go of it,
+	 * and taking the next event does not look at it (rping's event thread read it freed, and crashed). */
+	CHECK(rnic_destroy_qp(id->qp) == 0, "destroy_qp");
+	CHECK(id->qp == NULL, "the id still names the QP destroyed");
 	ack_next(ch, RNIC_CM_EVENT_DISCONNECTED);
 	CHECK(rnic_cm_disconnect(id) == 0, "disconnect");
-	rnic_cm_destroy_qp(id);
+	rnic_cm_destroy_qp(id);		/* the CQs rnic_cm_create_qp made for the QP */
 	CHECK(rnic_dereg_mr(mr) == 0, "dereg_mr");
 	CHECK(rnic_cm_destroy_id(id) == 0 && rnic_cm_destroy_id(lid) == 0, "destroy_id");
 	rnic_cm_destroy_event_channel(ch);
