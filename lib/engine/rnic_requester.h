@@ -25,8 +25,9 @@ rnic_requester_clock(struct rnic_pipeline *p, uint64_t now)
 }
 
 /* The requester's time for its timers: TSC cycles less the time the lcore was away (rnic_requester_clock). A
- * timer that came due while the lcore was away waits until the answers that came meanwhile are read: two
- * tenants' QPs on a loaded machine timed out on ACKs that sat in the rings, and retries ran out so. */
+ * timer that came due while the lcore was away waits until the answers that came meanwhile are read: the
+ * first pass back ran the timers before the completer, and timed out QPs whose ACKs sat in the rings
+ * (transport's test_lcore_away). */
 static inline uint64_t
 rnic_req_now(const struct rnic_pipeline *p)
 {
