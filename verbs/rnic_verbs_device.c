@@ -215,8 +215,13 @@ rnic_verbs_query_device_ex(struct ibv_context *context, const struct ibv_query_d
 	ret = ibv_query_device(context, &ex.orig_attr);
 	if (ret != 0)
 		return ret;
-	/* None of the extended capabilities (ODP, TSO, RSS, timestamps, device memory): zero, as verbs.h's
-	 * legacy fallback reports them; a caller with a longer struct gets the rest zeroed too. */
+	/* Packet pacing: a QP's IBV_QP_RATE_LIMIT (kbit/s) is held by the engine's pacer for RC, UC and UD QPs
+	 * at any rate (doc/congestion.md); an application, as perftest's PP mode, looks for it here. */
+	ex.packet_pacing_caps.qp_rate_limit_min = 1;
+	ex.packet_pacing_caps.qp_rate_limit_max = UINT32_MAX;
+	ex.packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RC | 1u << IBV_QPT_UC | 1u << IBV_QPT_UD;
+	/* None of the other extended capabilities (ODP, TSO, RSS, timestamps, device memory): zero, as
+	 * verbs.h's legacy fallback reports them; a caller with a longer struct gets the rest zeroed too. */
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	memset(attr, 0, attr_size);
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));

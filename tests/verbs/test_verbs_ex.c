@@ -557,19 +557,26 @@ test_close_with_objects(void **state)
 	close_pair();
 }
 
-/* ibv_modify_qp_rate_limit (an mlx5 extension perftest's --rate_limit_type HW uses): the QP's rate_limit
+/* ibv_modify_qp_rate_limit (an mlx5 extension perftest's packet pacing uses): the QP's rate_limit
  * changes in RTS and reads back; a burst size, a typical packet size, a comp_mask, or a QP not in RTS are
- * refused (EINVAL). It was refused as unsupported. */
+ * refused (EINVAL). It was refused as unsupported. ibv_query_device_ex reports the pacing (perftest's
+ * check_packet_pacing_support: qp_rate_limit_max above 0), for the QP types that have it; it said none. */
 static void
 test_rate_limit(void **state)
 {
 	struct ibv_qp_rate_limit_attr rl = { .rate_limit = 100000 };
+	struct ibv_device_attr_ex dev;
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr got;
 	struct side *a = &sides[0];
 
 	(void)state;
 	open_pair(IBV_QPT_RC);
+	assert_int_equal(ibv_query_device_ex(a->ctx, NULL, &dev), 0);
+	assert_true(dev.packet_pacing_caps.qp_rate_limit_min >= 1);
+	assert_true(dev.packet_pacing_caps.qp_rate_limit_max >= 100000000);	/* 100 Gbit/s at least */
+	assert_int_equal(dev.packet_pacing_caps.supported_qpts,
+			 1u << IBV_QPT_RC | 1u << IBV_QPT_UC | 1u << IBV_QPT_UD);
 	assert_int_equal(ibv_modify_qp_rate_limit(a->qp, &rl), 0);
 	assert_int_equal(ibv_query_qp(a->qp, &got, IBV_QP_RATE_LIMIT, &init), 0);
 	assert_int_equal(got.rate_limit, 100000);
