@@ -24,6 +24,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../common/veth-netns.sh
 . "$here/../common/veth-netns.sh"
+# shellcheck source=../common/tc-bpf.sh
+. "$here/../common/tc-bpf.sh"
 pattern=$1
 matrix=$2
 shift 2
@@ -79,15 +81,6 @@ nft_works() {
 		in_ns a nft delete table netdev rnic_probe
 }
 
-# A probability as a 32-bit threshold.
-threshold() { awk -v p="$1" 'BEGIN { printf "%.0f", p * 4294967296 }'; }
-
-compile_bpf() {	# OUT [-DNAME=VALUE...]
-	local out=$1
-	shift
-	clang -O2 -target bpf -I"/usr/include/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)" \
-		"$@" -c "$here/fault_tc.bpf.c" -o "$out" 2>"$tmp/clang.log"
-}
 
 install_bpf() {	# egress|ingress -DNAME=VALUE...: the same program on both veths
 	local hook=$1

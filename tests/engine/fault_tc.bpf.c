@@ -16,6 +16,13 @@
  *                   ring as well.
  *   SLOW            put the frame in the slow class of the device's HTB root qdisc (priority 1:20), where
  *                   a low rate holds it back while later frames pass: reordering by delay
+ * and a switch's ECN marking, where no qdisc here marks (no red, fq_codel, ...): in front of a tbf root qdisc
+ * of rate MARK_RATE (bytes/s) and limit MARK_LIMIT (bytes), the program keeps the queue's depth (frames in,
+ * the rate out: tbf's backlog, less its small bucket) and sets CE in the ECN-capable frames that find
+ * MARK_KMIN bytes or more ahead of them, with a probability rising to MARK_PMAX (a threshold as above) at
+ * MARK_KMAX and always from there: RED as DCQCN's switches mark (the engine's own bottleneck, --fault kmin=,
+ * does the same by frames). The depth each RoCEv2 frame found is counted in `vq.hist` (VQ_BUCKET bytes a
+ * bucket), its marks in `vq.marked`, read with bpftool by tests/engine/incast-veth.sh.
  * The kernel has no sch_netem here; this is what stands in for it.
  */
 #include <linux/bpf.h>
@@ -52,6 +59,22 @@
 #define SLOW 0
 #endif
 
+#ifndef MARK_RATE
+#define MARK_RATE 0
+#endif
+#ifndef MARK_KMIN
+#define MARK_KMIN 0
+#endif
+#ifndef MARK_KMAX
+#define MARK_KMAX 0
+#endif
+#ifndef MARK_PMAX
+#define MARK_PMAX 0
+#endif
+#ifndef MARK_LIMIT
+#define MARK_LIMIT 0
+#endif
+
 #define ROCEV2_PORT 4791
 #define DUP_MARK 0x52444d50		/* a copy this program made: it passes as it is */
 #define SLOW_CLASS 0x10020		/* HTB class 1:20 */
@@ -60,6 +83,21 @@
 
 /* The Gilbert-Elliott chain's state (racy between CPUs: a burst's edges may blur, the rates hold). */
 static __u32 ge_bad;
+
+#define VQ_BUCKET 4096
+#define VQ_BUCKETS 256
+
+/* The marking queue's state and counts (racy between CPUs as ge_bad: one sending process's frames leave
+ * from one CPU at a time). */
+struct rnic_vq {
+	__u64 backlog;			/* bytes queued, as tbf drains them */
+	__u64 last_ns;
+	__u64 frames;			/* RoCEv2 frames seen */
+	__u64 marked;			/* of them, CE set here */
+	__u64 over_limit;		/* of them, finding the queue full (tbf drops them) */
+	__u64 hist[VQ_BUCKETS];		/* the depth each found, VQ_BUCKET bytes a bucket */
+};
+struct rnic_vq vq;
 
 static __always_inline int
 chance(__u32 threshold)
@@ -116,6 +154,57 @@ flip_a_bit(struct __sk_buff *skb)
 	bpf_skb_store_bytes(skb, off, &b, 1, 0);
 }
 
+/* Set CE in an ECN-capable IPv4 frame (ECT(0) or ECT(1)), the header checksum mended; 1 if set. The ICRC
+ * leaves the IP ToS out, so the frame stays valid. */
+static __always_inline int
+set_ce(struct __sk_buff *skb)
+{
+	__u8 hdr[2], old[2];
+
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, hdr, 2) < 0 || (hdr[1] & 3) == 0 || (hdr[1] & 3) == 3)
+		return 0;
+	old[0] = hdr[0];
+	old[1] = hdr[1];
+	hdr[1] |= 3;
+	if (bpf_skb_store_bytes(skb, ETH_HLEN, hdr, 2, 0) < 0)
+		return 0;
+	bpf_l3_csum_replace(skb, ETH_HLEN + __builtin_offsetof(struct iphdr, check), *(__u16 *)old,
+			    *(__u16 *)hdr, 2);
+	return 1;
+}
+
+/* The queue in front of the link: drained at MARK_RATE since the last frame, then this frame's depth
+ * counted, RED's mark, and the frame queued unless tbf will drop it. */
+static __always_inline void
+mark_by_queue(struct __sk_buff *skb)
+{
+	__u64 now = bpf_ktime_get_ns(), dt = now - vq.last_ns, drained, q;
+	__u32 b;
+
+	if (dt > 1000000000ull)
+		dt = 1000000000ull;
+	drained = dt * MARK_RATE / 1000000000ull;
+	vq.last_ns = now;
+	q = vq.backlog > drained ? vq.backlog - drained : 0;
+	b = q / VQ_BUCKET;
+	if (b >= VQ_BUCKETS)
+		b = VQ_BUCKETS - 1;
+	vq.hist[b]++;
+	vq.frames++;
+	if (q + skb->len > MARK_LIMIT) {
+		vq.over_limit++;
+		vq.backlog = q;
+		return;
+	}
+	vq.backlog = q + skb->len;
+	if (q < MARK_KMIN)
+		return;
+	if (q < MARK_KMAX &&
+	    bpf_get_prandom_u32() >= (__u64)MARK_PMAX * (q - MARK_KMIN) / (MARK_KMAX - MARK_KMIN + 1))
+		return;
+	vq.marked += set_ce(skb);
+}
+
 SEC("tc")
 int
 rnic_fault(struct __sk_buff *skb)
@@ -139,6 +228,8 @@ rnic_fault(struct __sk_buff *skb)
 	}
 	if (chance(SLOW))
 		skb->priority = SLOW_CLASS;
+	if (MARK_RATE != 0)
+		mark_by_queue(skb);
 	return TC_ACT_OK;
 }
 

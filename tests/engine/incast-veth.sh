@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# N:1 incast through the KERNEL's bottleneck (doc/congestion.md, "The same over veth"): rnic-perf's client
+# keeps 16 WRITEs of 64 KB queued on each of 4 QPs (SENDERS) (traffic class 106: ECT(0)) to its server, over
+# net_af_packet, through a switch: a third network namespace bridging two veth pairs, whose port towards the
+# server is the bottleneck: a tbf root qdisc (200 Mbit/s, a 530 KB queue: the engine's modelled link of
+# `incast`, 128 frames of 4 KB, in bytes) and, in front of it, tc-BPF that marks CE by the queue's depth
+# (fault_tc.bpf.c's MARK_*: RED from 33 KB to 200 KB, pmax 0.2: `incast`'s 8 and 48 frames), since no qdisc
+# here marks ECN. The queue is the switch's, not the sender's: a qdisc on the sending veth would hold the
+# sender back through its socket's buffer instead of filling and dropping. The server (the notification
+# point) answers marks with CNPs, the client's QPs (reaction points) cut their rates.
+#   on   DCQCN (the CC spec given, its rp_max_rate the link's): after a warm-up of 1.5 s, the depth 99 % of
+#        the frames found is below kmax, tbf lost nothing, and the wire rate is at least 0.9 of the link's
+#   off  --cc none: the queue builds to the limit and tbf drops frames
+# Skipped (77) without root, namespaces, clang, tc's BPF loader or bpftool.
+# Usage: incast-veth.sh on|off RNIC_PERF [CC_SPEC [SENDERS]]   (SENDERS: QPs, 4 by default)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../common/tc-bpf.sh
+. "$here/../common/tc-bpf.sh"
+mode=$1
+perf=$2
+rate_mbit=200
+# The reaction point's line rate is the link's, as a fabric's NICs and switch ports run at one speed
+cc="${3:-dcqcn},rp_max_rate=$rate_mbit"
+[ "$mode" = off ] && cc=none
+senders=${4:-4}
+tmp=$(mktemp -d)
+kmin=33000
+kmax=200000
+limit=530000
+seconds=4
+warmup=1.5
+pids=()
+ns_a=rnic-ia-$$		# the server
+ns_b=rnic-ib-$$		# the client
+ns_s=rnic-is-$$		# the switch
+veth_a=via$$
+veth_b=vib$$
+port_a=sva$$		# the switch's port towards the server: the bottleneck
+port_b=svb$$
+
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	for ns in "$ns_a" "$ns_b" "$ns_s"; do ip netns del "$ns" 2>/dev/null; done
+	rm -rf "$tmp" "/var/run/dpdk/iv-a-$$" "/var/run/dpdk/iv-b-$$"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+in_ns() {
+	local side=$1
+	shift
+	ip netns exec "$(eval echo "\$ns_$side")" "$@"
+}
+
+topology() {
+	if [ "$(id -u)" -ne 0 ] || ! ip netns add "$ns_a" 2>/dev/null; then
+		echo "incast-veth: needs root and network namespaces: skipped"
+		return 77
+	fi
+	ip netns add "$ns_b" && ip netns add "$ns_s" &&
+		ip link add "$veth_a" netns "$ns_a" type veth peer name "$port_a" netns "$ns_s" &&
+		ip link add "$veth_b" netns "$ns_b" type veth peer name "$port_b" netns "$ns_s" &&
+		ip -n "$ns_s" link add br0 type bridge &&
+		ip -n "$ns_s" link set "$port_a" master br0 && ip -n "$ns_s" link set "$port_b" master br0 || return 1
+	for ns in "$ns_a" "$ns_b" "$ns_s"; do ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1; done
+	ip -n "$ns_a" addr add 10.98.0.1/24 dev "$veth_a"
+	ip -n "$ns_b" addr add 10.98.0.2/24 dev "$veth_b"
+	for dev in "a $veth_a" "b $veth_b" "s $port_a" "s $port_b" "s br0"; do
+		set -- $dev
+		in_ns "$1" ip link set "$2" up || return 1
+	done
+	mac_a=$(ip -n "$ns_a" -br link show "$veth_a" | awk '{print $3}')
+	mac_b=$(ip -n "$ns_b" -br link show "$veth_b" | awk '{print $3}')
+}
+
+for tool in clang tc bpftool; do
+	command -v $tool >/dev/null || { echo "incast-veth: no $tool here: skipped"; exit 77; }
+done
+topology || exit $?
+
+# The bottleneck: the switch's egress towards the server
+compile_bpf "$tmp/mark.o" -g -DMARK_RATE=$((rate_mbit * 125000)) -DMARK_KMIN=$kmin -DMARK_KMAX=$kmax \
+	-DMARK_PMAX="$(threshold 0.2)" -DMARK_LIMIT=$limit ||
+	{ cat "$tmp/clang.log"; echo "incast-veth: fault_tc.bpf.c does not compile"; exit 1; }
+in_ns s tc qdisc add dev "$port_a" root tbf rate ${rate_mbit}mbit burst 8kb limit $limit || exit 1
+in_ns s tc qdisc add dev "$port_a" clsact || { echo "incast-veth: no clsact qdisc: skipped"; exit 77; }
+in_ns s tc filter add dev "$port_a" egress bpf da obj "$tmp/mark.o" sec tc ||
+	{ echo "incast-veth: tc cannot load the BPF program here: skipped"; exit 77; }
+prog=$(in_ns s bpftool -j net show dev "$port_a" | python3 -c '
+import json, sys
+for dev in json.load(sys.stdin):
+    for f in dev.get("tc", []):
+        print(f["id"]); sys.exit(0)')
+map=$(bpftool -j prog show id "$prog" | python3 -c '
+import json, subprocess, sys
+for m in json.load(sys.stdin).get("map_ids", []):
+    info = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(m)], capture_output=True, text=True).stdout)
+    if info.get("name", "").endswith(".bss"):
+        print(m); sys.exit(0)')
+[ -n "$map" ] || { echo "incast-veth: the program's .bss map not found (prog $prog)"; exit 1; }
+
+# The marking queue's counts, JSON: {"frames", "marked", "over_limit", "hist", ...}
+vq() {
+	bpftool -j map dump id "$map" | python3 -c '
+import json, sys
+def find(x):
+    if isinstance(x, dict):
+        if "hist" in x and "marked" in x:
+            return x
+        x = list(x.values())
+    if isinstance(x, list):
+        for v in x:
+            r = find(v)
+            if r:
+                return r
+print(json.dumps(find(json.load(sys.stdin))))'
+}
+
+eal=(--no-huge -m 512 --no-pci --log-level=error)
+
+# tbf's drops at the bottleneck so far
+tbf_dropped() {
+	in_ns s tc -s qdisc show dev "$port_a" | awk '/qdisc tbf/ { t = 1 } t && /dropped/ { gsub(",", "", $7); print $7; exit }'
+}
+
+# One run of the pair, its figures checked (check.py below): 0 when they meet the mode's goals.
+attempt() {
+	local n=$1 port=$((20000 + ($$ + $1) % 20000)) server client client_rc server_rc d0
+	d0=$(tbf_dropped)
+	in_ns a timeout -k 5 60 "$perf" --server -p $port --port net_af_packet0 --ip 10.99.0.1 \
+		--neigh 10.98.0.2,"$mac_b" --stages one -- -l 0,1 "${eal[@]}" --file-prefix iv-a-$$ \
+		--vdev=net_af_packet0,iface=$veth_a,qpairs=1,qdisc_bypass=0 -- --cc "$cc" >"$tmp/server.log" 2>&1 &
+	server=$!
+	pids+=($server)
+	for _ in $(seq 1 100); do
+		in_ns a ss -ltn 2>/dev/null | grep -q ":$port " && break
+		sleep 0.1
+	done
+	in_ns b timeout -k 5 60 "$perf" 10.98.0.1 -p $port -o write -s 65536 -q $senders -t 16 -D $seconds \
+		--tclass 106 --json --port net_af_packet0 --neigh 10.99.0.1,"$mac_a" --stages devices -- \
+		--lcores 0@0 "${eal[@]}" --file-prefix iv-b-$$ \
+		--vdev=net_af_packet0,iface=$veth_b,qpairs=1,qdisc_bypass=0 -- --cc "$cc" >"$tmp/client.log" 2>&1 &
+	client=$!
+	pids+=($client)
+	# The warm-up: from the first frame (every QP's first window arrives at once, before any CNP)
+	vq >"$tmp/vq-start.json"
+	for _ in $(seq 1 300); do
+		vq >"$tmp/vq0.json"
+		cmp -s "$tmp/vq-start.json" "$tmp/vq0.json" || break
+		sleep 0.1
+	done
+	sleep $warmup
+	vq >"$tmp/vq0.json"
+	wait $client
+	client_rc=$?
+	vq >"$tmp/vq1.json"
+	wait $server
+	server_rc=$?
+	echo "=== run $n"
+	grep -v '^{' "$tmp/client.log"
+	grep -h '^{' "$tmp/client.log" | cut -c1-300
+	echo "--- server:"
+	grep -v '^{' "$tmp/server.log" | tail -3
+	echo "--- the switch port:"
+	in_ns s tc -s qdisc show dev "$port_a"
+	if [ $client_rc -ne 0 ] || [ $server_rc -ne 0 ]; then
+		echo "incast-veth: client exit $client_rc, server $server_rc"
+		return 1
+	fi
+	python3 "$tmp/check.py" "$mode" "$tmp" $kmax $rate_mbit $(($(tbf_dropped) - d0))
+}
+
+cat >"$tmp/check.py" <<'EOF'
+import json, sys
+mode, tmp, kmax, rate, dropped = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+v0, v1 = (json.load(open(f"{tmp}/vq{i}.json")) for i in (0, 1))
+hist = [b - a for a, b in zip(v0["hist"], v1["hist"])]
+frames = sum(hist)
+bucket = 4096                      # fault_tc.bpf.c's VQ_BUCKET
+
+
+def pct(p):
+    """The depth below which a share p of the frames found the queue: its bucket's upper edge."""
+    need, run = p * frames, 0
+    for i, n in enumerate(hist):
+        run += n
+        if run >= need:
+            return (i + 1) * bucket
+    return len(hist) * bucket
+
+
+res = [json.loads(line) for line in open(f"{tmp}/client.log") if line.startswith("{")][-1]
+# The wire: 64 KB in frames of the path MTU with 58 B of headers each (Ethernet, IPv4, UDP, BTH, ICRC), and
+# the first one's RETH; rnic-perf's goodput over its whole run, the warm-up's too
+frames_per = -(-65536 // res["mtu"])
+wire = res["bw_avg_Gbps"] * (65536 + frames_per * 58 + 16) / 65536 * 1000
+marked = v1["marked"] - v0["marked"]
+print(f"incast-veth {mode}: {frames} frames after the warm-up, depth p50 {pct(0.5)} B, p99 {pct(0.99)} B "
+      f"(kmax {kmax}), {marked} marked, tbf dropped {dropped}; wire {wire:.0f} Mbit/s of {rate:.0f} "
+      f"({wire / rate:.3f})")
+if mode == "on":
+    ok = frames > 0 and pct(0.99) < kmax and dropped == 0 and wire >= 0.9 * rate and marked > 0
+else:
+    ok = frames > 0 and dropped > 0 and pct(0.99) >= kmax
+sys.exit(0 if ok else 1)
+EOF
+
+# With DCQCN, a second run when the first misses: the machine's other load can take a process's lcore for
+# long enough to stall its CNPs or its sending (doc/congestion.md); both runs are printed.
+tries=1
+[ "$mode" = on ] && tries=2
+for n in $(seq 1 $tries); do
+	if attempt "$n"; then
+		echo "1 passed, 0 failed"
+		exit 0
+	fi
+done
+echo "0 passed, 1 failed"
+exit 1
