@@ -14,9 +14,9 @@ packages=(
 	meson ninja-build pkg-config gcc python3 python3-pyelftools
 	python3-scapy python3-matplotlib python3-prometheus-client tshark iproute2 libpcap-dev
 	clang libclang-rt-14-dev
-	# the kernel's faults in tests/engine/fault-veth.sh: tc-BPF (clang -target bpf, libbpf's headers, tc),
-	# nftables when BPF cannot load; bpftool reads the ECN marker's queue (tests/engine/incast-veth.sh)
-	libbpf-dev nftables bpftool
+	# the kernel's faults in tests/engine/fault-veth.sh and incast-veth.sh: tc-BPF (clang -target bpf,
+	# libbpf's headers, tc; bpftool reads the program's counts); nftables drops on the interop bridge
+	libbpf-dev bpftool nftables
 	# Open vSwitch built with DPDK: rnicd's ports on an OVS-DPDK bridge (tests/ovs, scripts/ovs-demo.sh,
 	# doc/deploy.md); the tests start their own ovsdb-server and ovs-vswitchd-dpdk, never the system's
 	openvswitch-switch-dpdk

@@ -1,25 +1,26 @@
 #!/usr/bin/env bash
 # The fault matrix (fault_matrix.c) between two softrnic processes on a veth pair in two network namespaces
-# (net_af_packet, through the kernel's qdiscs), where the KERNEL makes the faults on each veth (losses and
-# duplicates on the receiving veth's ingress, the rest on egress; fault_tc.bpf.c and install_faults say why):
+# (net_af_packet, through the kernel's qdiscs), where the KERNEL makes the faults on each veth (duplicates on
+# the receiving veth's ingress, the rest on the sending veth's egress; fault_tc.bpf.c and install_faults say
+# why):
 #   none        nothing (the veth itself may still drop when the two processes share the cores)
-#   uniform     1 % of the frames lost          tc-BPF (fault_tc.bpf.c), else nftables (numgen)
+#   uniform     1 % of the frames lost          tc-BPF (fault_tc.bpf.c)
 #   burst       1 % lost in bursts of 4         tc-BPF (a Gilbert-Elliott chain)
-#   ack-only    10 % of the responses lost      tc-BPF, else nftables (the BTH opcode: @th,64,8)
+#   ack-only    10 % of the responses lost      tc-BPF (by the BTH opcode)
 #   reorder     2 % held back                   tc-BPF into the slow class of an HTB root qdisc
 #   duplicate   2 % sent twice                  tc-BPF (bpf_clone_redirect)
 #   corrupt     0.1 % with a bit flipped        tc-BPF
-#   rate        500 Mbit/s, 64 KB of queue      tbf (tail drop)
+#   rate        a 500 Mbit/s port, 4 KB of queue: tbf (its drops of a full queue are sends the kernel
+#               refused, which AF_PACKET sends again: back-pressure, not loss)
 #   link-down-long   "ip link set down" for 3 s, far past the retry budget: every QP ends in RETRY_EXC_ERR
 #   link-down-short  down for 20 ms, within it: everything completes
-# The test looks for what the kernel offers (clang, tc's BPF loader, nft, the qdiscs) and uses what is
-# there; a pattern nothing here can make is skipped (exit 77), as is the whole test without root. Its rules
-# live only on its own veths in its own namespaces, which it removes.
+# The test looks for what the kernel offers (clang, tc's BPF loader, the qdiscs); a pattern nothing here can
+# make is skipped (exit 77), as is the whole test without root. Its rules live only on its own veths in its
+# own namespaces, which it removes.
 # Usage: fault-veth.sh PATTERN FAULT_MATRIX [fault_matrix options, e.g. --case read:65536:16]
-#   RNIC_FAULT_KERNEL=bpf|nft chooses the mechanism (default: BPF when it loads, else nftables).
-#   RNIC_FAULT_LOSS_HOOK=egress makes the losses (uniform, burst, ack-only) on the sending veth's egress
-#   instead of the receiver's ingress: a drop there also ends the sender's net_af_packet kick of its TX ring
-#   (install_faults), which the engine must recover from by itself.
+#   RNIC_FAULT_LOSS=refused makes the losses (uniform, burst, ack-only) sends the kernel refuses instead of
+#   frames lost on the wire: AF_PACKET keeps each in its TX ring, and the sendto() that met it ends there,
+#   the frames behind it waiting for the engine's next burst or its idle kick of the queue.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../common/veth-netns.sh
@@ -29,10 +30,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 pattern=$1
 matrix=$2
 shift 2
-loss_hook=${RNIC_FAULT_LOSS_HOOK:-ingress}
-case "$loss_hook" in
-ingress|egress) ;;
-*) echo "fault-veth: RNIC_FAULT_LOSS_HOOK must be ingress or egress, not '$loss_hook'"; exit 1 ;;
+loss=${RNIC_FAULT_LOSS:-wire}
+case "$loss" in
+wire) loss_act=TC_ACT_STOLEN ;;
+refused) loss_act=TC_ACT_SHOT ;;
+*) echo "fault-veth: RNIC_FAULT_LOSS must be wire or refused, not '$loss'"; exit 1 ;;
 esac
 tmp=$(mktemp -d)
 pids=()
@@ -64,21 +66,17 @@ in_ns() {
 
 dev_of() { [ "$1" = a ] && echo "$veth_a" || echo "$veth_b"; }
 
-# Whether tc can load a BPF program here (clang, tc's BPF loader, cls_bpf): tried on veth a, then removed.
+# Whether tc can load a BPF program here (clang, tc's BPF loader, cls_bpf; bpftool reads its counts): tried on
+# veth a, then removed.
 # clang failing on the program is the program's fault, not the machine's: that fails the test.
 bpf_works() {
-	command -v clang >/dev/null && command -v tc >/dev/null || return 1
+	command -v clang >/dev/null && command -v tc >/dev/null && command -v bpftool >/dev/null || return 1
 	compile_bpf "$tmp/probe.o" || { cat "$tmp/clang.log"; echo "fault-veth: fault_tc.bpf.c does not compile"; exit 1; }
 	in_ns a tc qdisc add dev "$veth_a" clsact 2>/dev/null || return 1
 	in_ns a tc filter add dev "$veth_a" egress bpf da obj "$tmp/probe.o" sec tc 2>/dev/null
 	local rc=$?
 	in_ns a tc qdisc del dev "$veth_a" clsact
 	return $rc
-}
-
-nft_works() {
-	command -v nft >/dev/null && in_ns a nft add table netdev rnic_probe 2>/dev/null &&
-		in_ns a nft delete table netdev rnic_probe
 }
 
 
@@ -90,19 +88,6 @@ install_bpf() {	# egress|ingress -DNAME=VALUE...: the same program on both veths
 		in_ns $side tc qdisc add dev "$(dev_of $side)" clsact &&
 			in_ns $side tc filter add dev "$(dev_of $side)" $hook bpf da obj "$tmp/fault.o" sec tc ||
 			return 1
-	done
-}
-
-install_nft() {	# egress|ingress RULE: in a netdev chain on that hook of both veths
-	for side in a b; do
-		in_ns $side nft -f - <<-EOF || return 1
-			table netdev rnic_fault {
-				chain $1 {
-					type filter hook $1 device "$(dev_of $side)" priority 0; policy accept;
-					$2
-				}
-			}
-		EOF
 	done
 }
 
@@ -125,53 +110,49 @@ install_tbf() {
 	done
 }
 
-# Pick the mechanism for the pattern and install it; 77 when nothing here can make it.
+# Install the pattern's faults; 77 when nothing here can make it. Losses are made on the sending veth's
+# egress, where the program can end a frame the sender's send already counted as gone (TC_ACT_STOLEN): a
+# loss on the wire. At the receiving veth's ingress a drop loses nothing: the receiver's packet socket takes
+# its copy before the ingress filters run (so do nftables' netdev chains, which cannot steal a frame on
+# egress either: a drop there is a send the kernel refuses, and AF_PACKET sends the frame again).
 install_faults() {
-	local use=${RNIC_FAULT_KERNEL:-auto} bpf=0 nft=0
-	{ [ "$use" = nft ] || ! bpf_works; } || bpf=1
-	{ [ "$use" = bpf ] || ! nft_works; } || nft=1
-	echo "fault-veth: $pattern (losses at $loss_hook): tc-BPF $([ $bpf = 1 ] && echo yes || echo no)," \
-		"nftables $([ $nft = 1 ] && echo yes || echo no) (RNIC_FAULT_KERNEL=$use)"
-	case "$pattern:$bpf:$nft" in
+	local bpf=0
+	! bpf_works || bpf=1
+	echo "fault-veth: $pattern (losses: $loss): tc-BPF $([ $bpf = 1 ] && echo yes || echo no)"
+	case "$pattern:$bpf" in
 	none:*|link-down-*) return 0 ;;
 	rate:*) install_tbf ;;
-	# Frames are lost where the receiver takes them, as on a wire (by default). On the sender's egress a
-	# drop also ends the sendto() that net_af_packet hands its TX ring over with: the frames behind it wait
-	# in the ring for the sender's next burst, or for the engine's idle kick of that queue
-	# (RNIC_FAULT_LOSS_HOOK=egress tests it).
-	uniform:1:*) install_bpf "$loss_hook" -DDROP="$(threshold 0.01)" ;;
-	uniform:0:1) install_nft "$loss_hook" "udp dport 4791 numgen random mod 100 < 1 counter drop" ;;
-	burst:1:*) install_bpf "$loss_hook" -DGE_P="$(threshold 0.0025)" -DGE_R="$(threshold 0.25)" ;;
-	ack-only:1:*) install_bpf "$loss_hook" -DRESPONSES_ONLY=1 -DDROP="$(threshold 0.1)" ;;
-	ack-only:0:1) install_nft "$loss_hook" \
-		"udp dport 4791 @th,64,8 0x0d-0x12 numgen random mod 100 < 10 counter drop" ;;
-	reorder:1:*) install_htb && install_bpf egress -DSLOW="$(threshold 0.02)" ;;
-	duplicate:1:*) install_bpf ingress -DDUPLICATE="$(threshold 0.02)" ;;
-	corrupt:1:*) install_bpf egress -DCORRUPT="$(threshold 0.001)" ;;
-	*:*:*)
+	uniform:1) install_bpf egress -DDROP="$(threshold 0.01)" -DLOSS_ACT=$loss_act ;;
+	burst:1) install_bpf egress -DGE_P="$(threshold 0.0025)" -DGE_R="$(threshold 0.25)" -DLOSS_ACT=$loss_act ;;
+	ack-only:1) install_bpf egress -DRESPONSES_ONLY=1 -DDROP="$(threshold 0.1)" -DLOSS_ACT=$loss_act ;;
+	reorder:1) install_htb && install_bpf egress -DSLOW="$(threshold 0.02)" ;;
+	duplicate:1) install_bpf ingress -DDUPLICATE="$(threshold 0.02)" ;;
+	corrupt:1) install_bpf egress -DCORRUPT="$(threshold 0.001)" ;;
+	*)
 		echo "fault-veth: nothing here makes the pattern '$pattern' (needs clang and tc's BPF loader)"
 		return 77
 		;;
 	esac
 }
 
-# What the kernel did: drops, frames through the slow class, nft counters. Printed, and the number of
-# frames it lost or held back (for the check that the faults really happened).
+# What the kernel did: qdisc drops, frames through the slow class, frames the program lost. Printed, and the
+# number of frames it lost, refused or held back (for the check that the faults really happened).
 kernel_report() {
 	local total=0
 	for side in a b; do
-		local dev s
+		local dev s lost
 		dev=$(dev_of $side)
-		s=$(in_ns $side tc -s qdisc show dev "$dev"; in_ns $side tc -s class show dev "$dev";
-		    in_ns $side nft list ruleset 2>/dev/null)
+		s=$(in_ns $side tc -s qdisc show dev "$dev"; in_ns $side tc -s class show dev "$dev")
+		lost=$(bpf_globals "$(bpf_bss_map "$(eval echo "\$ns_$side")" "$dev")" |
+			python3 -c 'import json, sys; print(json.load(sys.stdin).get("lost", 0))')
 		echo "--- kernel, $dev:"
 		echo "$s"
-		total=$((total + $(echo "$s" | awk '/dropped/ { gsub(",", "", $7); n += $7 }
+		echo "BPF lost $lost frames"
+		total=$((total + lost + $(echo "$s" | awk '/dropped/ { gsub(",", "", $7); n += $7 }
 			/class htb 1:20/ { slow = 1 } slow && /Sent/ { n += $4; slow = 0 }
-			/counter packets/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) }
 			END { print n + 0 }')))
 	done
-	echo "fault-veth: the kernel lost or held back $total frames"
+	echo "fault-veth: the kernel lost, refused or held back $total frames"
 	kernel_frames=$total
 }
 
@@ -242,8 +223,11 @@ none:*|link-down-*|duplicate:*|corrupt:*|*:[1-9]*) ;;	# nothing held back or dro
 	;;
 esac
 # Duplicates and flipped bits reach softrnic: its responders answered duplicates, its parsers dropped bad
-# ICRCs.
+# ICRCs. Losses cost softrnic resends (drops at the receiver's ingress and refused sends did not: no frame
+# was resent).
 case "$pattern:$#" in
+uniform:0|burst:0|ack-only:0) grep -q '"frames_resent": [1-9]' "$tmp/client.log" ||
+	{ echo "fault-veth: softrnic resent no frame: nothing was lost"; exit 1; } ;;
 duplicate:0) grep -q '"duplicates": [1-9]' "$tmp/server.log" "$tmp/client.log" ||
 	{ echo "fault-veth: no duplicate reached softrnic"; exit 1; } ;;
 corrupt:0) grep -q '"rx_drop_bad_icrc": [1-9]' "$tmp/server.log" "$tmp/client.log" ||

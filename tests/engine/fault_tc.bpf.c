@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The kernel's faults for tests/engine/fault-veth.sh: a tc-BPF program (clang -target bpf, attached with
  * "tc filter add dev DEV ingress|egress bpf da") on each veth of the pair, so that the frames one softrnic
- * process sends are lost, corrupted or held back before the other one receives them (lost and duplicated at
- * the receiving veth's ingress: see DUPLICATE, and fault-veth.sh on losses). What it does is
- * fixed when it is compiled, it acts on RoCEv2 frames only, with these macros (probabilities as thresholds of a 32-bit random number,
- * P x 2^32; 0: off):
- *   DROP            lose a frame
+ * process sends are lost, corrupted or held back before the other one receives them (at the sending veth's
+ * egress; duplicated at the receiving veth's ingress: see DUPLICATE). What it does is fixed when it is
+ * compiled, it acts on RoCEv2 frames only, with these macros (probabilities as thresholds of a 32-bit random
+ * number, P x 2^32; 0: off):
+ *   DROP            lose a frame, with LOSS_ACT: TC_ACT_STOLEN (the default) on egress tells the sender's
+ *                   send it went and frees it, a frame lost on the wire; TC_ACT_SHOT is a send the kernel
+ *                   refused, which AF_PACKET keeps in its TX ring and sends again with its next sendto():
+ *                   no loss. Never at ingress: a packet socket takes its copy of a frame before the
+ *                   ingress filters run. The frames lost are counted in `lost`.
  *   GE_P, GE_R      Gilbert-Elliott burst loss: good -> bad and bad -> good per frame; in the bad state a
  *                   frame is lost with GE_BAD (default: always)
  *   RESPONSES_ONLY  1: act only on RoCEv2 responses (BTH opcode ACK/NAK, atomic ACK, READ response)
@@ -59,6 +63,9 @@
 #define SLOW 0
 #endif
 
+#ifndef LOSS_ACT
+#define LOSS_ACT TC_ACT_STOLEN
+#endif
 #ifndef MARK_RATE
 #define MARK_RATE 0
 #endif
@@ -83,6 +90,8 @@
 
 /* The Gilbert-Elliott chain's state (racy between CPUs: a burst's edges may blur, the rates hold). */
 static __u32 ge_bad;
+/* Frames DROP and the chain lost (racy as ge_bad: a count the test checks is above zero). */
+__u64 lost;
 
 #define VQ_BUCKET 4096
 #define VQ_BUCKETS 256
@@ -217,8 +226,10 @@ rnic_fault(struct __sk_buff *skb)
 
 	if (opcode < 0 || (RESPONSES_ONLY && (opcode < OP_READ_RESPONSE_FIRST || opcode > OP_ATOMIC_ACKNOWLEDGE)))
 		return TC_ACT_OK;
-	if (chance(DROP) || burst_lost())
-		return TC_ACT_SHOT;
+	if (chance(DROP) || burst_lost()) {
+		lost++;
+		return LOSS_ACT;
+	}
 	if (chance(CORRUPT))
 		flip_a_bit(skb);
 	if (chance(DUPLICATE)) {

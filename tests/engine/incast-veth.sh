@@ -81,41 +81,19 @@ done
 topology || exit $?
 
 # The bottleneck: the switch's egress towards the server
-compile_bpf "$tmp/mark.o" -g -DMARK_RATE=$((rate_mbit * 125000)) -DMARK_KMIN=$kmin -DMARK_KMAX=$kmax \
+compile_bpf "$tmp/mark.o" -DMARK_RATE=$((rate_mbit * 125000)) -DMARK_KMIN=$kmin -DMARK_KMAX=$kmax \
 	-DMARK_PMAX="$(threshold 0.2)" -DMARK_LIMIT=$limit ||
 	{ cat "$tmp/clang.log"; echo "incast-veth: fault_tc.bpf.c does not compile"; exit 1; }
 in_ns s tc qdisc add dev "$port_a" root tbf rate ${rate_mbit}mbit burst 8kb limit $limit || exit 1
 in_ns s tc qdisc add dev "$port_a" clsact || { echo "incast-veth: no clsact qdisc: skipped"; exit 77; }
 in_ns s tc filter add dev "$port_a" egress bpf da obj "$tmp/mark.o" sec tc ||
 	{ echo "incast-veth: tc cannot load the BPF program here: skipped"; exit 77; }
-prog=$(in_ns s bpftool -j net show dev "$port_a" | python3 -c '
-import json, sys
-for dev in json.load(sys.stdin):
-    for f in dev.get("tc", []):
-        print(f["id"]); sys.exit(0)')
-map=$(bpftool -j prog show id "$prog" | python3 -c '
-import json, subprocess, sys
-for m in json.load(sys.stdin).get("map_ids", []):
-    info = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(m)], capture_output=True, text=True).stdout)
-    if info.get("name", "").endswith(".bss"):
-        print(m); sys.exit(0)')
-[ -n "$map" ] || { echo "incast-veth: the program's .bss map not found (prog $prog)"; exit 1; }
+map=$(bpf_bss_map "$ns_s" "$port_a")
+[ -n "$map" ] || { echo "incast-veth: the program's map of its globals not found"; exit 1; }
 
 # The marking queue's counts, JSON: {"frames", "marked", "over_limit", "hist", ...}
 vq() {
-	bpftool -j map dump id "$map" | python3 -c '
-import json, sys
-def find(x):
-    if isinstance(x, dict):
-        if "hist" in x and "marked" in x:
-            return x
-        x = list(x.values())
-    if isinstance(x, list):
-        for v in x:
-            r = find(v)
-            if r:
-                return r
-print(json.dumps(find(json.load(sys.stdin))))'
+	bpf_globals "$map" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["vq"]))'
 }
 
 eal=(--no-huge -m 512 --no-pci --log-level=error)
