@@ -738,6 +738,13 @@ attr_values_ok(const struct rnic_device *dev, const struct rnic_qp_attr *a, uint
 {
 	if ((mask & M(PATH_MTU)) && (a->path_mtu < RNIC_MTU_256 || a->path_mtu > RNIC_MTU_4096))
 		return 0;
+	/* Frames above the port's MTU would never leave it (retry exceeded, with nothing said): refused, as
+	 * rxe refuses a path MTU above its netdev's. */
+	if ((mask & M(PATH_MTU)) && a->path_mtu > dev->active_mtu) {
+		RNIC_LOG_LIMITED(ERR, "modify_qp: path MTU %u above the port's active MTU %u",
+				 128u << a->path_mtu, 128u << dev->active_mtu);
+		return 0;
+	}
 	if ((mask & M(TIMEOUT)) && a->timeout > 31)
 		return 0;
 	if ((mask & M(RETRY_CNT)) && a->retry_cnt > 7)

@@ -330,6 +330,14 @@ test_attribute_ranges(void **state)
 	assert_int_equal(go(qp, RNIC_QPS_INIT), 0);
 	BAD(rtr_mask, RNIC_QPS_RTR, path_mtu, 0);
 	BAD(rtr_mask, RNIC_QPS_RTR, path_mtu, 6);
+	/* Above the port's active MTU (the test's run with --mtu 1024): its frames could not leave the port. */
+	{
+		struct rnic_port_attr port;
+
+		assert_int_equal(rnic_query_port(ctx, 1, &port), 0);
+		if (port.active_mtu < RNIC_MTU_4096)
+			BAD(rtr_mask, RNIC_QPS_RTR, path_mtu, port.active_mtu + 1);
+	}
 	BAD(rtr_mask, RNIC_QPS_RTR, dest_qp_num, 0x1000000);
 	BAD(rtr_mask, RNIC_QPS_RTR, rq_psn, 0x1000000);
 	BAD(rtr_mask, RNIC_QPS_RTR, min_rnr_timer, 32);
