@@ -187,6 +187,9 @@ struct rnic_tenant_stats {
 	uint64_t bytes;			/* their payload bytes */
 	uint64_t psns;			/* PSNs charged to its share (a READ: one per response packet) */
 	uint64_t deferred;		/* visits of its QPs put off: it had used its share of the round */
+	uint64_t cap_waits;		/* visits of its QPs its cap stopped (they waited for its tokens) */
+	uint64_t cap_held_ns;		/* time its QPs waited for its cap's tokens (summed over shards) */
+	uint64_t cap_messages;		/* messages (WQEs' requests) its cap counted */
 };
 
 /* A tenant's counters summed over the device's pipelines. */
@@ -195,6 +198,14 @@ void rnic_device_tenant_stats(const struct rnic_device *dev, uint32_t tenant, st
  * .. RNIC_SHARE_MAX (64); tenants with work get the requesters' bytes in the ratio of their shares. Taken
  * at each tenant's next scheduler round; shards that do not exist yet are not set. 0 or -EINVAL. */
 int rnic_device_tenant_share(struct rnic_device *dev, uint32_t tenant, uint32_t share);
+/* A tenant's cap over its QPs of the device (doc/congestion.md, "Tenants' caps"): bits a second of its
+ * frames on the wire (headers included, as a QP's rate_limit) and messages (WQEs' requests) a second; 0: no
+ * cap of that kind. Each shard holds an even part of it. Taken at the tenant's next scheduler round; shards
+ * that do not exist yet are not set. 0 or -EINVAL (a rate outside the limits below). */
+int rnic_device_tenant_cap(struct rnic_device *dev, uint32_t tenant, uint64_t bits_per_s, uint64_t msgs_per_s);
+#define RNIC_CAP_MIN_BPS 1000000ull		/* 1 Mbit/s: below it the bucket's count of a cycle's bytes is coarse */
+#define RNIC_CAP_MAX_BPS 1000000000000ull	/* 1 Tbit/s */
+#define RNIC_CAP_MAX_MPS 100000000ull		/* 100 M messages/s */
 
 /* rnicd: let the engine poll a client's doorbell queue (daemon mapping, its size) / stop. 0 or -errno.
  * owner: the client (its doorbells may name only its QPs); tenant: whose share its doorbells take. */

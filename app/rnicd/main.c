@@ -93,29 +93,31 @@ option_error(const char *name, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* A number in min..max; with size suffixes allowed, K, M, G or T after it multiply by 2^10, 2^20, 2^30 or
- * 2^40 (max-mem 1G). */
+/* A number in min..max; with suffixes allowed (base 1024: sizes, max-mem 1G; base 1000: rates, rate 500M),
+ * K, M, G or T after it multiply by base, base^2, base^3 or base^4. */
 static int
-parse_number(const char *name, const char *text, uint64_t min, uint64_t max, int sizes, uint64_t *out)
+parse_number(const char *name, const char *text, uint64_t min, uint64_t max, unsigned int base, uint64_t *out)
 {
 	static const char suffixes[] = "KMGT";
 	const char *unit;
-	unsigned int shift = 0;
+	uint64_t mult = 1;
 	unsigned long long v;
 	char *end;
 
 	errno = 0;
-	v = strtoull(text, &end, sizes ? 10 : 0);
-	if (sizes && end != text && *end != '\0' && end[1] == '\0' &&
+	v = strtoull(text, &end, base != 0 ? 10 : 0);
+	if (base != 0 && end != text && *end != '\0' && end[1] == '\0' &&
 	    (unit = strchr(suffixes, *end & ~0x20)) != NULL) {
-		shift = 10 * (unsigned int)(unit - suffixes + 1);
+		for (const char *u = suffixes; u <= unit; u++)
+			mult *= base;
 		end++;
 	}
-	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v > (max >> shift) ||
-	    (v << shift) < min)
+	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v > max / mult || v * mult < min)
 		return option_error(name, "'%s' is not a number in %llu..%llu%s", text, (unsigned long long)min,
-				    (unsigned long long)max, sizes ? " (suffixes K, M, G, T: binary multiples)" : "");
-	*out = v << shift;
+				    (unsigned long long)max,
+				    base == 1024 ? " (suffixes K, M, G, T: binary multiples)" :
+				    base == 1000 ? " (suffixes K, M, G, T: decimal multiples)" : "");
+	*out = v * mult;
 	return 0;
 }
 
@@ -177,6 +179,12 @@ rnicd_parse_number(const char *name, const char *text, uint64_t min, uint64_t ma
 	return parse_u64(name, text, min, max, out);
 }
 
+int
+rnicd_parse_rate(const char *name, const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+	return parse_number(name, text, min, max, 1000, out);
+}
+
 static int parse_config(const char *file, int depth);
 
 /* One option by name (command line or configuration file). */
@@ -208,7 +216,7 @@ set_option(const char *name, const char *value, int depth)
 	if (strcmp(name, "max-pd") == 0)
 		return set_u32(name, value, 0, 65536, &q->max_pd);
 	if (strcmp(name, "max-mem") == 0)
-		return parse_number(name, value, 4096, 1ull << 44, 1, &q->max_bytes);
+		return parse_number(name, value, 4096, 1ull << 44, 1024, &q->max_bytes);
 	if (strcmp(name, "dbq-size") == 0) {
 		int ret = set_u32(name, value, 64, 1u << 20, &q->dbq_size);
 
@@ -490,7 +498,7 @@ reload(void)
 		rnicd.quota = before;
 		rnicd_tenant_config_restore();
 	}
-	rnicd_tenant_shares_apply();
+	rnicd_tenant_engine_apply();
 	pthread_mutex_unlock(&rnicd.lock);
 	if (ret < 0)
 		RNICD_LOG(ERR, "SIGHUP: the configuration has an error (above): the running one stays");

@@ -59,6 +59,8 @@ struct rnicd_tenant {
 					 * `tenant default`'s */
 	uint64_t limit[RNICD_RES_KINDS];
 	uint32_t share;			/* its share of the engine while tenants compete (with RNICD_SHARE_SET) */
+	uint64_t rate;			/* its cap: bits a second on the wire (with RNICD_RATE_SET; 0: none) */
+	uint64_t msg_rate;		/* ... and messages a second (with RNICD_MSG_RATE_SET; 0: none) */
 	uint64_t used[RNICD_RES_KINDS];
 	uint64_t refused[RNICD_RES_KINDS];
 	uint32_t gids;			/* the GID indexes its QPs may send from (bit per index); 0: its entry's
@@ -79,22 +81,26 @@ struct rnicd_tenant {
 		uint64_t limit[RNICD_RES_KINDS];
 		uint32_t gids;
 		uint32_t share;
+		uint64_t rate;
+		uint64_t msg_rate;
 		uint32_t cm_ports;
 	} saved;
 };
 
 #define RNICD_SHARE_SET (1u << RNICD_RES_KINDS)	/* rnicd_tenant.set: its entry gives a share */
+#define RNICD_RATE_SET (RNICD_SHARE_SET << 1)	/* ... a rate */
+#define RNICD_MSG_RATE_SET (RNICD_SHARE_SET << 2)	/* ... a msg-rate */
 
 /* A `tenant` line of the configuration (or --tenant): "default|uid=N|gid=N|cgroup=/path [max-RES N]...
- * [gids I[,I...]] [share N]".
+ * [gids I[,I...]] [share N] [rate BITS/S] [msg-rate N]".
  * where names the line for error messages. 0 or -EINVAL (after a message on stderr). */
 int rnicd_tenant_config(const char *where, const char *spec);
 /* SIGHUP: forget every tenant's configuration before the files are read again (what they use stays), and
  * put it back if they have an error. */
 void rnicd_tenant_config_reset(void);
 void rnicd_tenant_config_restore(void);
-/* After the configuration was read: every connected tenant's share to the engine. */
-void rnicd_tenant_shares_apply(void);
+/* After the configuration was read: every connected tenant's share and cap to the engine. */
+void rnicd_tenant_engine_apply(void);
 /* The tenant of a new connection, its connection counted; NULL with errno EDQUOT (over its quota), EUSERS
  * (no engine number free) or ENOMEM. cgroup receives the peer's cgroup. */
 struct rnicd_tenant *rnicd_tenant_join(const struct ucred *cred, char *cgroup, size_t len);
@@ -127,6 +133,8 @@ int rnicd_tenant_telemetry(const char *cmd, const char *params, struct rte_tel_d
 void rnicd_tenant_fini(void);
 /* A number option or quota: 0, or -EINVAL after a message naming `name` (main.c's parser). */
 int rnicd_parse_number(const char *name, const char *text, uint64_t min, uint64_t max, uint64_t *out);
+/* The same, with decimal suffixes K, M, G, T (a rate: 500M). */
+int rnicd_parse_rate(const char *name, const char *text, uint64_t min, uint64_t max, uint64_t *out);
 
 struct rnicd_obj {
 	uint8_t kind;

@@ -147,11 +147,43 @@ parse_cm_ports(const char *where, struct rnicd_tenant *t, const char *value)
 	return 0;
 }
 
+/*
+ * "rate BITS/S" (bits a second of its frames on the wire, as a QP's rate_limit; decimal suffixes: 500M) and
+ * "msg-rate N" (messages a second): the tenant's cap. 1 if word is one of them (*ret: 0 or -EINVAL after a
+ * message), else 0.
+ */
+static int
+parse_cap(const char *where, struct rnicd_tenant *t, const char *word, const char *value, int *ret)
+{
+	int rate = strcmp(word, "rate") == 0;
+	char label[160];
+	uint64_t v;
+
+	if (!rate && strcmp(word, "msg-rate") != 0)
+		return 0;
+	snprintf(label, sizeof(label), "tenant %s %s (%s)", t->name, word, where);
+	*ret = -EINVAL;
+	if (value == NULL)
+		fprintf(stderr, "rnicd: %s: tenant %s: %s without a value\n", where, t->name, word);
+	else if (rnicd_parse_rate(label, value, rate ? RNIC_CAP_MIN_BPS : 1, rate ? RNIC_CAP_MAX_BPS :
+				  RNIC_CAP_MAX_MPS, &v) == 0)
+		*ret = 0;
+	if (*ret != 0)
+		return 1;
+	if (rate)
+		t->rate = v;
+	else
+		t->msg_rate = v;
+	t->set |= rate ? RNICD_RATE_SET : RNICD_MSG_RATE_SET;
+	return 1;
+}
+
 int
 rnicd_tenant_config(const char *where, const char *spec)
 {
 	char copy[512], *save = NULL, *word, *value;
 	struct rnicd_tenant *t;
+	int ret;
 
 	if (snprintf(copy, sizeof(copy), "%s", spec) >= (int)sizeof(copy)) {
 		fprintf(stderr, "rnicd: %s: tenant specification too long\n", where);
@@ -182,6 +214,8 @@ rnicd_tenant_config(const char *where, const char *spec)
 				return -EINVAL;
 			continue;
 		}
+		if (parse_cap(where, t, word, value, &ret))
+			return ret;
 		if (strcmp(word, "share") == 0 && value != NULL) {
 			snprintf(label, sizeof(label), "tenant share (%s)", where);
 			if (rnicd_parse_number(label, value, 1, RNIC_SHARE_MAX, &v) != 0)
@@ -195,8 +229,8 @@ rnicd_tenant_config(const char *where, const char *spec)
 				break;
 		if (r == RNICD_RES_KINDS || value == NULL) {
 			fprintf(stderr, "rnicd: %s: tenant %s: '%s'%s: expected max-conn, max-ctx, max-qp, max-cq, "
-				"max-mr, max-pd, max-mem, max-cm-ids or share and a number, gids and GID indexes, or cm-ports and a "
-				"range\n", where, t->name,
+				"max-mr, max-pd, max-mem, max-cm-ids, share, rate or msg-rate and a number, gids and GID "
+				"indexes, or cm-ports and a range\n", where, t->name,
 				word, value == NULL ? " without a value" : "");
 			return -EINVAL;
 		}
@@ -218,6 +252,8 @@ config_save(struct rnicd_tenant *t)
 	t->saved.set = t->set;
 	memcpy(t->saved.limit, t->limit, sizeof(t->limit));
 	t->saved.share = t->share;
+	t->saved.rate = t->rate;
+	t->saved.msg_rate = t->msg_rate;
 }
 
 static void
@@ -229,6 +265,8 @@ config_load(struct rnicd_tenant *t)
 	t->set = t->saved.set;
 	memcpy(t->limit, t->saved.limit, sizeof(t->limit));
 	t->share = t->saved.share;
+	t->rate = t->saved.rate;
+	t->msg_rate = t->saved.msg_rate;
 }
 
 void
@@ -238,6 +276,8 @@ rnicd_tenant_config_reset(void)
 	memcpy(defaults.limit, compiled_limits, sizeof(defaults.limit));
 	defaults.gids = 0;
 	defaults.share = 1;
+	defaults.rate = 0;
+	defaults.msg_rate = 0;
 	defaults.cm_ports = COMPILED_CM_PORTS;
 	for (struct rnicd_tenant *t = tenants; t != NULL; t = t->next) {
 		config_save(t);
@@ -330,6 +370,9 @@ stats_add(struct rnic_tenant_stats *acc, const struct rnic_tenant_stats *now, co
 	acc->bytes += now->bytes - base->bytes;
 	acc->psns += now->psns - base->psns;
 	acc->deferred += now->deferred - base->deferred;
+	acc->cap_waits += now->cap_waits - base->cap_waits;
+	acc->cap_held_ns += now->cap_held_ns - base->cap_held_ns;
+	acc->cap_messages += now->cap_messages - base->cap_messages;
 }
 
 /* The engine's counters of a tenant number, over every device. */
@@ -356,20 +399,32 @@ share_of(const struct rnicd_tenant *t)
 	return t->set & RNICD_SHARE_SET ? t->share : defaults.share;
 }
 
-/* The tenant's share to the engine, on every device, under its engine number. */
+static uint64_t
+rate_of(const struct rnicd_tenant *t)
+{
+	return t->set & RNICD_RATE_SET ? t->rate : defaults.rate;
+}
+
+static uint64_t
+msg_rate_of(const struct rnicd_tenant *t)
+{
+	return t->set & RNICD_MSG_RATE_SET ? t->msg_rate : defaults.msg_rate;
+}
+
+/* The tenant's share and cap to the engine, on every device, under its engine number. */
 static void
-share_apply(const struct rnicd_tenant *t)
+engine_apply(const struct rnicd_tenant *t)
 {
 	for (int i = 0; rnic_daemon_tenant_share(i, t->engine_id, share_of(t)) != -ENODEV; i++)
-		;
+		rnic_daemon_tenant_cap(i, t->engine_id, rate_of(t), msg_rate_of(t));
 }
 
 void
-rnicd_tenant_shares_apply(void)
+rnicd_tenant_engine_apply(void)
 {
 	for (const struct rnicd_tenant *t = tenants; t != NULL; t = t->next)
 		if (t->engine_id != 0)
-			share_apply(t);
+			engine_apply(t);
 }
 
 /* The engine's number for a tenant with connections (its fair share, its counters). 0 if none is free. */
@@ -382,7 +437,7 @@ engine_id_take(struct rnicd_tenant *t)
 		engine_id_used[i] = 1;
 		t->engine_id = i;
 		engine_stats(i, &t->engine_base);
-		share_apply(t);
+		engine_apply(t);
 		return i;
 	}
 	return 0;
@@ -543,6 +598,8 @@ tenant_dict(const struct rnicd_tenant *t)
 	rte_tel_data_add_dict_string(d, "tenant", t->name);
 	rte_tel_data_add_dict_u64(d, "engine_id", t->engine_id);
 	rte_tel_data_add_dict_u64(d, "share", share_of(t));
+	rte_tel_data_add_dict_u64(d, "rate", rate_of(t));		/* bits/s; 0: no cap */
+	rte_tel_data_add_dict_u64(d, "msg_rate", msg_rate_of(t));	/* messages/s; 0: no cap */
 	for (enum rnicd_res r = 0; r < RNICD_RES_KINDS; r++) {
 		snprintf(name, sizeof(name), "%s_used", res_names[r]);
 		rte_tel_data_add_dict_u64(d, name, t->used[r]);
@@ -563,6 +620,9 @@ tenant_dict(const struct rnicd_tenant *t)
 	rte_tel_data_add_dict_u64(d, "bytes", st.bytes);
 	rte_tel_data_add_dict_u64(d, "psns", st.psns);
 	rte_tel_data_add_dict_u64(d, "deferred", st.deferred);
+	rte_tel_data_add_dict_u64(d, "cap_waits", st.cap_waits);
+	rte_tel_data_add_dict_u64(d, "cap_held_ns", st.cap_held_ns);
+	rte_tel_data_add_dict_u64(d, "cap_messages", st.cap_messages);
 	return d;
 }
 

@@ -107,3 +107,13 @@ rnic_daemon_tenant_share(int index, uint32_t tenant, uint32_t share)
 		return -ENODEV;
 	return rnic_device_tenant_share(dev, tenant, share);
 }
+
+int
+rnic_daemon_tenant_cap(int index, uint32_t tenant, uint64_t bits_per_s, uint64_t msgs_per_s)
+{
+	struct rnic_device *dev = rnic_engine_device(index);
+
+	if (dev == NULL)
+		return -ENODEV;
+	return rnic_device_tenant_cap(dev, tenant, bits_per_s, msgs_per_s);
+}

@@ -65,5 +65,8 @@ int rnic_daemon_tenant_stats(int index, uint32_t tenant, struct rnic_tenant_stat
 /* A tenant's share of the engine on device index (rnic_device_tenant_share): 0, -ENODEV past the last device,
  * -EINVAL. */
 int rnic_daemon_tenant_share(int index, uint32_t tenant, uint32_t share);
+/* A tenant's cap on device index (rnic_device_tenant_cap: bits and messages a second, 0: none): 0, -ENODEV
+ * past the last device, -EINVAL. */
+int rnic_daemon_tenant_cap(int index, uint32_t tenant, uint64_t bits_per_s, uint64_t msgs_per_s);
 
 #endif /* RNIC_DAEMON_H */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 
 #include "rnic_dbq.h"
 #include "rnic_neigh.h"
@@ -150,6 +151,9 @@ rnic_device_tenant_stats(const struct rnic_device *dev, uint32_t tenant, struct 
 		out->bytes += r->bytes;
 		out->psns += r->psns;
 		out->deferred += r->deferred;
+		out->cap_waits += r->cap_waits;
+		out->cap_held_ns += (uint64_t)((double)r->cap_held_cycles * 1e9 / (double)rte_get_tsc_hz());
+		out->cap_messages += r->cap_msgs.released;
 	}
 }
 
@@ -160,5 +164,21 @@ rnic_device_tenant_share(struct rnic_device *dev, uint32_t tenant, uint32_t shar
 		return -EINVAL;
 	for (uint16_t s = 0; s < dev->nb_shards; s++)
 		__atomic_store_n(&dev->pipeline[s]->req_tenant[tenant].share, share, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
+rnic_device_tenant_cap(struct rnic_device *dev, uint32_t tenant, uint64_t bits_per_s, uint64_t msgs_per_s)
+{
+	if (tenant >= RNIC_MAX_TENANTS || (bits_per_s != 0 && bits_per_s < RNIC_CAP_MIN_BPS) ||
+	    bits_per_s > RNIC_CAP_MAX_BPS || msgs_per_s > RNIC_CAP_MAX_MPS)
+		return -EINVAL;
+	for (uint16_t s = 0; s < dev->nb_shards; s++) {
+		struct rnic_req_tenant *t = &dev->pipeline[s]->req_tenant[tenant];
+
+		__atomic_store_n(&t->cap_bps, bits_per_s, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->cap_mps, msgs_per_s, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&t->cap_gen, 1, __ATOMIC_RELEASE);
+	}
 	return 0;
 }

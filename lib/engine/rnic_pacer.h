@@ -4,6 +4,12 @@
  * the pacer's timer wheel, which hands it back to the scheduler when they are paid; the requester checks
  * one flag per packet of a QP without a rate, and looks at the wheel only once a QP of its shard was paced.
  * Frames are charged as they leave, headers included (the wire's rate, not the payload's).
+ *
+ * The same buckets hold an rnicd tenant's cap (doc/congestion.md, "Tenants' caps"): bytes and messages a
+ * second over all its QPs of a shard. A QP of a capped tenant asks its tenant's buckets before each packet
+ * too; one that finds them in debt waits in its tenant's queue of QPs, and the tenant's wake on the pacer's
+ * wheel hands them back one at a time, each while tokens last, so that thousands of waiting QPs cost one
+ * visit each per turn, not one each per tick. A tenant without a cap costs a flag test per visit.
  */
 #ifndef RNIC_PACER_H
 #define RNIC_PACER_H
@@ -15,6 +21,17 @@
 #define RNIC_PACER_BURST_US 64		/* the bucket holds this long at the rate: the wheel's tick (16 us) and
 					 * a late wake lose nothing of the rate */
 #define RNIC_PACER_MIN_BURST 8448	/* ... and at least two 4 KB frames with their headers */
+
+#define RNIC_CAP_MSG_UNITS 4096	/* a message in a tenant's message bucket: fractions of a message a cycle
+					 * stay exact down to 1 message/s */
+
+/* The bucket at per_s units (bytes, messages x RNIC_CAP_MSG_UNITS) a second, holding RNIC_PACER_BURST_US of
+ * it and at least min_burst; fresh: it starts empty (one frame may go), else it keeps what it holds. per_s
+ * below 2^40. */
+void rnic_bucket_rate(struct rnic_pacer *pc, uint64_t per_s, uint64_t min_burst, int fresh);
+
+/* 0 if the bucket is not in debt at now, else the cycles until it is paid. */
+uint64_t rnic_bucket_wait(struct rnic_pacer *pc, uint64_t now);
 
 /* The QP's pacer from its rate_limit (as last seen) and DCQCN's rate: on at the lower one, off with neither. */
 void rnic_pacer_update(struct rnic_pipeline *p, struct rnic_qp_priv *q);
@@ -47,5 +64,40 @@ rnic_pacer_check_limit(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 		rnic_pacer_update(p, q);
 	}
 }
+
+/* The tenant's cap as the control path set it last (generation gen): its buckets at this shard's part. */
+void rnic_cap_update(struct rnic_pipeline *p, struct rnic_req_tenant *t, uint32_t gen);
+
+/* A tenant's visit begins: take its cap if the control path changed it (one load and compare). */
+static inline void
+rnic_cap_check(struct rnic_pipeline *p, struct rnic_req_tenant *t)
+{
+	uint32_t gen = __atomic_load_n(&t->cap_gen, __ATOMIC_ACQUIRE);
+
+	if (unlikely(gen != t->cap_gen_seen))
+		rnic_cap_update(p, t, gen);
+}
+
+/* Whether a QP of capped tenant t may send a packet now; if not, it waits in the tenant's queue and the
+ * caller leaves it idle. */
+int rnic_cap_admit(struct rnic_pipeline *p, struct rnic_req_tenant *t, struct rnic_qp_priv *q);
+
+/* A frame of this many bytes of capped tenant t left, the first of a message (msg) or not. */
+static inline void
+rnic_cap_charge(struct rnic_req_tenant *t, uint32_t bytes, int msg)
+{
+	if (t->cap_bytes.bpc != 0) {
+		t->cap_bytes.tokens -= (int64_t)bytes << RNIC_PACER_SHIFT;
+		t->cap_bytes.released += bytes;
+	}
+	if (msg && t->cap_msgs.bpc != 0) {
+		t->cap_msgs.tokens -= (int64_t)RNIC_CAP_MSG_UNITS << RNIC_PACER_SHIFT;
+		t->cap_msgs.released++;
+	}
+}
+
+/* A visit of capped tenant t's QP at slot ended (*idle: the scheduler deactivates it): while tokens are left,
+ * the next of its waiting QPs goes back to the scheduler; once they are spent, its wake is filed. */
+void rnic_cap_visit_end(struct rnic_pipeline *p, struct rnic_req_tenant *t, uint32_t slot, int *idle);
 
 #endif /* RNIC_PACER_H */

@@ -102,6 +102,21 @@ rnic_pipeline_release_qp(struct rnic_qp *qp)
 		RNIC_LOG_LIMITED(ERR, "QP %u: reclaim ring full: its kept frames are lost to the pool", qp->qp_num);
 }
 
+/* The tenants' queues of QPs waiting for their caps' tokens (rnic_pacer.h): every slot in none. The pacer's
+ * wheel has a slot for each tenant's wake after the QPs' (rnic_pacer.c). */
+static int
+cap_link_init(struct rnic_pipeline *p)
+{
+	uint32_t slots = rnic_qp_table_slots(p->dev);
+
+	p->cap_link = rte_malloc_socket("rnic_cap_link", sizeof(*p->cap_link) * slots, 0, p->dev->socket_id);
+	if (p->cap_link == NULL)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < slots; s++)
+		p->cap_link[s] = RNIC_CAP_UNPARKED;
+	return 0;
+}
+
 int
 rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t shard,
 		     const unsigned int ring_flags[RNIC_EDGE_MAX], struct rnic_pipeline **out)
@@ -128,8 +143,8 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	if (pipe_rings(p, ring_flags) != 0 || p->read_fifo == NULL ||
 	    rnic_sched_init(&p->sched, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
 	    rnic_timer_init(&p->timers, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
-	    rnic_timer_init(&p->pace_timers, rnic_qp_table_slots(dev), dev->socket_id) != 0 ||
-	    rtx_init(p) != 0) {
+	    rnic_timer_init(&p->pace_timers, rnic_qp_table_slots(dev) + RNIC_MAX_TENANTS, dev->socket_id) != 0 ||
+	    cap_link_init(p) != 0 || rtx_init(p) != 0) {
 		RNIC_LOG(ERR, "%s: cannot create the pipeline: %s", dev->name, rte_strerror(rte_errno));
 		rnic_pipeline_free(p);
 		return -ENOMEM;
@@ -186,6 +201,7 @@ rnic_pipeline_free(struct rnic_pipeline *p)
 	rnic_sched_free(&p->sched);
 	rnic_timer_free(&p->timers);
 	rnic_timer_free(&p->pace_timers);
+	rte_free(p->cap_link);
 	if (p->rtx_reclaim != NULL) {
 		uint32_t head;
 

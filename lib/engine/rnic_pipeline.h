@@ -182,6 +182,21 @@ struct rnic_req_tenant {
 	uint64_t bytes;
 	uint64_t psns;
 	uint64_t deferred;
+	/* Its cap (rnic_pacer.h): what the control path set for the device (bits and messages a second, 0:
+	 * none; cap_gen counts the settings), and this shard's buckets at its part of it. */
+	uint64_t cap_bps;
+	uint64_t cap_mps;
+	uint32_t cap_gen;
+	uint32_t cap_gen_seen;		/* the setting the buckets hold */
+	uint8_t capped;			/* a bucket is on: its QPs ask them before each packet */
+	uint8_t cap_filed;		/* its wake is on the pacer's wheel */
+	struct rnic_pacer cap_bytes;	/* frames' bytes (off: bpc 0) */
+	struct rnic_pacer cap_msgs;	/* messages x RNIC_CAP_MSG_UNITS (off: bpc 0); released counts messages */
+	uint32_t parked_head;		/* its QPs waiting for its tokens: first and last slot + 1 (0: none), */
+	uint32_t parked_tail;		/* linked through rnic_pipeline.cap_link */
+	uint64_t cap_since;		/* when its wake was filed */
+	uint64_t cap_waits;		/* QP visits its cap stopped */
+	uint64_t cap_held_cycles;	/* time its QPs waited for its tokens, wake to wake */
 };
 
 /* One tenant's doorbells (the doorbell stage): at most RNIC_DBQ_SHARE from its queues per turn. */
@@ -202,6 +217,7 @@ struct rnic_db_tenant {
 /* How far behind it a tenant may fall, waiting for ACKs or with nothing to send: 4 MB of share 1. */
 #define RNIC_SHARE_LAG ((uint64_t)(4u << 20) * RNIC_SHARE_SCALE)
 #define RNIC_TENANT_HDR_BYTES 64	/* a request packet's headers, as a tenant is charged them */
+#define RNIC_CAP_UNPARKED UINT32_MAX	/* rnic_pipeline.cap_link: the QP waits in no tenant's queue */
 
 /* DCQCN's parameters (struct rnic_cc_params) in the data path's units: TSC cycles, kbit/s. */
 struct rnic_cc_conf {
@@ -305,6 +321,9 @@ struct rnic_pipeline {
 		 * this one so far (vmin). */
 		uint64_t vfloor;
 		uint64_t vmin;
+		struct rnic_req_tenant *visit_cap;	/* the QP visit's tenant if it has a cap, else NULL */
+		uint32_t *cap_link;	/* per QP slot: the next slot + 1 in its tenant's queue of QPs waiting for
+					 * the tenant's tokens (0: the last), RNIC_CAP_UNPARKED if in none */
 		struct rnic_req_tenant req_tenant[RNIC_MAX_TENANTS];
 	} __rte_cache_aligned;
 

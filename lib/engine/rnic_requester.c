@@ -966,11 +966,14 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 	const struct rnic_send_wqe *w = packet_wqe(p, qp, e, &parsed);
 	struct rnic_pkt_desc d;
 	uint32_t pmtu;
-	int spoofed, sent;
+	int spoofed, sent, msg;
 
 	memset(&d, 0, sizeof(d));
 	if (!packet_route(p, qp, e, w, &d))
 		return 0;
+	/* A capped tenant's message: the first packet of a WQE's request, sent for the first time. */
+	msg = unlikely(p->visit_cap != NULL) && q->req.cur_off == 0 &&
+	      rnic_psn_diff(q->req.npsn, q->req.sent_psn) > 0;
 	spoofed = qp->qp_type != RNIC_QPT_UD && !peer_check(p, q);
 	pmtu = qp->qp_type == RNIC_QPT_UD ? rnic_mtu_bytes(p->dev->active_mtu) : rnic_mtu_bytes(q->attr.path_mtu);
 	if (e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode))
@@ -979,6 +982,8 @@ send_packet(struct rnic_pipeline *p, struct rnic_qp *qp)
 		sent = send_data_packet(p, qp, w, e, pmtu, spoofed, &d);
 	if (unlikely(q->req.paced) && sent)
 		rnic_pacer_charge(p, q, rnic_pkt_frame_len(&d));
+	if (unlikely(p->visit_cap != NULL) && sent)
+		rnic_cap_charge(p->visit_cap, rnic_pkt_frame_len(&d), msg);
 	return sent;
 }
 
@@ -1308,6 +1313,11 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 			*idle = 1;
 			break;
 		}
+		/* ... and one of a tenant with a cap for its tenant's tokens, which wake it in turn. */
+		if (unlikely(p->visit_cap != NULL) && !rnic_cap_admit(p, p->visit_cap, rnic_qp_priv(qp))) {
+			*idle = 1;
+			break;
+		}
 		if (!send_packet(p, qp))
 			break;
 		sent++;
@@ -1349,7 +1359,7 @@ vtime_diff(uint64_t a, uint64_t b)
 	return (int64_t)(a - b);
 }
 
-/* A tenant's first visit in a round: its share as the control path last set it, and its virtual time at
+/* A tenant's first visit in a round: its share and cap as the control path last set them, and its virtual time at
  * most RNIC_SHARE_LAG behind the slowest tenant's of the round before. A tenant whose QPs all waited for
  * ACKs through a round (absent from it) keeps what it is owed, and one back from idling claims little of
  * the time it had no work. */
@@ -1361,6 +1371,7 @@ tenant_start_round(struct rnic_pipeline *p, struct rnic_req_tenant *t)
 	t->vcost = RNIC_SHARE_SCALE / share;
 	t->window = RNIC_TENANT_WINDOW * share;
 	t->credit = RTE_MIN(t->credit, 0) + (int32_t)(RNIC_TENANT_CREDIT * share);
+	rnic_cap_check(p, t);
 	if (vtime_diff(t->vtime, p->vfloor) < -(int64_t)RNIC_SHARE_LAG)
 		t->vtime = p->vfloor - RNIC_SHARE_LAG;
 	if (p->tenants_now == 0 || vtime_diff(t->vtime, p->vmin) < 0)
@@ -1525,7 +1536,10 @@ serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigne
 		return 0;
 	}
 	p->visit_bytes = 0;
+	p->visit_cap = unlikely(t->capped) ? t : NULL;
 	sent = serve(p, qp, ack_at_window(p, t, &q->req, quantum), idle);
+	if (unlikely(p->visit_cap != NULL))
+		rnic_cap_visit_end(p, t, slot, idle);
 	rnic_tenant_sync(p, qp);
 	/* PSNs the visit took (a READ takes one per response packet); a QP that failed or was reset has
 	 * nothing to charge. */

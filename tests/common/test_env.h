@@ -5,7 +5,9 @@
 #ifndef TEST_ENV_H
 #define TEST_ENV_H
 
+#include <dirent.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -179,6 +181,42 @@ test_now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The time the engine's worker lcore (every stage on it: -l 0,1) has run on a CPU, in ns (its
+ * /proc/self/task/TID/schedstat), or 0 when it cannot be read: rates per second of it hold on a loaded machine,
+ * which takes the lcore away. */
+static inline uint64_t
+test_engine_cpu_ns(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	unsigned long long ns = 0;
+	struct dirent *e;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char path[288], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fgets(comm, sizeof(comm), f) == NULL)
+			comm[0] = 0;
+		fclose(f);
+		if (strcmp(comm, "rte-worker-1\n") != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL || fscanf(f, "%llu", &ns) != 1)
+			ns = 0;
+		if (f != NULL)
+			fclose(f);
+		break;
+	}
+	if (d != NULL)
+		closedir(d);
+	return ns;
 }
 
 #endif /* TEST_ENV_H */

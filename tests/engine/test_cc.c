@@ -7,7 +7,6 @@
  * it one (ecn=0) to update.
  * Run as: test_cc <EAL args with a worker lcore> -- --fault ecn=0 [--cc ...]
  */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -306,41 +305,6 @@ cmp_double(const void *x, const void *y)
 #define RL_WINDOWS 10
 #define RL_WINDOW_S 0.1
 
-/* The time the engine's worker lcore (every stage on it: -l 0,1) has run on a CPU, in ns (its
- * /proc/self/task/TID/schedstat), or 0 when it cannot be read. */
-static uint64_t
-engine_cpu_ns(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	unsigned long long ns = 0;
-	struct dirent *e;
-
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		char path[288], comm[32] = "";
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (f == NULL)
-			continue;
-		if (fgets(comm, sizeof(comm), f) == NULL)
-			comm[0] = 0;
-		fclose(f);
-		if (strcmp(comm, "rte-worker-1\n") != 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
-		f = fopen(path, "r");
-		if (f == NULL || fscanf(f, "%llu", &ns) != 1)
-			ns = 0;
-		if (f != NULL)
-			fclose(f);
-		break;
-	}
-	if (d != NULL)
-		closedir(d);
-	return ns;
-}
-
 /*
  * What a's pacer let go (frames, headers included) in RL_WINDOWS windows of RL_WINDOW_S with rate_limit
  * KBPS (modify_qp RTS -> RTS) and its queue kept full of 64 KB WRITEs, sorted: per second of the clock
@@ -360,12 +324,12 @@ released_rates(uint32_t kbps, double wall[RL_WINDOWS], double cpu[RL_WINDOWS], d
 	keep_busy(qa, 0.1);
 	for (int w = 0; w < RL_WINDOWS; w++) {
 		uint64_t b0 = __atomic_load_n(released, __ATOMIC_RELAXED), c0 = rte_get_timer_cycles(), b1, c1;
-		uint64_t ran0 = engine_cpu_ns(), ran1;
+		uint64_t ran0 = test_engine_cpu_ns(), ran1;
 
 		keep_busy(qa, RL_WINDOW_S);
 		b1 = __atomic_load_n(released, __ATOMIC_RELAXED);
 		c1 = rte_get_timer_cycles();
-		ran1 = engine_cpu_ns();
+		ran1 = test_engine_cpu_ns();
 		assert_true(ran1 > ran0);
 		wall[w] = (double)(b1 - b0) * 8 / ((double)(c1 - c0) / (double)rte_get_timer_hz());
 		cpu[w] = (double)(b1 - b0) * 8 / ((double)(ran1 - ran0) / 1e9);
@@ -528,11 +492,11 @@ test_incast(void **state)
 	}
 	incast_window(qa, INCAST_WARMUP_S, warm);
 	rnic_fault_get_counts(port, &f0);
-	ran0 = engine_cpu_ns();
+	ran0 = test_engine_cpu_ns();
 	t0 = now_s();
 	incast_window(qa, INCAST_S, done);
 	secs = now_s() - t0;
-	ran1 = engine_cpu_ns();
+	ran1 = test_engine_cpu_ns();
 	rnic_fault_get_counts(port, &f1);
 	served = (double)(f1.served_ns - f0.served_ns) / 1e9;
 	for (int i = 0; i < n; i++) {
