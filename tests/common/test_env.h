@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/types.h>
 
 #include "rnic.h"
 
@@ -183,21 +184,27 @@ test_now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* The time the engine's worker lcore (every stage on it: -l 0,1) has run on a CPU, in ns (its
- * /proc/self/task/TID/schedstat), or 0 when it cannot be read: rates per second of it hold on a loaded machine,
- * which takes the lcore away. */
+/* The time the engine's worker lcore (every stage on it: -l 0,1) of process pid (0: this one) has run on a CPU,
+ * in ns (its /proc/PID/task/TID/schedstat), or 0 when it cannot be read: rates per second of it hold on a
+ * loaded machine, which takes the lcore away. */
 static inline uint64_t
-test_engine_cpu_ns(void)
+test_engine_cpu_ns(pid_t pid)
 {
-	DIR *d = opendir("/proc/self/task");
+	char proc[32], path[320];
 	unsigned long long ns = 0;
 	struct dirent *e;
+	DIR *d;
 
+	if (pid == 0)
+		snprintf(proc, sizeof(proc), "/proc/self/task");
+	else
+		snprintf(proc, sizeof(proc), "/proc/%d/task", (int)pid);
+	d = opendir(proc);
 	while (d != NULL && (e = readdir(d)) != NULL) {
-		char path[288], comm[32] = "";
+		char comm[32] = "";
 		FILE *f;
 
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		snprintf(path, sizeof(path), "%s/%s/comm", proc, e->d_name);
 		f = fopen(path, "r");
 		if (f == NULL)
 			continue;
@@ -206,7 +213,7 @@ test_engine_cpu_ns(void)
 		fclose(f);
 		if (strcmp(comm, "rte-worker-1\n") != 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
+		snprintf(path, sizeof(path), "%s/%s/schedstat", proc, e->d_name);
 		f = fopen(path, "r");
 		if (f == NULL || fscanf(f, "%llu", &ns) != 1)
 			ns = 0;

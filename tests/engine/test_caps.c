@@ -200,7 +200,7 @@ measure(struct window w[WINDOWS], int msgs)
 	keep_busy(WARMUP_S);
 	for (int i = 0; i < WINDOWS; i++) {
 		struct rnic_tenant_stats c0, c1, u0, u1;
-		uint64_t t0 = rte_get_timer_cycles(), ran0 = test_engine_cpu_ns(), t1, ran1;
+		uint64_t t0 = rte_get_timer_cycles(), ran0 = test_engine_cpu_ns(0), t1, ran1;
 		double wall_s, cpu_s;
 
 		rnic_device_tenant_stats(dev0(), CAPPED, &c0);
@@ -209,7 +209,7 @@ measure(struct window w[WINDOWS], int msgs)
 		rnic_device_tenant_stats(dev0(), CAPPED, &c1);
 		rnic_device_tenant_stats(dev0(), FREE, &u1);
 		t1 = rte_get_timer_cycles();
-		ran1 = test_engine_cpu_ns();
+		ran1 = test_engine_cpu_ns(0);
 		assert_true(ran1 > ran0);
 		wall_s = (double)(t1 - t0) / (double)rte_get_timer_hz();
 		cpu_s = (double)(ran1 - ran0) / 1e9;

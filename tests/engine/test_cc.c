@@ -324,12 +324,12 @@ released_rates(uint32_t kbps, double wall[RL_WINDOWS], double cpu[RL_WINDOWS], d
 	keep_busy(qa, 0.1);
 	for (int w = 0; w < RL_WINDOWS; w++) {
 		uint64_t b0 = __atomic_load_n(released, __ATOMIC_RELAXED), c0 = rte_get_timer_cycles(), b1, c1;
-		uint64_t ran0 = test_engine_cpu_ns(), ran1;
+		uint64_t ran0 = test_engine_cpu_ns(0), ran1;
 
 		keep_busy(qa, RL_WINDOW_S);
 		b1 = __atomic_load_n(released, __ATOMIC_RELAXED);
 		c1 = rte_get_timer_cycles();
-		ran1 = test_engine_cpu_ns();
+		ran1 = test_engine_cpu_ns(0);
 		assert_true(ran1 > ran0);
 		wall[w] = (double)(b1 - b0) * 8 / ((double)(c1 - c0) / (double)rte_get_timer_hz());
 		cpu[w] = (double)(b1 - b0) * 8 / ((double)(ran1 - ran0) / 1e9);
@@ -492,11 +492,11 @@ test_incast(void **state)
 	}
 	incast_window(qa, INCAST_WARMUP_S, warm);
 	rnic_fault_get_counts(port, &f0);
-	ran0 = test_engine_cpu_ns();
+	ran0 = test_engine_cpu_ns(0);
 	t0 = now_s();
 	incast_window(qa, INCAST_S, done);
 	secs = now_s() - t0;
-	ran1 = test_engine_cpu_ns();
+	ran1 = test_engine_cpu_ns(0);
 	rnic_fault_get_counts(port, &f1);
 	served = (double)(f1.served_ns - f0.served_ns) / 1e9;
 	for (int i = 0; i < n; i++) {

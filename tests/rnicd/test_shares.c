@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * Tenants' shares through rnicd (doc/rnicd.md, "Tenants and quotas"; issue 21): two tenants (two uids, one
- * client process each) keep 64 KB WRITEs queued on two QPs each, rnic0 -> rnic1, with `share 1` and `share 3`
- * in the daemon's configuration. The engine's bytes of each (telemetry /rnicd/tenants) over the same second
- * must be 1:3 within 10 %; then the configuration swaps the shares, SIGHUP, and they must be 3:1. A ratio of
- * what the two sent in the same window: the load of the machine slows both alike.
- * Run as root: test_shares RNICD
+ * Tenants' shares and caps through rnicd (doc/rnicd.md, "Tenants and quotas"; issue 21): two tenants (two
+ * uids, one client process each) keep 64 KB WRITEs queued on two QPs each, rnic0 -> rnic1.
+ * shares: with `share 1` and `share 3` in the daemon's configuration, the engine's bytes of each (telemetry
+ * /rnicd/tenants) over the same second must be 1:3 within 10 %; then the configuration swaps the shares,
+ * SIGHUP, and they must be 3:1. A ratio of what the two sent in the same window: the load of the machine
+ * slows both alike.
+ * caps: one tenant with `rate 400M`, the other without a cap; then, after SIGHUP, the first without and the
+ * other with `msg-rate 1000`. The capped tenant's frames (its payload bytes and 58 bytes a packet) or
+ * messages (its bytes / 64 KB) a second: by the clock no window above the cap by more than 5 % and two
+ * buckets, per second the daemon's engine lcore ran (its schedstat: the machine is loaded) the best window
+ * at least 0.9 of it; and the other tenant more than twice the cap.
+ * Run as root: test_shares RNICD [shares|caps]
  */
 #include <errno.h>
 #include <poll.h>
@@ -16,6 +22,7 @@
 #include <sys/wait.h>
 
 #include "harness.h"
+#include "test_env.h"
 
 #define UID_A 4251
 #define UID_B 4252
@@ -24,17 +31,32 @@
 #define WARMUP_S 0.3			/* after a change of shares, before a window */
 #define WINDOW_S 1.0
 #define TRIES 3
+#define CAP_WINDOWS 4
+#define CAP_WINDOW_S 0.25
+#define FRAME_HDR 58			/* a WRITE packet's bytes besides its payload, at least (IPv4) */
+#define BUCKET_US 64			/* what a cap's bucket holds (RNIC_PACER_BURST_US) */
 
 static char config[64], log_path[64];
 
+/* The two tenants' entries: what follows "tenant uid=N" for each. */
 static void
-write_config(uint32_t share_a, uint32_t share_b)
+write_config(const char *a, const char *b)
 {
 	FILE *f = fopen(config, "w");
 
 	CHECK(f != NULL, "%s: %s", config, strerror(errno));
-	fprintf(f, "tenant uid=%d share %u\ntenant uid=%d share %u\n", UID_A, share_a, UID_B, share_b);
+	fprintf(f, "tenant uid=%d %s\ntenant uid=%d %s\n", UID_A, a, UID_B, b);
 	CHECK(fclose(f) == 0, "%s", config);
+}
+
+static void
+write_shares(uint32_t share_a, uint32_t share_b)
+{
+	char a[32], b[32];
+
+	snprintf(a, sizeof(a), "share %u", share_a);
+	snprintf(b, sizeof(b), "share %u", share_b);
+	write_config(a, b);
 }
 
 /* A WRITE of 64 KB whose completion names its QP (every peer QP is of the same end: one buffer, one rkey). */
@@ -157,23 +179,98 @@ expect_ratio(uint32_t share_a, uint32_t share_b)
 	      share_a, share_b, want);
 }
 
+/* What a tenant sent, from two /rnicd/tenants: its frames' bytes, or its messages (msgs). */
+static double
+sent(const char *t0, const char *t1, uid_t uid, int msgs)
+{
+	double bytes = (double)(tenant_value(t1, uid, "bytes") - tenant_value(t0, uid, "bytes"));
+	double packets = (double)(tenant_value(t1, uid, "packets") - tenant_value(t0, uid, "packets"));
+
+	return msgs ? bytes / MSG : bytes + packets * FRAME_HDR;
+}
+
+/*
+ * Tenant capped at x (frames' bytes a second, or messages: msgs) beside tenant other without a cap, over
+ * CAP_WINDOWS windows: the daemon shows the cap (key, configured), the cap held QPs of the capped tenant and
+ * none of the other's; the rates as the head of the file says.
+ */
+static void
+expect_cap(uid_t capped, uid_t other, const char *key, uint64_t configured, double x, int msgs)
+{
+	static char t0[16384], t1[16384];
+	double best = 0, highest = 0, other_best = 0, bucket = RTE_MAX(x * BUCKET_US / 1e6, msgs ? 2.0 : 8448.0);
+	uint64_t waits0;
+
+	usleep((useconds_t)(WARMUP_S * 1e6));
+	telemetry("/rnicd/tenants", t0, sizeof(t0));
+	waits0 = tenant_value(t0, capped, "cap_waits");
+	for (int w = 0; w < CAP_WINDOWS; w++) {
+		uint64_t ran0 = test_engine_cpu_ns(daemon_pid), ran1;
+		double start = now_s(), wall, cpu;
+
+		usleep((useconds_t)(CAP_WINDOW_S * 1e6));
+		telemetry("/rnicd/tenants", t1, sizeof(t1));
+		ran1 = test_engine_cpu_ns(daemon_pid);
+		wall = now_s() - start;
+		cpu = (double)(ran1 - ran0) / 1e9;
+		CHECK(ran1 > ran0, "the daemon's engine lcore did not run (or its schedstat cannot be read)");
+		printf("uid %u capped at %.0f %s/s: %.0f by the clock, %.0f per second of the engine's lcore; uid %u "
+		       "%.0f per second of the lcore\n", (unsigned int)capped, x, msgs ? "messages" : "bytes",
+		       sent(t0, t1, capped, msgs) / wall, sent(t0, t1, capped, msgs) / cpu, (unsigned int)other,
+		       sent(t0, t1, other, msgs) / cpu);
+		highest = RTE_MAX(highest, sent(t0, t1, capped, msgs) / wall);
+		best = RTE_MAX(best, sent(t0, t1, capped, msgs) / cpu);
+		other_best = RTE_MAX(other_best, sent(t0, t1, other, msgs) / cpu);
+		memcpy(t0, t1, sizeof(t0));
+	}
+	CHECK(tenant_value(t1, capped, key) == configured, "the daemon shows %s %llu for uid %u, configured %llu", key,
+	      (unsigned long long)tenant_value(t1, capped, key), (unsigned int)capped, (unsigned long long)configured);
+	CHECK(tenant_value(t1, other, "rate") == 0 && tenant_value(t1, other, "msg_rate") == 0,
+	      "uid %u has a cap it was not given", (unsigned int)other);
+	CHECK(tenant_value(t1, capped, "cap_waits") > waits0, "the cap held no QP of uid %u", (unsigned int)capped);
+	CHECK(highest <= 1.05 * x + 2 * bucket / CAP_WINDOW_S, "uid %u sent %.3f of its cap in a window",
+	      (unsigned int)capped, highest / x);
+	CHECK(best >= 0.9 * x, "uid %u sent at most %.3f of its cap per second of the engine's lcore",
+	      (unsigned int)capped, best / x);
+	CHECK(other_best >= 2 * x, "uid %u, without a cap, sent at most %.2f of the other's cap", (unsigned int)other,
+	      other_best / x);
+}
+
+/* SIGHUP, and the daemon's line that it read its configuration again. */
+static void
+reload(void)
+{
+	int before = count_lines(log_path, "configuration read again");
+
+	CHECK(kill(daemon_pid, SIGHUP) == 0, "SIGHUP");
+	for (double t0 = now_s(); count_lines(log_path, "configuration read again") == before;) {
+		CHECK(now_s() - t0 < TIMEOUT_S, "rnicd did not read its configuration again");
+		usleep(20000);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
-	int ready[2], stop[2];
+	int ready[2], stop[2], caps;
 	pid_t kids[2];
 	char c;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	CHECK(argc == 2, "usage: test_shares RNICD");
+	CHECK(argc == 2 || (argc == 3 && (strcmp(argv[2], "shares") == 0 || strcmp(argv[2], "caps") == 0)),
+	      "usage: test_shares RNICD [shares|caps]");
+	caps = argc == 3 && strcmp(argv[2], "caps") == 0;
 	if (getuid() != 0) {
 		printf("SKIP: the tenants are other users: run as root\n");
 		return 77;
 	}
 	snprintf(config, sizeof(config), "/tmp/rnicd-shares-%d.conf", (int)getpid());
 	snprintf(log_path, sizeof(log_path), "/tmp/rnicd-shares-%d.log", (int)getpid());
-	write_config(1, 3);
+	if (caps)
+		write_config("rate 400M", "");
+	else
+		write_shares(1, 3);
 	daemon_log = log_path;
 	start_daemon(argv[1], config);
 	open_to_all_users();
@@ -192,14 +289,17 @@ main(int argc, char **argv)
 	for (int i = 0; i < 2; i++)
 		CHECK(read(ready[0], &c, 1) == 1, "a tenant did not start");
 
-	expect_ratio(1, 3);
-	write_config(3, 1);
-	CHECK(kill(daemon_pid, SIGHUP) == 0, "SIGHUP");
-	for (double t0 = now_s(); count_lines(log_path, "configuration read again") == 0;) {
-		CHECK(now_s() - t0 < TIMEOUT_S, "rnicd did not read its configuration again");
-		usleep(20000);
+	if (caps) {
+		expect_cap(UID_A, UID_B, "rate", 400000000, 400e6 / 8, 0);
+		write_config("", "msg-rate 1K");
+		reload();
+		expect_cap(UID_B, UID_A, "msg_rate", 1000, 1000, 1);
+	} else {
+		expect_ratio(1, 3);
+		write_shares(3, 1);
+		reload();
+		expect_ratio(3, 1);
 	}
-	expect_ratio(3, 1);
 
 	close(stop[1]);
 	for (int i = 0; i < 2; i++) {
