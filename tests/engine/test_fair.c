@@ -3,7 +3,12 @@
  * tenant of 8 QPs; two tenants of shares 1 and 3 keep WRITEs queued side by side. The engine's counters of
  * each (rnic_device_tenant_stats) measure what each sent. The tenants are the contexts' numbers, as rnicd
  * sets them.
- * Run as: test_fair <EAL args with a worker lcore>
+ * FAIR_SUITE=caps: tenants' caps (doc/congestion.md, "Tenants' caps"; issue 21): two tenants keep WRITEs
+ * queued on two QPs each, one with a cap set by rnic_device_tenant_cap (bits a second, then messages a
+ * second), the other without. What each sent (its payload bytes and request packets, which the cap's code
+ * does not count) per second of the clock and per second the engine's lcore ran (the machine is loaded: the
+ * time it takes the lcore away, the buckets lose).
+ * Run as: test_fair <EAL args with a worker lcore: -l 0,1>
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -11,6 +16,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <rte_cycles.h>
@@ -34,10 +40,14 @@ static char **g_argv;
 					 * so that a tenant's queues do not run dry while this thread waits for a CPU */
 #define SHARE_WINDOW_S 0.6
 #define SHARE_TRIES 3			/* windows of a setting, until one holds the ratio */
+#define CAPPED 5			/* the caps tests' tenants */
+#define UNCAPPED 6
 
 static struct test_side heavy, light, peer;	/* two tenants of device 0, and their peer on device 1 */
 static struct test_side one, three;	/* the tenants of the shares test (3 and 4) */
-static struct rnic_qp *qps[2 * (HEAVY_QPS + 1 + 2 * SHARED_QPS)];	/* theirs and the peer's */
+static struct test_side capped, uncapped;	/* the tenants of the caps tests (5 and 6) */
+#define CAP_QPS 2			/* QPs of each tenant of a caps test */
+static struct rnic_qp *qps[2 * (HEAVY_QPS + 1 + 2 * SHARED_QPS) + 2 * 2 * 2 * CAP_QPS];	/* theirs and the peer's */
 static unsigned int nb_qps;
 static uint32_t msg_bytes = MSG_BYTES;	/* the WRITEs' length */
 
@@ -62,6 +72,8 @@ setup(void **state)
 	open_side(&peer, list[1], 0);
 	open_side(&one, list[0], 3);
 	open_side(&three, list[0], 4);
+	open_side(&capped, list[0], CAPPED);
+	open_side(&uncapped, list[0], UNCAPPED);
 	rnic_free_device_list(list);
 	return rnic_engine_start();
 }
@@ -78,6 +90,8 @@ teardown(void **state)
 	test_side_close(&peer);
 	test_side_close(&one);
 	test_side_close(&three);
+	test_side_close(&capped);
+	test_side_close(&uncapped);
 	return rnic_engine_fini();
 }
 
@@ -125,8 +139,9 @@ post_writes(struct rnic_qp *qp, struct test_side *s, uint32_t n)
 	}
 }
 
-/* Keep every QP's queue full: each completion is replaced by a new WRITE on its QP. */
-static void
+/* Keep every QP's queue full: each completion is replaced by a new WRITE on its QP. The WRITEs that
+ * completed. */
+static int
 refill(struct test_side *s)
 {
 	struct rnic_wc wc[64];
@@ -136,6 +151,7 @@ refill(struct test_side *s)
 		assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
 		post_writes((struct rnic_qp *)(uintptr_t)wc[i].wr_id, s, 1);
 	}
+	return n;
 }
 
 /* Seconds, by the EAL's timer. */
@@ -356,6 +372,201 @@ test_tenant_shares(void **state)
 	assert_true(probes <= 40);
 }
 
+/* ------------------------------------------------------------------------------------------------------ */
+/* Caps (FAIR_SUITE=caps)                                                                                   */
+
+#define CAP_WINDOWS 8
+#define CAP_WINDOW_S 0.1
+#define CAP_WARMUP_S 0.2		/* a new cap taken, the queues full, before the windows */
+#define FRAME_HDR 58			/* a WRITE packet's bytes besides its payload, at least: Ethernet, IPv4,
+					 * UDP, BTH, ICRC (the first of a message has a RETH more) */
+#define BUCKET_US 64			/* what a cap's bucket holds (RNIC_PACER_BURST_US) */
+
+static struct rnic_device *
+dev0(void)
+{
+	return rnic_ctx_dev(capped.ctx);
+}
+
+/* Both tenants' queues kept full for s seconds; the thread sleeps while nothing completes, so that it leaves
+ * the CPU to the engine's lcore. */
+static void
+keep_busy(double s)
+{
+	for (double t0 = now_s(); now_s() - t0 < s;)
+		if (refill(&capped) + refill(&uncapped) == 0)
+			usleep(50);
+}
+
+/* Two tenants' WRITEs of bytes each, CAP_QPS QPs each, every queue full. */
+static void
+start_tenants(uint32_t bytes)
+{
+	msg_bytes = bytes;
+	for (int i = 0; i < CAP_QPS; i++) {
+		post_writes(connected_qp_depth(&capped, DEPTH), &capped, DEPTH);
+		post_writes(connected_qp_depth(&uncapped, DEPTH), &uncapped, DEPTH);
+	}
+}
+
+/* Let every WRITE complete (none replaced): the QPs stay for teardown. */
+static void
+drain(void)
+{
+	int left = 2 * CAP_QPS * DEPTH;
+	struct rnic_wc wc[64];
+
+	for (double t0 = now_s(); left > 0 && now_s() - t0 < 20;) {
+		int n = rnic_poll_cq(capped.cq, 64, wc) + rnic_poll_cq(uncapped.cq, 64, wc);
+
+		left -= n;
+		if (n == 0)
+			usleep(100);
+	}
+	assert_int_equal(left, 0);
+}
+
+/* What a tenant sent in a window: its frames' bytes (payload and headers) or its packets (messages, for
+ * WRITEs of one packet), per second of the clock and per second the engine's lcore ran. */
+struct window {
+	double wall[2];			/* [0] the capped tenant, [1] the other */
+	double cpu[2];
+};
+
+static double
+sent(const struct rnic_tenant_stats *a, const struct rnic_tenant_stats *b, int msgs)
+{
+	if (msgs)
+		return (double)(b->packets - a->packets);
+	return (double)(b->bytes - a->bytes) + (double)(b->packets - a->packets) * FRAME_HDR;
+}
+
+static void
+measure(struct window w[CAP_WINDOWS], int msgs)
+{
+	keep_busy(CAP_WARMUP_S);
+	for (int i = 0; i < CAP_WINDOWS; i++) {
+		struct rnic_tenant_stats c0, c1, u0, u1;
+		uint64_t t0 = rte_get_timer_cycles(), ran0 = test_engine_cpu_ns(0), t1, ran1;
+		double wall_s, cpu_s;
+
+		rnic_device_tenant_stats(dev0(), CAPPED, &c0);
+		rnic_device_tenant_stats(dev0(), UNCAPPED, &u0);
+		keep_busy(CAP_WINDOW_S);
+		rnic_device_tenant_stats(dev0(), CAPPED, &c1);
+		rnic_device_tenant_stats(dev0(), UNCAPPED, &u1);
+		t1 = rte_get_timer_cycles();
+		ran1 = test_engine_cpu_ns(0);
+		assert_true(ran1 > ran0);
+		wall_s = (double)(t1 - t0) / (double)rte_get_timer_hz();
+		cpu_s = (double)(ran1 - ran0) / 1e9;
+		w[i].wall[0] = sent(&c0, &c1, msgs) / wall_s;
+		w[i].wall[1] = sent(&u0, &u1, msgs) / wall_s;
+		w[i].cpu[0] = sent(&c0, &c1, msgs) / cpu_s;
+		w[i].cpu[1] = sent(&u0, &u1, msgs) / cpu_s;
+	}
+}
+
+/*
+ * The capped tenant at x (bytes or messages a second) with a bucket of bucket: no window by the clock above
+ * x by more than 5 % and two buckets (a cap that lets more through is broken whatever the machine does;
+ * without it the tenant takes half the engine, several times x); per second the engine's lcore ran, the
+ * best window at least 0.9 x (the buckets lose the time the lcore is away: by the clock a loaded machine
+ * shows less); and the other tenant takes the rest: its median window per second of the lcore above 2 x.
+ */
+static void
+check_cap(const char *what, const struct window w[CAP_WINDOWS], double x, double bucket)
+{
+	double best = 0, worst_wall = 0, free_cpu[CAP_WINDOWS];
+
+	for (int i = 0; i < CAP_WINDOWS; i++) {
+		print_message("%s cap %.0f: capped %.0f/s by the clock, %.0f per second of the lcore; the other "
+			      "%.0f per second of the lcore\n", what, x, w[i].wall[0], w[i].cpu[0], w[i].cpu[1]);
+		best = RTE_MAX(best, w[i].cpu[0]);
+		worst_wall = RTE_MAX(worst_wall, w[i].wall[0]);
+		free_cpu[i] = w[i].cpu[1];
+	}
+	for (int i = 1; i < CAP_WINDOWS; i++)	/* the median of the other tenant's */
+		for (int j = i; j > 0 && free_cpu[j - 1] > free_cpu[j]; j--) {
+			double t = free_cpu[j];
+
+			free_cpu[j] = free_cpu[j - 1];
+			free_cpu[j - 1] = t;
+		}
+	print_message("%s cap %.0f: the highest window by the clock %.3f x, the best per second of the lcore "
+		      "%.3f x; the other tenant's median %.1f x\n", what, x, worst_wall / x, best / x,
+		      free_cpu[CAP_WINDOWS / 2] / x);
+	assert_true(worst_wall <= 1.05 * x + 2 * bucket / CAP_WINDOW_S);
+	assert_true(best >= 0.9 * x);
+	assert_true(free_cpu[CAP_WINDOWS / 2] >= 2 * x);
+}
+
+/*
+ * A cap of 200 Mbit/s on the wire, WRITEs of 16 KB (16 frames each); then the cap lifted: the tenant's
+ * QPs that waited for its tokens go back, and it takes its share of the engine again.
+ */
+static void
+test_cap_bytes(void **state)
+{
+	const double bps = 200e6, x = bps / 8;
+	struct rnic_tenant_stats s0, s1;
+	struct window w[CAP_WINDOWS], after[CAP_WINDOWS];
+	double lifted = 0;
+
+	(void)state;
+	start_tenants(16384);
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, (uint64_t)bps, 0), 0);
+	rnic_device_tenant_stats(dev0(), CAPPED, &s0);
+	measure(w, 0);
+	rnic_device_tenant_stats(dev0(), CAPPED, &s1);
+	print_message("bytes cap: %llu visits held, %.3f s held\n", (unsigned long long)(s1.cap_waits - s0.cap_waits),
+		      (double)(s1.cap_held_ns - s0.cap_held_ns) / 1e9);
+	check_cap("bytes", w, x, RTE_MAX(x * BUCKET_US / 1e6, 8448.0));
+	assert_true(s1.cap_waits > s0.cap_waits && s1.cap_held_ns > s0.cap_held_ns);
+
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, 0, 0), 0);
+	measure(after, 0);
+	for (int i = 0; i < CAP_WINDOWS; i++)
+		lifted = RTE_MAX(lifted, after[i].cpu[0]);
+	print_message("bytes cap lifted: the tenant's best %.1f x per second of the lcore\n", lifted / x);
+	assert_true(lifted > 2 * x);
+	drain();
+}
+
+/* A cap of 20 000 messages a second, WRITEs of 256 bytes (a packet each); no cap of bytes. */
+static void
+test_cap_messages(void **state)
+{
+	const double x = 20000;
+	struct rnic_tenant_stats s0, s1;
+	struct window w[CAP_WINDOWS];
+
+	(void)state;
+	start_tenants(256);
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, 0, (uint64_t)x), 0);
+	rnic_device_tenant_stats(dev0(), CAPPED, &s0);
+	measure(w, 1);
+	rnic_device_tenant_stats(dev0(), CAPPED, &s1);
+	print_message("message cap: %llu messages counted, %llu visits held\n",
+		      (unsigned long long)(s1.cap_messages - s0.cap_messages),
+		      (unsigned long long)(s1.cap_waits - s0.cap_waits));
+	check_cap("messages", w, x, RTE_MAX(x * BUCKET_US / 1e6, 2.0));
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, 0, 0), 0);
+	drain();
+}
+
+/* Rates the engine cannot hold exactly are refused. */
+static void
+test_cap_limits(void **state)
+{
+	(void)state;
+	assert_int_equal(rnic_device_tenant_cap(dev0(), RNIC_MAX_TENANTS, 1000000, 0), -EINVAL);
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, RNIC_CAP_MIN_BPS - 1, 0), -EINVAL);
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, RNIC_CAP_MAX_BPS + 1, 0), -EINVAL);
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, 0, RNIC_CAP_MAX_MPS + 1), -EINVAL);
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, 0, 0), 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -363,8 +574,16 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_tenants_share_the_requester),
 		cmocka_unit_test(test_tenant_shares),
 	};
+	const struct CMUnitTest caps[] = {
+		cmocka_unit_test(test_cap_limits),
+		cmocka_unit_test(test_cap_bytes),
+		cmocka_unit_test(test_cap_messages),
+	};
+	const char *suite = getenv("FAIR_SUITE");
 
 	g_argc = argc;
 	g_argv = argv;
+	if (suite != NULL && strcmp(suite, "caps") == 0)
+		return cmocka_run_group_tests_name("caps", caps, setup, teardown);
 	return cmocka_run_group_tests_name("fair", tests, setup, teardown);
 }
