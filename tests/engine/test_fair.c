@@ -47,7 +47,9 @@ static struct test_side heavy, light, peer;	/* two tenants of device 0, and thei
 static struct test_side one, three;	/* the tenants of the shares test (3 and 4) */
 static struct test_side capped, uncapped;	/* the tenants of the caps tests (5 and 6) */
 #define CAP_QPS 2			/* QPs of each tenant of a caps test */
-static struct rnic_qp *qps[2 * (HEAVY_QPS + 1 + 2 * SHARED_QPS) + 2 * 2 * 2 * CAP_QPS];	/* theirs and the peer's */
+#define CAP_MANY_QPS 512		/* ... and of the capped tenant of the many QPs' */
+static struct rnic_qp *qps[2 * (HEAVY_QPS + 1 + 2 * SHARED_QPS) + 2 * 2 * 2 * CAP_QPS +
+			   2 * (CAP_MANY_QPS + CAP_QPS)];	/* theirs and the peer's */
 static unsigned int nb_qps;
 static uint32_t msg_bytes = MSG_BYTES;	/* the WRITEs' length */
 
@@ -398,22 +400,23 @@ keep_busy(double s)
 			usleep(50);
 }
 
-/* Two tenants' WRITEs of bytes each, CAP_QPS QPs each, every queue full. */
+/* Two tenants' WRITEs of bytes each, every queue full: the capped tenant's qps QPs of depth WRITEs, the
+ * other's CAP_QPS of DEPTH. */
 static void
-start_tenants(uint32_t bytes)
+start_tenants(uint32_t bytes, int qps_capped, uint32_t depth)
 {
 	msg_bytes = bytes;
-	for (int i = 0; i < CAP_QPS; i++) {
-		post_writes(connected_qp_depth(&capped, DEPTH), &capped, DEPTH);
+	for (int i = 0; i < qps_capped; i++)
+		post_writes(connected_qp_depth(&capped, depth), &capped, depth);
+	for (int i = 0; i < CAP_QPS; i++)
 		post_writes(connected_qp_depth(&uncapped, DEPTH), &uncapped, DEPTH);
-	}
 }
 
-/* Let every WRITE complete (none replaced): the QPs stay for teardown. */
+/* Let every WRITE complete (none replaced; the capped tenant had n queued): the QPs stay for teardown. */
 static void
-drain(void)
+drain(int n)
 {
-	int left = 2 * CAP_QPS * DEPTH;
+	int left = n + CAP_QPS * DEPTH;
 	struct rnic_wc wc[64];
 
 	for (double t0 = now_s(); left > 0 && now_s() - t0 < 20;) {
@@ -514,7 +517,7 @@ test_cap_bytes(void **state)
 	double lifted = 0;
 
 	(void)state;
-	start_tenants(16384);
+	start_tenants(16384, CAP_QPS, DEPTH);
 	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, (uint64_t)bps, 0), 0);
 	rnic_device_tenant_stats(dev0(), CAPPED, &s0);
 	measure(w, 0);
@@ -530,7 +533,7 @@ test_cap_bytes(void **state)
 		lifted = RTE_MAX(lifted, after[i].cpu[0]);
 	print_message("bytes cap lifted: the tenant's best %.1f x per second of the lcore\n", lifted / x);
 	assert_true(lifted > 2 * x);
-	drain();
+	drain(CAP_QPS * DEPTH);
 }
 
 /* A cap of 20 000 messages a second, WRITEs of 256 bytes (a packet each); no cap of bytes. */
@@ -542,7 +545,7 @@ test_cap_messages(void **state)
 	struct window w[CAP_WINDOWS];
 
 	(void)state;
-	start_tenants(256);
+	start_tenants(256, CAP_QPS, DEPTH);
 	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, 0, (uint64_t)x), 0);
 	rnic_device_tenant_stats(dev0(), CAPPED, &s0);
 	measure(w, 1);
@@ -552,7 +555,38 @@ test_cap_messages(void **state)
 		      (unsigned long long)(s1.cap_waits - s0.cap_waits));
 	check_cap("messages", w, x, RTE_MAX(x * BUCKET_US / 1e6, 2.0));
 	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, 0, 0), 0);
-	drain();
+	drain(CAP_QPS * DEPTH);
+}
+
+/*
+ * A tenant of CAP_MANY_QPS QPs, each with 2 WRITEs of 256 bytes queued, capped at 20 000 messages a second:
+ * the cap holds as with 2 QPs, and its waiting QPs are handed back one at a time: the visits the cap stops
+ * stay a few per message, as with 2 QPs (2.8-3.0: the wake's, and those of the QP's doorbell and ACK, which
+ * find the tokens spent); were every waiting QP woken when tokens come, each would find them spent by the
+ * first: hundreds of visits a message.
+ */
+static void
+test_cap_many_qps(void **state)
+{
+	const double x = 20000;
+	struct rnic_tenant_stats s0, s1;
+	struct window w[CAP_WINDOWS];
+	double per_msg;
+
+	(void)state;
+	start_tenants(256, CAP_MANY_QPS, 2);
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, 0, (uint64_t)x), 0);
+	keep_busy(CAP_WARMUP_S);	/* each QP's first wait: once */
+	rnic_device_tenant_stats(dev0(), CAPPED, &s0);
+	measure(w, 1);
+	rnic_device_tenant_stats(dev0(), CAPPED, &s1);
+	per_msg = (double)(s1.cap_waits - s0.cap_waits) / (double)(s1.cap_messages - s0.cap_messages);
+	print_message("%d QPs: %llu messages counted, %.2f visits held a message\n", CAP_MANY_QPS,
+		      (unsigned long long)(s1.cap_messages - s0.cap_messages), per_msg);
+	check_cap("messages of 512 QPs", w, x, RTE_MAX(x * BUCKET_US / 1e6, 2.0));
+	assert_true(per_msg < 8);
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, 0, 0), 0);
+	drain(CAP_MANY_QPS * 2);
 }
 
 /* Rates the engine cannot hold exactly are refused. */
@@ -578,6 +612,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cap_limits),
 		cmocka_unit_test(test_cap_bytes),
 		cmocka_unit_test(test_cap_messages),
+		cmocka_unit_test(test_cap_many_qps),
 	};
 	const char *suite = getenv("FAIR_SUITE");
 
