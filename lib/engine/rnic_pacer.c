@@ -134,16 +134,24 @@ wake_next(struct rnic_pipeline *p, struct rnic_req_tenant *t)
 	return RNIC_CAP_UNPARKED;
 }
 
-/* The tenant's QPs wait until its debt is paid: its wake goes on the pacer's wheel (once). */
+/* The tenant's wake on the pacer's wheel at due, unless it is filed for earlier. */
+static void
+cap_file(struct rnic_pipeline *p, struct rnic_req_tenant *t, uint64_t due)
+{
+	if (t->cap_due != 0 && t->cap_due <= due)
+		return;
+	t->cap_due = due;
+	rnic_timer_set(&p->pace_timers, cap_slot(p, t), due);
+	p->pacing = 1;
+}
+
+/* The tenant's QPs wait until its debt is paid: its wake then. */
 static void
 cap_hold(struct rnic_pipeline *p, struct rnic_req_tenant *t, uint64_t now, uint64_t wait)
 {
-	if (t->cap_filed)
-		return;
-	t->cap_filed = 1;
-	t->cap_since = now;
-	rnic_timer_set(&p->pace_timers, cap_slot(p, t), now + wait);
-	p->pacing = 1;
+	if (t->cap_since == 0)
+		t->cap_since = now;
+	cap_file(p, t, now + wait);
 }
 
 void
@@ -199,14 +207,32 @@ rnic_cap_visit_end(struct rnic_pipeline *p, struct rnic_req_tenant *t, uint32_t 
 				 * would deactivate it after the visit, keeps it */
 }
 
-/* The tenant's debt is paid: its first waiting QP goes back to the scheduler (rnic_cap_visit_end wakes the
- * next while tokens last). */
+/*
+ * The tenant's wake: its debt is paid, and its first waiting QP goes back to the scheduler (rnic_cap_visit_end
+ * wakes the next while tokens last). While others wait, the wake is filed again RNIC_CAP_RECHECK_US later: a
+ * QP handed back and destroyed (or its slot another tenant's) before its visit ends no visit of this
+ * tenant's, which would hand back the next; the visits that do end file it earlier when tokens run out.
+ */
 static void
 cap_wake(struct rnic_pipeline *p, struct rnic_req_tenant *t)
 {
-	t->cap_filed = 0;
-	t->cap_held_cycles += rte_rdtsc() - t->cap_since;
+	uint64_t now = rte_rdtsc(), wait;
+
+	t->cap_due = 0;
+	if (t->cap_since != 0) {
+		t->cap_held_cycles += now - t->cap_since;
+		t->cap_since = 0;
+	}
+	if (t->parked_head == 0)
+		return;
+	wait = cap_wait(t, now);
+	if (wait != 0) {
+		cap_hold(p, t, now, wait);	/* a QP back meanwhile took the tokens */
+		return;
+	}
 	wake_next(p, t);
+	if (t->parked_head != 0)
+		cap_file(p, t, now + p->cap_recheck_cycles);
 }
 
 static void

@@ -160,6 +160,7 @@ rnic_pipeline_create(struct rnic_device *dev, struct rte_mempool *pool, uint16_t
 	rnic_mr_cache_init(&p->req_cache);
 	rnic_mr_cache_init(&p->resp_cache);
 	p->shared_horizon = rte_get_tsc_hz() / 1000 * RNIC_TENANT_HORIZON_MS;
+	p->cap_recheck_cycles = rte_get_tsc_hz() / 1000000 * RNIC_CAP_RECHECK_US;
 	/* 4.096 us x 2^timeout (IBA 9.7.6.1.3), worked out once: the timer restarts on every response. */
 	for (unsigned int t = 0; t < RTE_DIM(p->loss_timeout_cycles); t++)
 		p->loss_timeout_cycles[t] = (uint64_t)(4.096e-6 * (double)(1ull << t) * (double)rte_get_tsc_hz());

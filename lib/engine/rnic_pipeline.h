@@ -189,14 +189,14 @@ struct rnic_req_tenant {
 	uint32_t cap_gen;
 	uint32_t cap_gen_seen;		/* the setting the buckets hold */
 	uint8_t capped;			/* a bucket is on: its QPs ask them before each packet */
-	uint8_t cap_filed;		/* its wake is on the pacer's wheel */
 	struct rnic_pacer cap_bytes;	/* frames' bytes (off: bpc 0) */
 	struct rnic_pacer cap_msgs;	/* messages x RNIC_CAP_MSG_UNITS (off: bpc 0); released counts messages */
 	uint32_t parked_head;		/* its QPs waiting for its tokens: first and last slot + 1 (0: none), */
 	uint32_t parked_tail;		/* linked through rnic_pipeline.cap_link */
-	uint64_t cap_since;		/* when its wake was filed */
+	uint64_t cap_due;		/* when its wake is filed for on the pacer's wheel (0: it is not) */
+	uint64_t cap_since;		/* when its QPs began to wait for its debt to be paid (0: they do not) */
 	uint64_t cap_waits;		/* QP visits its cap stopped */
-	uint64_t cap_held_cycles;	/* time its QPs waited for its tokens, wake to wake */
+	uint64_t cap_held_cycles;	/* time its QPs waited for its debt to be paid */
 };
 
 /* One tenant's doorbells (the doorbell stage): at most RNIC_DBQ_SHARE from its queues per turn. */
@@ -218,6 +218,7 @@ struct rnic_db_tenant {
 #define RNIC_SHARE_LAG ((uint64_t)(4u << 20) * RNIC_SHARE_SCALE)
 #define RNIC_TENANT_HDR_BYTES 64	/* a request packet's headers, as a tenant is charged them */
 #define RNIC_CAP_UNPARKED UINT32_MAX	/* rnic_pipeline.cap_link: the QP waits in no tenant's queue */
+#define RNIC_CAP_RECHECK_US 1000	/* a tenant with QPs waiting for its tokens is woken at least this often */
 
 /* DCQCN's parameters (struct rnic_cc_params) in the data path's units: TSC cycles, kbit/s. */
 struct rnic_cc_conf {
@@ -263,6 +264,7 @@ struct rnic_pipeline {
 	uint64_t neigh_recheck_cycles;
 	uint64_t min_probe_cycles;	/* RNIC_MIN_PROBE_US */
 	uint64_t shared_horizon;	/* RNIC_TENANT_HORIZON_MS in TSC cycles */
+	uint64_t cap_recheck_cycles;	/* RNIC_CAP_RECHECK_US */
 	uint64_t loss_timeout_cycles[32];	/* TSC cycles of the loss timer per QP timeout attribute */
 	struct rnic_cc_conf cc;		/* congestion control (rnic_dcqcn.c) */
 	uint32_t *read_fifo;		/* the responder's READ FIFO (below), room for every QP slot twice */
