@@ -22,6 +22,7 @@
 #include <rte_cycles.h>
 
 #include "rnic.h"
+#include "rnic_pacer.h"
 #include "rnic_priv.h"
 #include "test_env.h"
 
@@ -48,7 +49,7 @@ static struct test_side one, three;	/* the tenants of the shares test (3 and 4) 
 static struct test_side capped, uncapped;	/* the tenants of the caps tests (5 and 6) */
 #define CAP_QPS 2			/* QPs of each tenant of a caps test */
 #define CAP_MANY_QPS 512		/* ... and of the capped tenant of the many QPs' */
-static struct rnic_qp *qps[2 * (HEAVY_QPS + 1 + 2 * SHARED_QPS) + 2 * 2 * 2 * CAP_QPS +
+static struct rnic_qp *qps[2 * (HEAVY_QPS + 1 + 2 * SHARED_QPS) + 2 * 3 * 2 * CAP_QPS +
 			   2 * (CAP_MANY_QPS + CAP_QPS)];	/* theirs and the peer's */
 static unsigned int nb_qps;
 static uint32_t msg_bytes = MSG_BYTES;	/* the WRITEs' length */
@@ -401,15 +402,22 @@ keep_busy(double s)
 }
 
 /* Two tenants' WRITEs of bytes each, every queue full: the capped tenant's qps QPs of depth WRITEs, the
- * other's CAP_QPS of DEPTH. */
-static void
+ * other's CAP_QPS of DEPTH. The capped tenant's first QP. */
+static struct rnic_qp *
 start_tenants(uint32_t bytes, int qps_capped, uint32_t depth)
 {
+	struct rnic_qp *first = NULL;
+
 	msg_bytes = bytes;
-	for (int i = 0; i < qps_capped; i++)
-		post_writes(connected_qp_depth(&capped, depth), &capped, depth);
+	for (int i = 0; i < qps_capped; i++) {
+		struct rnic_qp *qp = connected_qp_depth(&capped, depth);
+
+		first = first != NULL ? first : qp;
+		post_writes(qp, &capped, depth);
+	}
 	for (int i = 0; i < CAP_QPS; i++)
 		post_writes(connected_qp_depth(&uncapped, DEPTH), &uncapped, DEPTH);
+	return first;
 }
 
 /* Let every WRITE complete (none replaced; the capped tenant had n queued): the QPs stay for teardown. */
@@ -589,6 +597,39 @@ test_cap_many_qps(void **state)
 	drain(CAP_MANY_QPS * 2);
 }
 
+/*
+ * The lowest rate wins: a tenant capped at 200 Mbit/s, one of its 2 QPs with a rate_limit of 50 Mbit/s. That
+ * QP's pacer lets no more than its limit go (5 % and two buckets by the clock), the tenant holds its cap,
+ * its other QP taking the rest of it.
+ */
+static void
+test_cap_and_rate_limit(void **state)
+{
+	const double bps = 200e6, x = bps / 8, limit = 50e6 / 8;
+	struct rnic_qp_attr attr = { .qp_state = RNIC_QPS_RTS, .rate_limit = 50000 };
+	struct window w[CAP_WINDOWS];
+	const uint64_t *released;
+	double t0, qp_rate;
+	uint64_t b0;
+	struct rnic_qp *qp;
+
+	(void)state;
+	qp = start_tenants(16384, CAP_QPS, DEPTH);
+	assert_int_equal(rnic_modify_qp(qp, &attr, RNIC_QP_STATE | RNIC_QP_RATE_LIMIT), 0);
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, (uint64_t)bps, 0), 0);
+	released = &rnic_qp_priv(qp)->cc.pacer.released;
+	keep_busy(CAP_WARMUP_S);
+	b0 = __atomic_load_n(released, __ATOMIC_RELAXED);
+	t0 = now_s();
+	measure(w, 0);
+	qp_rate = (double)(__atomic_load_n(released, __ATOMIC_RELAXED) - b0) / (now_s() - t0);
+	print_message("rate_limit 50 Mbit/s in a tenant capped at 200: the QP %.3f of its limit\n", qp_rate / limit);
+	assert_true(qp_rate <= 1.05 * limit + 2 * 8448 / (now_s() - t0));
+	check_cap("bytes, a QP limited below", w, x, RTE_MAX(x * BUCKET_US / 1e6, 8448.0));
+	assert_int_equal(rnic_device_tenant_cap(dev0(), CAPPED, 0, 0), 0);
+	drain(CAP_QPS * DEPTH);
+}
+
 /* Rates the engine cannot hold exactly are refused. */
 static void
 test_cap_limits(void **state)
@@ -613,6 +654,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cap_bytes),
 		cmocka_unit_test(test_cap_messages),
 		cmocka_unit_test(test_cap_many_qps),
+		cmocka_unit_test(test_cap_and_rate_limit),
 	};
 	const char *suite = getenv("FAIR_SUITE");
 
