@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The requester's per-QP pacer (rnic_pacer.h).
+ * The requester's per-QP pacer (rnic_pacer.h). It runs by the requester's time (rnic_req_now): the time the
+ * machine took the lcore away, in which the QPs and the link modelled on the lcore stood still, earns no
+ * tokens. By the TSC, a bucket larger than the 1 ms of a gap that counts (two frames: 6.8 ms at 10 Mbit/s)
+ * filled in every such gap, and N QPs sent 2N frames at once when the lcore came back, past their rates.
  */
 #include <rte_cycles.h>
 
 #include "rnic_pacer.h"
+#include "rnic_requester.h"
 
 /* Tokens earned since the last count, up to the bucket's size. A debt is at most a frame, less than the
- * bucket, so twice the fill time covers any wait and keeps the product within 64 bits. */
+ * bucket, so twice the fill time covers any wait and keeps the product within 64 bits. The requester's time
+ * goes back when a pass finds the lcore was away after the last count (in the middle of a stage): nothing
+ * earned then. */
 static void
 refill(struct rnic_pacer *pc, uint64_t now)
 {
-	uint64_t dt = RTE_MIN(now - pc->refill_tsc, 2 * pc->fill_cycles);
+	uint64_t dt = now > pc->refill_tsc ? RTE_MIN(now - pc->refill_tsc, 2 * pc->fill_cycles) : 0;
 
 	pc->tokens = RTE_MIN(pc->tokens + (int64_t)(dt * pc->bpc), pc->burst);
 	pc->refill_tsc = now;
@@ -20,7 +26,7 @@ void
 rnic_pacer_update(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
 	struct rnic_pacer *pc = &q->cc.pacer;
-	uint64_t now = rte_rdtsc(), bytes_per_s;
+	uint64_t now = rnic_req_now(p), bytes_per_s;
 	uint32_t rate = q->req.rate_limit != 0 ? q->req.rate_limit : UINT32_MAX;
 
 	if (q->cc.rp.active)
@@ -50,10 +56,10 @@ int
 rnic_pacer_admit(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
 	struct rnic_pacer *pc = &q->cc.pacer;
-	uint64_t now = rte_rdtsc(), wait;
+	uint64_t now = rnic_req_now(p), wait;
 
 	if (q->cc.rp.active) {
-		rnic_dcqcn_advance(p, q, now);
+		rnic_dcqcn_advance(p, q, rte_rdtsc());	/* DCQCN leaves the time away out itself */
 		if (!q->req.paced)
 			return 1;	/* DCQCN's rate came back to the line rate */
 	}
@@ -79,5 +85,5 @@ on_paced(void *arg, uint32_t slot)
 void
 rnic_pacer_timers(struct rnic_pipeline *p)
 {
-	rnic_timer_expire(&p->pace_timers, rte_get_tsc_cycles(), on_paced, p);
+	rnic_timer_expire(&p->pace_timers, rnic_req_now(p), on_paced, p);
 }
