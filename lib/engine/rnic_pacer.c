@@ -66,8 +66,11 @@ rnic_pacer_admit(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 	refill(pc, now);
 	if (pc->tokens >= 0)
 		return 1;
+	/* The wheel runs by the TSC: a wait set after the lcore came back, before a pass took the gap out of
+	 * the requester's time, would end late by that gap. A wake after a gap may find the debt still owed:
+	 * the QP then waits again. */
 	wait = (uint64_t)-pc->tokens / pc->bpc + 1;
-	rnic_timer_set(&p->pace_timers, q->slot, now + wait);
+	rnic_timer_set(&p->pace_timers, q->slot, rte_get_tsc_cycles() + wait);
 	RNIC_STATS(p, REQUESTER)->pacer_waits++;
 	return 0;
 }
@@ -85,5 +88,5 @@ on_paced(void *arg, uint32_t slot)
 void
 rnic_pacer_timers(struct rnic_pipeline *p)
 {
-	rnic_timer_expire(&p->pace_timers, rnic_req_now(p), on_paced, p);
+	rnic_timer_expire(&p->pace_timers, rte_get_tsc_cycles(), on_paced, p);
 }
