@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * DCQCN's reaction point and the pacer's rate, step by step on a QP context with time given by hand
- * (rnic_dcqcn.h, doc/congestion.md): the first CNP's cut, the monitor period, alpha's update, fast
- * recovery, additive and hyper increase by timer and byte counter, the way back to the line rate (the QP
- * then runs neither DCQCN nor its pacer, unless rp_max_rate is below the port's speed), a rate_limit below DCQCN's rate, the
- * pacer earning nothing for the time the lcore was away, and the pacer's rate asked in a loop.
+ * (rnic_dcqcn.h, doc/congestion.md): the first CNP's cut, the monitor period (a CNP within it cuts at its
+ * end), alpha's update, fast recovery, additive and hyper increase by timer and byte counter, the way back
+ * to the line rate (the QP then runs neither DCQCN nor its pacer, unless rp_max_rate is below the port's
+ * speed), a rate_limit below DCQCN's rate, the pacer earning nothing for the time the lcore was away, and
+ * the pacer's rate asked in a loop.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,12 +79,14 @@ test_conf(void **state)
 }
 
 /* The first CNP: the line rate less alpha / 2 (alpha 1023/1024), the target the line rate, the pacer on at
- * the new rate. A second within the monitor period cuts nothing; one after it cuts again. */
+ * the new rate. A second within the monitor period (4 us) cuts at its end, as mlx5 (a cut when a CNP came
+ * in the period): before, it counted for alpha only and the QP kept its rate until the next CNP after the
+ * period, however long that took. */
 static void
 test_cut(void **state)
 {
 	uint64_t t = 1000 * us;
-	uint32_t rc;
+	uint32_t rc, alpha;
 
 	(void)state;
 	fresh_qp();
@@ -101,20 +104,28 @@ test_cut(void **state)
 	assert_int_equal(q->cc.rp.rc, rc);
 	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 1);
 	assert_true(q->cc.rp.cnp_in_period);
+	rnic_dcqcn_advance(p, q, t + 3 * us);
+	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 1);
 
-	/* 5 us on: five alpha periods, the first with the CNP (1023 x 1019 / 1024 + 5, at most 1023), four
-	 * decaying; then the cut by that alpha, from the target at the old rate. */
-	rnic_dcqcn_react(p, q, t + 5 * us);
-	{
-		uint32_t alpha = 1023;
-
-		for (int i = 0; i < 4; i++)
-			alpha = alpha * 1019 / 1024;
-		assert_int_equal(q->cc.rp.alpha, alpha);
-		assert_int_equal(q->cc.rp.rt, rc);
-		assert_int_equal(q->cc.rp.rc, rc - (uint32_t)(((uint64_t)rc * alpha) >> 11));
-	}
+	/* At the period's end, 4 us after the first cut: alpha's periods until then (two decaying, the third
+	 * with the CNP: x 1019 / 1024 + 5, the fourth decaying), then the cut by that alpha, from the target at
+	 * the old rate; the pacer follows. Nothing more without another CNP. */
+	rnic_dcqcn_advance(p, q, t + 6 * us);
+	alpha = 1023 * 1019 / 1024 * 1019 / 1024;
+	alpha = (alpha * 1019 / 1024 + 5) * 1019 / 1024;
 	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 2);
+	assert_int_equal(q->cc.rp.cut_tsc, t + 4 * us);
+	assert_int_equal(q->cc.rp.rt, rc);
+	assert_int_equal(q->cc.rp.rc, rc - (uint32_t)(((uint64_t)rc * alpha) >> 11));
+	assert_int_equal(q->cc.pacer.rate, q->cc.rp.rc);
+	rnic_dcqcn_advance(p, q, t + 20 * us);
+	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 2);
+
+	/* A CNP after the period cuts at once. */
+	rc = q->cc.rp.rc;
+	rnic_dcqcn_react(p, q, t + 21 * us);
+	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 3);
+	assert_true(q->cc.rp.rc < rc);
 }
 
 /* Increase by the timer: fast recovery first (halfway to the target, the target unchanged), then additive
