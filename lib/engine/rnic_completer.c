@@ -417,6 +417,9 @@ rnic_stage_completer(void *arg, unsigned int budget)
 	struct rte_mbuf *pkts[RNIC_BURST];
 	unsigned int n;
 
+	/* Polled before the requester: a CNP read first after the lcore was away must find that time out of the
+	 * requester's (DCQCN's timers, the pacer's tokens). */
+	rnic_requester_clock(p, rte_get_tsc_cycles());
 	n = rnic_edge_dequeue_burst(p->response_ring, pkts, sizeof(pkts[0]), RTE_MIN(budget, (unsigned int)RNIC_BURST));
 	rnic_prefetch_qps(p->dev, pkts, n);
 	rnic_stage_frames(p, RNIC_LAT_COMPLETER, pkts, n, handle_response);

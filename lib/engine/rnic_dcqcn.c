@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * DCQCN's notification and reaction points (rnic_dcqcn.h). The reaction point follows mlx5's form of the
  * algorithm: alpha in 1/1024, updated every rp_dce_tcp_rtt (x g / 1024, plus 1 - g / 1024 when a CNP came in
- * the period); a cut at most every rp_rate_reduce_monitor_period (target = current; current less
- * current x alpha / 2^rp_gd, at most less rp_min_dec_fac %); an increase on every rp_time_reset of the timer
- * and every rp_byte_reset bytes sent (target + rp_hai_rate once both counts passed rp_threshold, + rp_ai_rate
- * once either reached it, none before: fast recovery; then current = (current + target) / 2).
+ * the period); a cut at most every rp_rate_reduce_monitor_period (a CNP within it cuts at its end; target =
+ * current; current less current x alpha / 2^rp_gd, at most less rp_min_dec_fac %); an increase on every
+ * rp_time_reset of the timer and every rp_byte_reset bytes sent (target + rp_hai_rate once both counts
+ * passed rp_threshold, + rp_ai_rate once either reached it, none before: fast recovery; then current =
+ * (current + target) / 2).
  */
 #include <string.h>
 
@@ -171,7 +172,20 @@ skip_away(const struct rnic_pipeline *p, struct rnic_dcqcn_rp *rp, uint64_t now)
 
 	rp->alpha_tsc = RTE_MIN(rp->alpha_tsc + gap, now);
 	rp->inc_tsc = RTE_MIN(rp->inc_tsc + gap, now);
+	rp->cut_tsc = RTE_MIN(rp->cut_tsc + gap, now);
 	rp->away = p->away_cycles;
+}
+
+/* alpha's periods and the increase timer's events until t. */
+static void
+timers_until(const struct rnic_cc_conf *c, struct rnic_dcqcn_rp *rp, uint64_t t)
+{
+	alpha_periods(c, rp, t);
+	for (unsigned int i = 0; rp->active && t - rp->inc_tsc >= c->time_reset && i < MAX_INCREASES_PER_CALL; i++) {
+		rp->inc_tsc += RTE_MAX(c->time_reset, (uint64_t)1);
+		increase(c, rp);	/* at the stage reached before this event, as mlx5 */
+		rp->t_stage++;
+	}
 }
 
 void
@@ -182,13 +196,17 @@ rnic_dcqcn_advance(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now
 	uint32_t rc = rp->rc;
 
 	skip_away(p, rp, now);
-	alpha_periods(c, rp, now);
-	for (unsigned int i = 0; rp->active && now - rp->inc_tsc >= c->time_reset && i < MAX_INCREASES_PER_CALL;
-	     i++) {
-		rp->inc_tsc += RTE_MAX(c->time_reset, (uint64_t)1);
-		increase(c, rp);	/* at the stage reached before this event, as mlx5 */
-		rp->t_stage++;
+	/* A CNP that came within the monitor period cuts at its end (mlx5: a cut when a CNP came in the
+	 * period), by alpha as it is then. */
+	if (rp->cut_due && now - rp->cut_tsc >= c->cut_period) {
+		uint64_t at = rp->cut_tsc + c->cut_period;
+
+		timers_until(c, rp, at);
+		rp->cut_due = 0;
+		if (rp->active)
+			cut(p, rp, at);
 	}
+	timers_until(c, rp, now);
 	rate_moved(p, q, rc);
 }
 
@@ -224,6 +242,8 @@ rnic_dcqcn_react(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now)
 	}
 	if (rp->cut_tsc == 0 || now - rp->cut_tsc >= p->cc.cut_period)
 		cut(p, rp, now);
+	else
+		rp->cut_due = 1;
 	rnic_pacer_update(p, q);
 }
 

@@ -30,7 +30,7 @@ void rnic_np_marked(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct r
 void rnic_dcqcn_cnp(struct rnic_pipeline *p, const struct rnic_pkt_desc *d);
 
 /* The QP's reaction to a CNP at now: its first starts DCQCN at the line rate with the initial alpha; then
- * a cut, unless one was made within the monitor period (alpha still counts the CNP). */
+ * a cut, or, within the monitor period of the last one, a cut at the period's end (as mlx5). */
 void rnic_dcqcn_react(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now);
 
 /* The periods that passed until now: alpha's decay, the increase timer's events. */

@@ -1,26 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The requester's per-QP pacer and tenants' caps (rnic_pacer.h).
+ * The requester's per-QP pacer and tenants' caps (rnic_pacer.h). The pacer runs by the requester's time
+ * (rnic_req_now): the time the machine took the lcore away, in which the QPs and the link modelled on the
+ * lcore stood still, earns no tokens. By the TSC, a bucket larger than the 1 ms of a gap that counts (two
+ * frames: 6.8 ms at 10 Mbit/s) filled in every such gap, and N QPs sent 2N frames at once when the lcore
+ * came back, past their rates. A tenant's cap is a rate by the clock (the TSC).
  */
 #include <rte_cycles.h>
 
 #include "rnic_pacer.h"
+#include "rnic_requester.h"
 
 /* Tokens earned since the last count, up to the bucket's size. A debt is at most a frame (a message), less
- * than the bucket, so twice the fill time covers any wait and keeps the product within 64 bits. */
+ * than the bucket, so twice the fill time covers any wait and keeps the product within 64 bits. The
+ * requester's time goes back when a pass finds the lcore was away after the last count (in the middle of a
+ * stage): nothing earned then. */
 static void
 refill(struct rnic_pacer *pc, uint64_t now)
 {
-	uint64_t dt = RTE_MIN(now - pc->refill_tsc, 2 * pc->fill_cycles);
+	uint64_t dt = now > pc->refill_tsc ? RTE_MIN(now - pc->refill_tsc, 2 * pc->fill_cycles) : 0;
 
 	pc->tokens = RTE_MIN(pc->tokens + (int64_t)(dt * pc->bpc), pc->burst);
 	pc->refill_tsc = now;
 }
 
 void
-rnic_bucket_rate(struct rnic_pacer *pc, uint64_t per_s, uint64_t min_burst, int fresh)
+rnic_bucket_rate(struct rnic_pacer *pc, uint64_t per_s, uint64_t min_burst, int fresh, uint64_t now)
 {
-	uint64_t now = rte_rdtsc();
-
 	if (fresh) {
 		pc->tokens = 0;		/* one frame (message) may go now */
 		pc->refill_tsc = now;
@@ -51,7 +56,8 @@ rnic_pacer_update(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 		q->req.paced = 0;	/* a wait on the wheel still running ends in a harmless visit */
 		return;
 	}
-	rnic_bucket_rate(&q->cc.pacer, (uint64_t)rate * 125, RNIC_PACER_MIN_BURST, !q->req.paced);	/* kbit/s */
+	rnic_bucket_rate(&q->cc.pacer, (uint64_t)rate * 125, RNIC_PACER_MIN_BURST, !q->req.paced,	/* kbit/s */
+			 rnic_req_now(p));
 	q->cc.pacer.rate = rate;
 	q->req.paced = 1;
 	p->pacing = 1;
@@ -60,17 +66,20 @@ rnic_pacer_update(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 int
 rnic_pacer_admit(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
-	uint64_t now = rte_rdtsc(), wait;
+	uint64_t wait;
 
 	if (q->cc.rp.active) {
-		rnic_dcqcn_advance(p, q, now);
+		rnic_dcqcn_advance(p, q, rte_rdtsc());	/* DCQCN leaves the time away out itself */
 		if (!q->req.paced)
 			return 1;	/* DCQCN's rate came back to the line rate */
 	}
-	wait = rnic_bucket_wait(&q->cc.pacer, now);
+	wait = rnic_bucket_wait(&q->cc.pacer, rnic_req_now(p));
 	if (wait == 0)
 		return 1;
-	rnic_timer_set(&p->pace_timers, q->slot, now + wait);
+	/* The wheel runs by the TSC: a wait set after the lcore came back, before a pass took the gap out of
+	 * the requester's time, would end late by that gap. A wake after a gap may find the debt still owed:
+	 * the QP then waits again. */
+	rnic_timer_set(&p->pace_timers, q->slot, rte_get_tsc_cycles() + wait);
 	RNIC_STATS(p, REQUESTER)->pacer_waits++;
 	return 0;
 }
@@ -165,12 +174,13 @@ rnic_cap_update(struct rnic_pipeline *p, struct rnic_req_tenant *t, uint32_t gen
 	/* Each shard holds its part of the device's cap: QPN n is shard n % shards, so a tenant's QPs
 	 * spread evenly over them. */
 	if (bps != 0)
-		rnic_bucket_rate(&t->cap_bytes, bps / 8 / shards, RNIC_PACER_MIN_BURST, t->cap_bytes.bpc == 0);
+		rnic_bucket_rate(&t->cap_bytes, bps / 8 / shards, RNIC_PACER_MIN_BURST, t->cap_bytes.bpc == 0,
+				 rte_rdtsc());
 	else
 		t->cap_bytes.bpc = 0;
 	if (mps != 0)
 		rnic_bucket_rate(&t->cap_msgs, mps * RNIC_CAP_MSG_UNITS / shards, 2 * RNIC_CAP_MSG_UNITS,
-				 t->cap_msgs.bpc == 0);
+				 t->cap_msgs.bpc == 0, rte_rdtsc());
 	else
 		t->cap_msgs.bpc = 0;
 	t->capped = bps != 0 || mps != 0;

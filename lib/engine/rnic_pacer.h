@@ -26,9 +26,10 @@
 					 * stay exact down to 1 message/s */
 
 /* The bucket at per_s units (bytes, messages x RNIC_CAP_MSG_UNITS) a second, holding RNIC_PACER_BURST_US of
- * it and at least min_burst; fresh: it starts empty (one frame may go), else it keeps what it holds. per_s
- * below 2^40. */
-void rnic_bucket_rate(struct rnic_pacer *pc, uint64_t per_s, uint64_t min_burst, int fresh);
+ * it and at least min_burst; fresh: it starts empty (one frame may go), else it keeps what it holds, earned
+ * until now (in the clock its counts use: the requester's time for a QP, the TSC for a tenant). per_s below
+ * 2^40. */
+void rnic_bucket_rate(struct rnic_pacer *pc, uint64_t per_s, uint64_t min_burst, int fresh, uint64_t now);
 
 /* 0 if the bucket is not in debt at now, else the cycles until it is paid. */
 uint64_t rnic_bucket_wait(struct rnic_pacer *pc, uint64_t now);

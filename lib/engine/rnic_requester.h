@@ -13,8 +13,8 @@
  * A pass of the requester at now: a gap since the last one longer than RNIC_AWAY_US is time the machine
  * took the lcore away, in which the engine's world (the QPs, their pacers, the peer and the modelled link
  * on the same lcore) stood still, and a remote peer's answers waited in the port's queues unread. The
- * requester's timers (loss timer, early probe, RNR wait: rnic_req_now) and DCQCN's leave it out, as the
- * pacers (a bucket of 64 us) do.
+ * requester's timers (loss timer, early probe, RNR wait: rnic_req_now), the pacers' tokens and DCQCN's
+ * timers leave it out. The completer, polled before the requester, takes the pass too.
  */
 static inline void
 rnic_requester_clock(struct rnic_pipeline *p, uint64_t now)

@@ -110,6 +110,7 @@ struct rnic_dcqcn_rp {
 	uint8_t active;			/* a CNP cut the rate and it is not back at the line rate */
 	uint8_t cnp_in_period;		/* a CNP came in the current alpha period */
 	uint16_t alpha;			/* in 1/1024 */
+	uint8_t cut_due;		/* a CNP came within the monitor period: a cut at its end */
 	uint32_t rc;			/* current rate, kbit/s */
 	uint32_t rt;			/* target rate, kbit/s */
 	uint32_t t_stage;		/* increase timer events since the last cut */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * DCQCN's reaction point and the pacer's rate, step by step on a QP context with time given by hand
- * (rnic_dcqcn.h, doc/congestion.md): the first CNP's cut, the monitor period, alpha's update, fast
- * recovery, additive and hyper increase by timer and byte counter, the way back to the line rate (the QP
- * then runs neither DCQCN nor its pacer, unless rp_max_rate is below the port's speed), a rate_limit below DCQCN's rate, and the pacer's rate asked in a
- * loop.
+ * (rnic_dcqcn.h, doc/congestion.md): the first CNP's cut, the monitor period (a CNP within it cuts at its
+ * end), alpha's update, fast recovery, additive and hyper increase by timer and byte counter, the way back
+ * to the line rate (the QP then runs neither DCQCN nor its pacer, unless rp_max_rate is below the port's
+ * speed), a rate_limit below DCQCN's rate, the pacer earning nothing for the time the lcore was away, and
+ * the pacer's rate asked in a loop.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,12 +79,14 @@ test_conf(void **state)
 }
 
 /* The first CNP: the line rate less alpha / 2 (alpha 1023/1024), the target the line rate, the pacer on at
- * the new rate. A second within the monitor period cuts nothing; one after it cuts again. */
+ * the new rate. A second within the monitor period (4 us) cuts at its end, as mlx5 (a cut when a CNP came
+ * in the period): before, it counted for alpha only and the QP kept its rate until the next CNP after the
+ * period, however long that took. */
 static void
 test_cut(void **state)
 {
 	uint64_t t = 1000 * us;
-	uint32_t rc;
+	uint32_t rc, alpha;
 
 	(void)state;
 	fresh_qp();
@@ -101,20 +104,28 @@ test_cut(void **state)
 	assert_int_equal(q->cc.rp.rc, rc);
 	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 1);
 	assert_true(q->cc.rp.cnp_in_period);
+	rnic_dcqcn_advance(p, q, t + 3 * us);
+	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 1);
 
-	/* 5 us on: five alpha periods, the first with the CNP (1023 x 1019 / 1024 + 5, at most 1023), four
-	 * decaying; then the cut by that alpha, from the target at the old rate. */
-	rnic_dcqcn_react(p, q, t + 5 * us);
-	{
-		uint32_t alpha = 1023;
-
-		for (int i = 0; i < 4; i++)
-			alpha = alpha * 1019 / 1024;
-		assert_int_equal(q->cc.rp.alpha, alpha);
-		assert_int_equal(q->cc.rp.rt, rc);
-		assert_int_equal(q->cc.rp.rc, rc - (uint32_t)(((uint64_t)rc * alpha) >> 11));
-	}
+	/* At the period's end, 4 us after the first cut: alpha's periods until then (two decaying, the third
+	 * with the CNP: x 1019 / 1024 + 5, the fourth decaying), then the cut by that alpha, from the target at
+	 * the old rate; the pacer follows. Nothing more without another CNP. */
+	rnic_dcqcn_advance(p, q, t + 6 * us);
+	alpha = 1023 * 1019 / 1024 * 1019 / 1024;
+	alpha = (alpha * 1019 / 1024 + 5) * 1019 / 1024;
 	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 2);
+	assert_int_equal(q->cc.rp.cut_tsc, t + 4 * us);
+	assert_int_equal(q->cc.rp.rt, rc);
+	assert_int_equal(q->cc.rp.rc, rc - (uint32_t)(((uint64_t)rc * alpha) >> 11));
+	assert_int_equal(q->cc.pacer.rate, q->cc.rp.rc);
+	rnic_dcqcn_advance(p, q, t + 20 * us);
+	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 2);
+
+	/* A CNP after the period cuts at once. */
+	rc = q->cc.rp.rc;
+	rnic_dcqcn_react(p, q, t + 21 * us);
+	assert_int_equal(RNIC_STATS(p, COMPLETER)->rate_cuts, 3);
+	assert_true(q->cc.rp.rc < rc);
 }
 
 /* Increase by the timer: fast recovery first (halfway to the target, the target unchanged), then additive
@@ -252,6 +263,56 @@ test_pacer_rate(void **state)
 	assert_false(q->req.paced);
 }
 
+/* Frames of 4154 bytes (a 4 KB WRITE's) the pacer lets go now, up to max, each charged. */
+static unsigned int
+frames_now(unsigned int max)
+{
+	unsigned int n = 0;
+
+	while (n < max && rnic_pacer_admit(p, q)) {
+		rnic_pacer_charge(p, q, 4154);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The pacer runs by the requester's time: of 10 ms in which the lcore was away for 9 (a gap between the
+ * requester's passes), a QP at 10 Mbit/s earns 1 ms, 1250 bytes, and stays in debt for the frame it sent.
+ * By the TSC it earned its whole bucket (two frames: 6.8 ms at this rate), and so did every QP in every gap:
+ * 16 QPs of an incast sent 2 or 3 frames each at once when the lcore came back, twice their rates in all.
+ * And a count made in the gap before a pass took it out (the requester's time then goes back) earns nothing.
+ */
+static void
+test_pacer_lcore_away(void **state)
+{
+	uint64_t t = rte_get_tsc_cycles();
+	int64_t owed;
+
+	(void)state;
+	fresh_qp();
+	p->away_cycles = 0;
+	p->last_pass_tsc = 0;
+	assert_int_equal(rnic_timer_init(&p->pace_timers, 16, SOCKET_ID_ANY), 0);
+	q->req.rate_limit = 10000;
+	rnic_pacer_update(p, q);
+	assert_int_equal(frames_now(4), 1);
+	rnic_requester_clock(p, t - 10000 * us);
+	rnic_requester_clock(p, t);			/* away for 9 of the last 10 ms */
+	q->cc.pacer.refill_tsc -= 10000 * us;		/* ... counted before them */
+	owed = q->cc.pacer.tokens;
+	assert_int_equal(frames_now(4), 0);
+	assert_true(q->cc.pacer.tokens - owed >= (int64_t)1249 << RNIC_PACER_SHIFT);	/* 1 ms less rounding */
+	assert_true(q->cc.pacer.tokens - owed < (int64_t)1500 << RNIC_PACER_SHIFT);
+	q->cc.pacer.refill_tsc = rnic_req_now(p) + 5000 * us;
+	owed = q->cc.pacer.tokens;
+	assert_int_equal(frames_now(4), 0);
+	assert_int_equal(q->cc.pacer.tokens, owed);
+	rnic_timer_free(&p->pace_timers);
+	p->away_cycles = 0;
+	p->last_pass_tsc = 0;
+}
+
 /*
  * The pacer asked in a tight loop, a frame charged each time it says yes. This thread may lose the CPU for
  * a while on a loaded machine: after such a gap (the loop's two calls more than 50 us apart) the pacer lets
@@ -302,6 +363,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_stages),
 		cmocka_unit_test(test_lcore_away),
 		cmocka_unit_test(test_pacer_rate),
+		cmocka_unit_test(test_pacer_lcore_away),
 		cmocka_unit_test(test_pacer_in_a_loop),
 	};
 	int ret;
