@@ -8,8 +8,9 @@
 # here marks ECN. The queue is the switch's, not the sender's: a qdisc on the sending veth would hold the
 # sender back through its socket's buffer instead of filling and dropping. The server (the notification
 # point) answers marks with CNPs, the client's QPs (reaction points) cut their rates.
-#   on   DCQCN (the CC spec given, its rp_max_rate the link's): after a warm-up of 1.5 s, the depth 99 % of
-#        the frames found is below kmax, tbf lost nothing, and the wire rate is at least 0.9 of the link's
+#   on   DCQCN (incast's parameters scaled to this link, below): after a warm-up of 1.5 s (every QP's first
+#        window arrives at once), the depth 99 % of the frames found is below kmax, tbf lost nothing, and the
+#        wire rate from 2 s to the end of the run is at least 0.9 of the link's
 #   off  --cc none: the queue builds to the limit and tbf drops frames
 # Skipped (77) without root, namespaces, clang, tc's BPF loader or bpftool.
 # Usage: incast-veth.sh on|off RNIC_PERF [CC_SPEC [SENDERS]]   (SENDERS: QPs, 4 by default)
@@ -20,8 +21,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 mode=$1
 perf=$2
 rate_mbit=200
-# The reaction point's line rate is the link's, as a fabric's NICs and switch ports run at one speed
-cc="${3:-dcqcn},rp_max_rate=$rate_mbit"
+# DCQCN's parameters: `incast`'s for its 500 Mbit/s link (doc/congestion.md) scaled to this one, as they were
+# scaled from the paper's 40 Gbit/s: the periods (alpha's, the increase timer's, the cut's monitor period)
+# by 500 / rate, the line rate the link's. CC_SPEC replaces them.
+period_us=$((8800 * 500 / rate_mbit))
+cc=${3:-rp_max_rate=$rate_mbit,rp_dce_tcp_rtt=$period_us,rp_time_reset=$period_us,rp_rate_reduce_monitor_period=$period_us,rp_ai_rate=1,rp_hai_rate=5}
 [ "$mode" = off ] && cc=none
 senders=${4:-4}
 tmp=$(mktemp -d)
@@ -106,7 +110,6 @@ tbf_dropped() {
 # One run of the pair, its figures checked (check.py below): 0 when they meet the mode's goals.
 attempt() {
 	local n=$1 port=$((20000 + ($$ + $1) % 20000)) server client client_rc server_rc d0
-	d0=$(tbf_dropped)
 	in_ns a timeout -k 5 60 "$perf" --server -p $port --port net_af_packet0 --ip 10.99.0.1 \
 		--neigh 10.98.0.2,"$mac_b" --stages one -- -l 0,1 "${eal[@]}" --file-prefix iv-a-$$ \
 		--vdev=net_af_packet0,iface=$veth_a,qpairs=1,qdisc_bypass=0 -- --cc "$cc" >"$tmp/server.log" 2>&1 &
@@ -131,6 +134,7 @@ attempt() {
 	done
 	sleep $warmup
 	vq >"$tmp/vq0.json"
+	d0=$(tbf_dropped)
 	wait $client
 	client_rc=$?
 	vq >"$tmp/vq1.json"
@@ -151,7 +155,7 @@ attempt() {
 }
 
 cat >"$tmp/check.py" <<'EOF'
-import json, sys
+import json, re, sys
 mode, tmp, kmax, rate, dropped = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 v0, v1 = (json.load(open(f"{tmp}/vq{i}.json")) for i in (0, 1))
 hist = [b - a for a, b in zip(v0["hist"], v1["hist"])]
@@ -169,15 +173,19 @@ def pct(p):
     return len(hist) * bucket
 
 
-res = [json.loads(line) for line in open(f"{tmp}/client.log") if line.startswith("{")][-1]
-# The wire: 64 KB in frames of the path MTU with 58 B of headers each (Ethernet, IPv4, UDP, BTH, ICRC), and
-# the first one's RETH; rnic-perf's goodput over its whole run, the warm-up's too
+log = open(f"{tmp}/client.log").read()
+res = [json.loads(line) for line in log.splitlines() if line.startswith("{")][-1]
+# The goodput from rnic-perf's report each second ("rnic-perf: 2 s, 1292 messages, ..."), from the one at 2 s
+# (past the warm-up) to the last; the wire: 64 KB in frames of the path MTU with 58 B of headers each
+# (Ethernet, IPv4, UDP, BTH, ICRC), and the first one's RETH
+ticks = [(int(t), int(m)) for t, m in re.findall(r"^rnic-perf: (\d+) s, (\d+) messages", log, re.M)]
+(t0, m0), (t1, m1) = next(x for x in ticks if x[0] >= 2), ticks[-1]
 frames_per = -(-65536 // res["mtu"])
-wire = res["bw_avg_Gbps"] * (65536 + frames_per * 58 + 16) / 65536 * 1000
+wire = (m1 - m0) * (65536 + frames_per * 58 + 16) * 8 / (t1 - t0) / 1e6
 marked = v1["marked"] - v0["marked"]
 print(f"incast-veth {mode}: {frames} frames after the warm-up, depth p50 {pct(0.5)} B, p99 {pct(0.99)} B "
-      f"(kmax {kmax}), {marked} marked, tbf dropped {dropped}; wire {wire:.0f} Mbit/s of {rate:.0f} "
-      f"({wire / rate:.3f})")
+      f"(kmax {kmax}), {marked} marked, tbf dropped {dropped} (after the warm-up); wire {wire:.0f} Mbit/s of {rate:.0f} "
+      f"({wire / rate:.3f}, from {t0} s to {t1} s)")
 if mode == "on":
     ok = frames > 0 and pct(0.99) < kmax and dropped == 0 and wire >= 0.9 * rate and marked > 0
 else:
