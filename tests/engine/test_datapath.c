@@ -968,15 +968,16 @@ test_unsignaled_and_solicited(void **state)
 	assert_int_equal(rnic_destroy_comp_channel(ch), 0);
 }
 
-/* Many QPs at once (over every shard when the stages have several lcores), each with its own data. */
+/* Many QPs at once (over every shard when the stages have several lcores), each with its own data; skew: a
+ * QP of A's made first, so that A's QPN of every pair is one above B's. */
 static void
-test_many_qps(void **state)
+many_qps(int skew)
 {
 	enum { NQP = 24, LEN = 20000 };
+	struct rnic_qp *extra = skew ? make_qp(&A, RNIC_QPT_RC) : NULL;
 	struct pair p[NQP];
 	struct rnic_wc wc[2 * NQP];
 
-	(void)state;
 	for (int i = 0; i < NQP; i++)
 		p[i] = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
 	fill(A.buf, NQP * LEN, 600);
@@ -1001,6 +1002,27 @@ test_many_qps(void **state)
 	assert_memory_equal(B.buf + NQP * LEN, A.buf, NQP * LEN);	/* the SENDs */
 	for (int i = 0; i < NQP; i++)
 		destroy_pair(p[i]);
+	if (extra != NULL)
+		assert_int_equal(rnic_destroy_qp(extra), 0);
+}
+
+static void
+test_many_qps(void **state)
+{
+	(void)state;
+	many_qps(0);
+}
+
+/*
+ * Every pair's QPNs shifted by one against test_many_qps's: with two shards, the loopback pair delivers TX
+ * queue i on RX queue i, so a frame arrives on the RX queue of the sender's shard; in one of the two tests
+ * that is the owner's, in the other the other shard's, whose parser hands it to the owner's ring.
+ */
+static void
+test_many_qps_cross_shard(void **state)
+{
+	(void)state;
+	many_qps(1);
 }
 
 /* Retry exhaustion: a peer that never answers (no such QP) -> RETRY_EXC_ERR after retry_cnt timeouts. */
@@ -1068,6 +1090,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_errors),
 		cmocka_unit_test(test_unsignaled_and_solicited),
 		cmocka_unit_test(test_many_qps),
+		cmocka_unit_test(test_many_qps_cross_shard),
 		cmocka_unit_test(test_retry_exhaustion),
 		cmocka_unit_test(test_rnr_retry),
 	};
