@@ -2,10 +2,13 @@
  * Fault injection in the ports' RX callbacks (rnic_fault.h).
  *
  * Per RX queue, a frame goes: link down? (lost) -> per-frame faults, if only= selects it: independent loss,
- * Gilbert-Elliott loss, a flipped bit, a duplicate, held back for reordering -> the outbound queue, which the
- * rate limit's token bucket drains (without a rate limit it only keeps what the caller's array had no room
- * for). The queue's state belongs to the lcore polling it; the control thread talks to it through the
- * update handshake (requested/applied) and the link-down deadline, both atomics.
+ * Gilbert-Elliott loss, a flipped bit, a duplicate, held back for reordering -> the port's link: the outbound
+ * queue, which the rate limit's token bucket drains (without a rate limit it only keeps what the caller's
+ * array had no room for). The link is the port's, not a queue's: a port's RX queues all read the one wire
+ * (a loopback port's share its ring), and a queue per RX queue would be parallel links, reordering a flow's
+ * frames and doubling the rate. The state belongs to the lcore polling the port's queues (one: the device's
+ * parser); the control thread talks to it through the update handshake (requested/applied) and the
+ * link-down deadline, both atomics.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -30,6 +33,10 @@
 #define MAX_MS (24u * 3600 * 1000)
 #define NS_PER_MS 1000000ull
 #define UPDATE_WAIT_US 1000000
+/* Longer than this between two polls of a queue, the lcore polling it was taken away (the engine's loop
+ * polls every few microseconds, a scheduler's time slice is milliseconds): the rate limit's link runs by
+ * that lcore's time and counts this much of the gap, as the engine's pacers (a bucket of 64 us) do. */
+#define AWAY_NS 1000000ull
 
 /* A frame held back for reordering. */
 struct held_frame {
@@ -38,19 +45,25 @@ struct held_frame {
 	uint64_t until_ns;		/* with delay=: when it goes at the latest */
 };
 
+/* A port's link: the outbound queue and the rate limit's token bucket, shared by the port's RX queues. */
+struct fault_link {
+	uint64_t refill_ns;		/* the token bucket's last refill */
+	double tokens;			/* bytes the rate limit lets through now (below 0: owed) */
+	uint64_t served_ns;		/* the time the rate limit served (rnic_fault_counts) */
+	uint32_t out_head;		/* the outbound queue: out_len frames from out_head */
+	uint32_t out_len;
+	struct rte_mbuf *out[MAX_QUEUE];
+};
+
 /* The state of one RX queue: owned by the lcore polling it, but for the atomics marked as the control's. */
 struct fault_queue {
 	struct rnic_fault_spec spec;
 	uint64_t rng;
 	uint64_t start_ns;		/* when the spec took effect: down=, at=, every= count from here */
-	uint64_t refill_ns;		/* the token bucket's last refill */
-	double tokens;			/* bytes the rate limit lets through now (below 0: owed) */
 	int ge_bad;			/* the Gilbert-Elliott chain is in its bad state */
 	uint32_t held;
 	struct held_frame hold[MAX_DEPTH];
-	uint32_t out_head;		/* the outbound queue: out_len frames from out_head */
-	uint32_t out_len;
-	struct rte_mbuf *out[MAX_QUEUE];
+	struct fault_link *link;	/* the port's */
 	struct rnic_fault_counts counts;
 	const struct rte_eth_rxtx_callback *cb;
 	uint16_t port_id;
@@ -67,6 +80,7 @@ static struct {
 	uint16_t port[MAX_FAULT_PORTS];
 	uint16_t nb_queues[MAX_FAULT_PORTS];
 	struct fault_queue *queue[MAX_FAULT_PORTS];
+	struct fault_link *link[MAX_FAULT_PORTS];
 } faults;
 
 static uint64_t
@@ -112,8 +126,8 @@ take_spec(struct fault_queue *q, const struct rnic_fault_spec *spec, uint64_t no
 	q->spec = *spec;
 	q->rng = spec->seed * 0x9e3779b97f4a7c15ULL + ((uint64_t)q->port_id << 16 | q->queue_id) + 1;
 	q->start_ns = now;
-	q->refill_ns = now;
-	q->tokens = spec->bucket;
+	q->link->refill_ns = now;
+	q->link->tokens = spec->bucket;
 	q->ge_bad = 0;
 }
 
@@ -216,23 +230,24 @@ red_mark(struct fault_queue *q, uint32_t depth)
 static void
 send_out(struct fault_queue *q, struct rte_mbuf *m)
 {
+	struct fault_link *l = q->link;
 	uint32_t limit = q->spec.rate_mbps != 0 ? q->spec.queue : MAX_QUEUE;
 
 	if (q->spec.rate_mbps != 0) {
-		q->counts.depth[RTE_MIN(q->out_len, (uint32_t)RNIC_FAULT_DEPTH_BINS - 1)]++;
-		if (q->out_len < limit && red_mark(q, q->out_len)) {
+		q->counts.depth[RTE_MIN(l->out_len, (uint32_t)RNIC_FAULT_DEPTH_BINS - 1)]++;
+		if (l->out_len < limit && red_mark(q, l->out_len)) {
 			m = mark_ce(q, m);
 			if (m == NULL)
 				return;
 		}
 	}
-	if (q->out_len >= limit) {
+	if (l->out_len >= limit) {
 		lose(q, m, &q->counts.queue_dropped);
 		return;
 	}
-	if (q->spec.rate_mbps != 0 && (q->out_len > 0 || q->tokens <= 0))
+	if (q->spec.rate_mbps != 0 && (l->out_len > 0 || l->tokens <= 0))
 		q->counts.delayed++;
-	q->out[(q->out_head + q->out_len++) & (MAX_QUEUE - 1)] = m;
+	l->out[(l->out_head + l->out_len++) & (MAX_QUEUE - 1)] = m;
 }
 
 /* Release the held frames that waited long enough, oldest first: tick = one more frame went by (or an idle
@@ -374,15 +389,22 @@ admit(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
 }
 
 /* What the rate limit lets through since the last poll: Mbit/s = 1e6 / 8 bytes per second = 1.25e-4 bytes
- * per nanosecond, up to the bucket's size. */
+ * per nanosecond, up to the bucket's size. The link serves by the polling lcore's time: of a gap in which
+ * the lcore was away (the senders behind it with it), only AWAY_NS counts, so that a starved lcore neither
+ * loses the link's capacity while it runs nor drains the queue at once when it comes back. */
 static void
 refill(struct fault_queue *q, uint64_t now)
 {
+	struct fault_link *l = q->link;
+	uint64_t dt;
+
 	if (q->spec.rate_mbps == 0)
 		return;
-	q->tokens += (double)(now - q->refill_ns) * q->spec.rate_mbps * 1.25e-4;
-	q->tokens = RTE_MIN(q->tokens, (double)q->spec.bucket);
-	q->refill_ns = now;
+	dt = RTE_MIN(now - l->refill_ns, AWAY_NS);
+	l->served_ns += dt;
+	l->tokens += (double)dt * q->spec.rate_mbps * 1.25e-4;
+	l->tokens = RTE_MIN(l->tokens, (double)q->spec.bucket);
+	l->refill_ns = now;
 }
 
 /* Hand the outbound queue's frames to the caller, as many as its array and the token bucket allow. A frame
@@ -390,19 +412,20 @@ refill(struct fault_queue *q, uint64_t now)
 static uint16_t
 drain(struct fault_queue *q, struct rte_mbuf **pkts, uint16_t max)
 {
+	struct fault_link *l = q->link;
 	uint16_t n = 0;
 
-	while (q->out_len > 0 && n < max) {
-		struct rte_mbuf *m = q->out[q->out_head];
+	while (l->out_len > 0 && n < max) {
+		struct rte_mbuf *m = l->out[l->out_head];
 
 		if (q->spec.rate_mbps != 0) {
-			if (q->tokens <= 0)
+			if (l->tokens <= 0)
 				break;
-			q->tokens -= m->pkt_len;
+			l->tokens -= m->pkt_len;
 		}
 		pkts[n++] = m;
-		q->out_head = (q->out_head + 1) & (MAX_QUEUE - 1);
-		q->out_len--;
+		l->out_head = (l->out_head + 1) & (MAX_QUEUE - 1);
+		l->out_len--;
 	}
 	return n;
 }
@@ -646,16 +669,22 @@ int
 rnic_fault_attach(uint16_t port_id, uint16_t nb_queues, const struct rnic_fault_spec *spec)
 {
 	struct fault_queue *q;
+	struct fault_link *link;
 	unsigned int p = faults.nb_ports;
 
 	if (p == MAX_FAULT_PORTS || nb_queues > RNIC_PORT_MAX_QUEUES)
 		return -ENOSPC;
 	q = rte_zmalloc("rnic_fault", sizeof(*q) * nb_queues, RTE_CACHE_LINE_SIZE);
-	if (q == NULL)
+	link = rte_zmalloc("rnic_fault_link", sizeof(*link), RTE_CACHE_LINE_SIZE);
+	if (q == NULL || link == NULL) {
+		rte_free(q);
+		rte_free(link);
 		return -ENOMEM;
+	}
 	for (uint16_t i = 0; i < nb_queues; i++) {
 		q[i].port_id = port_id;
 		q[i].queue_id = i;
+		q[i].link = link;
 		take_spec(&q[i], spec, clock_ns());
 		q[i].cb = rte_eth_add_rx_callback(port_id, i, rx_faults, &q[i]);
 		if (q[i].cb == NULL) {
@@ -663,12 +692,14 @@ rnic_fault_attach(uint16_t port_id, uint16_t nb_queues, const struct rnic_fault_
 			for (uint16_t j = 0; j < i; j++)
 				rte_eth_remove_rx_callback(port_id, j, q[j].cb);
 			rte_free(q);
+			rte_free(link);
 			return -rte_errno;
 		}
 	}
 	faults.port[p] = port_id;
 	faults.nb_queues[p] = nb_queues;
 	faults.queue[p] = q;
+	faults.link[p] = link;
 	faults.nb_ports++;
 	return 0;
 }
@@ -725,16 +756,19 @@ void
 rnic_fault_detach_all(void)
 {
 	for (unsigned int p = 0; p < faults.nb_ports; p++) {
+		struct fault_link *l = faults.link[p];
+
 		for (uint16_t i = 0; i < faults.nb_queues[p]; i++) {
 			struct fault_queue *q = &faults.queue[p][i];
 
 			rte_eth_remove_rx_callback(faults.port[p], i, q->cb);
 			for (uint32_t h = 0; h < q->held; h++)
 				rte_pktmbuf_free(q->hold[h].m);
-			for (uint32_t k = 0; k < q->out_len; k++)
-				rte_pktmbuf_free(q->out[(q->out_head + k) & (MAX_QUEUE - 1)]);
 		}
+		for (uint32_t k = 0; k < l->out_len; k++)
+			rte_pktmbuf_free(l->out[(l->out_head + k) & (MAX_QUEUE - 1)]);
 		rte_free(faults.queue[p]);
+		rte_free(l);
 	}
 	memset(&faults, 0, sizeof(faults));
 }
@@ -752,4 +786,6 @@ rnic_fault_get_counts(uint16_t port_id, struct rnic_fault_counts *c)
 		for (size_t k = 0; k < sizeof(*c) / sizeof(uint64_t); k++)
 			to[k] += from[k];
 	}
+	if (p >= 0)
+		c->served_ns = faults.link[p]->served_ns;
 }

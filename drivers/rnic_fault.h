@@ -6,7 +6,8 @@
  * come from a seeded generator so that a run can be repeated exactly. Applied in the port's RX callbacks, so
  * every frame the engine sees has been through it: the faults of port N are those of the direction towards
  * device N, and giving them to both ports of a link covers both directions (doc/engine.md, "Fault
- * injection").
+ * injection"). The rate limit's queue is the port's, shared by its RX queues (one wire): they must all be
+ * polled by one lcore.
  */
 #ifndef RNIC_FAULT_H
 #define RNIC_FAULT_H
@@ -69,6 +70,9 @@ struct rnic_fault_counts {
 	uint64_t delayed;	/* waited in the rate limit's queue */
 	uint64_t exempt;	/* not of the kind only= names: passed without per-frame faults */
 	uint64_t ecn_marked;	/* ECT frames marked CE (ecn=, or by the queue's depth) */
+	/* The time the rate limit's link served, in ns: the time between polls, of a gap in which the
+	 * polling lcore was away only a millisecond (its capacity is rate x this). */
+	uint64_t served_ns;
 	/* The rate limit's queue as each frame found it on arrival: depth[i] frames found i frames before
 	 * them (the last bin: RNIC_FAULT_DEPTH_BINS - 1 or more). */
 	uint64_t depth[RNIC_FAULT_DEPTH_BINS];

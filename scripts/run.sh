@@ -10,11 +10,11 @@ if [ ! -f build/build.ninja ]; then
 	meson setup build --buildtype=debugoptimized -Dwerror=true >/dev/null
 fi
 ninja -C build >/dev/null
-# EAL makes its runtime directory even with --no-shconf (empty then): leave the machine as it was found.
-runtime=$([ "$(id -u)" -eq 0 ] && echo /var/run || echo "${XDG_RUNTIME_DIR:-/tmp}")/dpdk/rte
-made=()		# what the runs will create, innermost first
-[ -e "$(dirname "$runtime")" ] || made=("$(dirname "$runtime")")
-[ -e "$runtime" ] || made=("$runtime" "${made[@]}")
-trap '[ ${#made[@]} -eq 0 ] || rmdir "${made[@]}" 2>/dev/null || true' EXIT
+# EAL makes DPDK's runtime directory (the engine removes its own, /var/run/dpdk/rte, at exit): leave the
+# machine as it was found.
+runtime=$([ "$(id -u)" -eq 0 ] && echo /var/run || echo "${XDG_RUNTIME_DIR:-/tmp}")/dpdk
+made=
+[ -e "$runtime" ] || made=$runtime
+trap '[ -z "$made" ] || rmdir "$made" 2>/dev/null || true' EXIT
 build/app/rnic-perf/rnic-perf --loopback -o write -s 65536 -D 3 --verify --report_gbits "$@"
 build/app/rnic-perf/rnic-perf --loopback -o write --lat -s 64 -n 20000 --verify "$@"

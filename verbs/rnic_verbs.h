@@ -156,6 +156,7 @@ int rnic_verbs_release_all(struct rnic_verbs_context *c);
 struct ibv_qp *rnic_verbs_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
 struct ibv_qp *rnic_verbs_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
 struct ibv_cq_ex *rnic_verbs_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
+int rnic_verbs_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr);
 struct rnic_verbs_cq *rnic_verbs_new_cq(struct ibv_context *context, int cqe, void *cq_context,
 					struct ibv_comp_channel *channel, int comp_vector);
 

@@ -166,6 +166,7 @@ ibv_open_device(struct ibv_device *device)
 	c->vctx.create_srq_ex = rnic_verbs_create_srq_ex;
 	c->vctx.create_qp_ex = rnic_verbs_create_qp_ex;
 	c->vctx.create_cq_ex = rnic_verbs_create_cq_ex;
+	c->vctx.modify_qp_rate_limit = rnic_verbs_modify_qp_rate_limit;
 	return context;
 }
 

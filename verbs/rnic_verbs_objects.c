@@ -291,6 +291,22 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	return ret;
 }
 
+/*
+ * ibv_modify_qp_rate_limit: the QP's rate_limit (kbit/s, 0: none) without a change of state, as mlx5 (an
+ * RTS -> RTS modify: a QP in another state is refused). Its pacer keeps its own bucket (doc/congestion.md),
+ * so a burst size or typical packet size is refused as by an mlx5 device without burst control, and so is a
+ * comp_mask (none is defined).
+ */
+int
+rnic_verbs_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
+{
+	struct rnic_qp_attr a = { .rate_limit = attr->rate_limit };
+
+	if (attr->comp_mask != 0 || attr->max_burst_sz != 0 || attr->typical_pkt_sz != 0)
+		return EINVAL;
+	return rnic_modify_qp(rnic_verbs_qp(qp)->qp, &a, RNIC_QP_RATE_LIMIT);
+}
+
 int
 ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_qp_init_attr *init_attr)
 {

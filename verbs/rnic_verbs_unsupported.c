@@ -51,7 +51,6 @@ RNIC_VERBS_NO_INT(no_modify_flow_action_esp, struct ibv_flow_action *f, struct i
 RNIC_VERBS_NO_INT(no_destroy_flow_action, struct ibv_flow_action *f)
 RNIC_VERBS_NO_PTR(struct ibv_flow_action, no_create_flow_action_esp, struct ibv_context *c,
 		  struct ibv_flow_action_esp_attr *a)
-RNIC_VERBS_NO_INT(no_modify_qp_rate_limit, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *a)
 RNIC_VERBS_NO_PTR(struct ibv_pd, no_alloc_parent_domain, struct ibv_context *c,
 		  struct ibv_parent_domain_init_attr *a)
 RNIC_VERBS_NO_INT(no_dealloc_td, struct ibv_td *td)
@@ -125,7 +124,6 @@ rnic_verbs_set_unsupported_ops(struct verbs_context *vctx)
 	vctx->modify_flow_action_esp = no_modify_flow_action_esp;
 	vctx->destroy_flow_action = no_destroy_flow_action;
 	vctx->create_flow_action_esp = no_create_flow_action_esp;
-	vctx->modify_qp_rate_limit = no_modify_qp_rate_limit;
 	vctx->alloc_parent_domain = no_alloc_parent_domain;
 	vctx->dealloc_td = no_dealloc_td;
 	vctx->alloc_td = no_alloc_td;

@@ -14,10 +14,8 @@
 
 #include "rnicd.h"
 
-/* A socketpair for events: the daemon's end non-blocking (a client that does not read must not stall it),
- * the client's as libibverbs' event fds are (blocking until the program says otherwise). */
-static int
-event_socket(int *daemon_end, int *client_end)
+int
+rnicd_event_socket(int *daemon_end, int *client_end)
 {
 	int sv[2];
 
@@ -50,7 +48,7 @@ rnicd_events_open(struct rnicd_session *s, int *client_end)
 	int ret = set_nonblock(s->ctx->async_fd);
 
 	if (ret == 0)
-		ret = event_socket(&s->async_sock, client_end);
+		ret = rnicd_event_socket(&s->async_sock, client_end);
 	return ret;
 }
 
@@ -96,7 +94,7 @@ rnicd_events_create_channel(struct rnicd_session *s, struct rnicd_rep *rep, int 
 		if (ret != 0)
 			return ret;
 	}
-	ret = event_socket(&ch->sock, client_end);
+	ret = rnicd_event_socket(&ch->sock, client_end);
 	if (ret != 0)
 		return ret;
 	ch->used = 1;

@@ -346,6 +346,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	ADD(clients_connected); ADD(clients_total); ADD(clients_gone);
 	ADD(qps_live); ADD(cqs_live); ADD(mrs_live); ADD(pds_live);
 	ADD(qps_freed); ADD(cqs_freed); ADD(mrs_freed); ADD(pds_freed); ADD(srqs_live); ADD(srqs_freed);
+	ADD(cm_ids_live); ADD(cm_ids_freed); ADD(cm_requests_dropped);
 	ADD(shared_bytes); ADD(bad_requests); ADD(connections_total); ADD(quota_refusals); ADD(tenants);
 #undef ADD
 	pthread_mutex_unlock(&rnicd.lock);

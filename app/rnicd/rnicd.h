@@ -41,6 +41,7 @@ enum rnicd_res {
 	RNICD_RES_QP = OBJ_QP,
 	RNICD_RES_CTX = OBJ_QP + 1,	/* connections that opened a device */
 	RNICD_RES_MEM,			/* bytes shared: host-interface blocks and registered buffers */
+	RNICD_RES_CM_ID,		/* CM ids (cm.c) */
 	RNICD_RES_KINDS
 };
 
@@ -63,6 +64,9 @@ struct rnicd_tenant {
 	uint32_t gids;			/* the GID indexes its QPs may send from (bit per index); 0: its entry's
 					 * `tenant default`'s, and 0 there: every one */
 	uint64_t gid_refused;		/* address vectors refused for another source GID */
+	uint32_t cm_ports;		/* the ports its CM ids may bind and listen on: first << 16 | last; 0: its
+					 * entry's `tenant default`'s */
+	uint64_t cm_port_refused;	/* binds and listens refused for a port outside them */
 	uint32_t engine_id;		/* while it has connections: its number in the engine; else 0 */
 	uint64_t log_window;		/* lines about its connections: the window (s) and the lines in it */
 	uint32_t log_lines;
@@ -75,6 +79,7 @@ struct rnicd_tenant {
 		uint64_t limit[RNICD_RES_KINDS];
 		uint32_t gids;
 		uint32_t share;
+		uint32_t cm_ports;
 	} saved;
 };
 
@@ -102,6 +107,9 @@ void rnicd_tenant_release(struct rnicd_tenant *t, enum rnicd_res r, uint64_t n);
 /* Whether the tenant's QPs may send from GID index sgid_index (its `gids`): 0, or EPERM (counted; logged
  * the first time for this tenant). */
 int rnicd_tenant_gid_check(struct rnicd_tenant *t, uint8_t sgid_index, pid_t pid);
+/* Whether the tenant's CM ids may bind or listen on a port (host byte order): 0 (port 0, an
+ * ephemeral one, is always), or EACCES (counted; logged the first time for this tenant). */
+int rnicd_tenant_cm_port_check(struct rnicd_tenant *t, uint16_t port, pid_t pid);
 /* The GID indexes the tenant's QPs may send from (bit per index; 0: any). */
 uint32_t rnicd_tenant_gids(const struct rnicd_tenant *t);
 /* Whether a line about one of the tenant's connections may be logged (a tenant can connect and go without
@@ -168,6 +176,7 @@ struct rnicd_session {
 	struct rnicd_channel chan[RNICD_MAX_CHANNELS];
 	uint64_t events_dropped;	/* the client's event socket was full */
 	uint8_t events_logged;
+	struct rnicd_cm *cm;		/* its CM channels and ids (cm.c), after its first CM request */
 };
 
 struct rnicd {
@@ -190,6 +199,9 @@ void rnicd_session_end(struct rnicd_session *s);
 /* The client's handle of the session's object of this kind at ptr, or 0 (it has none there). */
 uint32_t rnicd_session_handle_of(const struct rnicd_session *s, const void *ptr, enum rnicd_obj_kind kind);
 
+/* A socketpair for events: the daemon's end non-blocking (a client that does not read must not stall it),
+ * the client's as libibverbs' event fds are (blocking until the program says otherwise). 0 or an errno. */
+int rnicd_event_socket(int *daemon_end, int *client_end);
 /* Events (events.c). After OPEN: the async event socket, its client end in *client_end (0 or an errno). */
 int rnicd_events_open(struct rnicd_session *s, int *client_end);
 /* CREATE_COMP_CHANNEL / DESTROY_COMP_CHANNEL (EBUSY while a CQ is bound to it). */
@@ -206,6 +218,26 @@ void rnicd_events_forward(struct rnicd_session *s);
 int rnicd_events_fds(const struct rnicd_session *s, int *fds);
 /* After the session's objects are gone: its channels and sockets. */
 void rnicd_events_close(struct rnicd_session *s);
+
+/* The connection manager (cm.c, doc/cm.md "Through rnicd"): the daemon's CM serving its clients' channels
+ * and ids. */
+struct rnicd_cm;
+/* Whether a request is the CM's. */
+static inline int
+rnicd_cm_cmd(uint32_t cmd)
+{
+	return cmd >= RNICD_CM_CREATE_CHANNEL && cmd <= RNICD_CM_ACK_EVENT;
+}
+/* Serve a CM request (rnicd.lock held): 0 or an errno; *fd_out, a descriptor to send with the reply and
+ * close (or -1). */
+int rnicd_cm_serve(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_rep *rep, int *fd_out);
+/* The session goes: its ids destroyed (their peers told, as rnic_cm_destroy_id), its events and channels. */
+void rnicd_cm_end(struct rnicd_session *s);
+/* A client's QP is about to be destroyed: no CM id drives it any more. */
+void rnicd_cm_qp_gone(struct rnic_qp *qp);
+/* The QP of handle in the connection of client_id, if that connection is the same process's (pid and tenant)
+ * as s; NULL otherwise: a QP of another process names nothing. */
+struct rnic_qp *rnicd_session_qp(const struct rnicd_session *s, uint32_t client_id, uint32_t handle);
 
 /* Telemetry commands under /rnicd. */
 void rnicd_telemetry_register(void);

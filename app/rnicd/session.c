@@ -211,6 +211,22 @@ obj_get(struct rnicd_session *s, uint32_t handle, enum rnicd_obj_kind kind)
 	return &s->obj[index];
 }
 
+struct rnic_qp *
+rnicd_session_qp(const struct rnicd_session *s, uint32_t client_id, uint32_t handle)
+{
+	for (struct rnicd_session *o = rnicd.sessions; o != NULL; o = o->next) {
+		const struct rnicd_obj *qp;
+
+		if (o->id != client_id)
+			continue;
+		if (o->pid != s->pid || o->tenant != s->tenant)
+			return NULL;
+		qp = obj_get(o, handle, OBJ_QP);
+		return qp != NULL ? qp->ptr : NULL;
+	}
+	return NULL;
+}
+
 uint32_t
 rnicd_session_handle_of(const struct rnicd_session *s, const void *ptr, enum rnicd_obj_kind kind)
 {
@@ -567,6 +583,7 @@ destroy_obj(struct rnicd_session *s, struct rnicd_obj *o)
 		/* Its events raised before and while it is destroyed (which quiesces the engine), after it:
 		 * rnicd_events_forward drops those about an object no longer in the table. */
 		rnicd_events_forward(s);
+		rnicd_cm_qp_gone(o->ptr);
 		ret = rnic_destroy_qp(o->ptr);
 		break;
 	}
@@ -679,6 +696,10 @@ do_modify_qp(struct rnicd_session *s, const struct rnicd_req *req, struct rnicd_
 	if ((req->u.modify_qp.mask & RNIC_QP_ALT_PATH) &&
 	    (ret = rnicd_tenant_gid_check(s->tenant, attr.alt_ah_attr.grh.sgid_index, s->pid)) != 0)
 		return ret;
+	/* A controlled Q_Key (bit 31, IBA 10.2.5) is for privileged consumers: with QP1's 0x80010000 a client's
+	 * UD QP could speak the CM beside the daemon's (a DREQ for another tenant's connection). */
+	if ((req->u.modify_qp.mask & RNIC_QP_QKEY) && (attr.qkey & 0x80000000u))
+		return EPERM;
 	ret = rnic_modify_qp(o->ptr, &attr, req->u.modify_qp.mask);
 	rep->u.modify_qp.state = ((struct rnic_qp *)o->ptr)->state;
 	return ret;
@@ -780,6 +801,12 @@ dispatch(struct rnicd_session *s, const struct rnicd_req *req, const struct msg_
 	default:
 		break;
 	}
+	if (rnicd_cm_cmd(req->cmd)) {
+		int ret = rnicd_cm_serve(s, req, rep, &out->fd[0]);
+
+		out->nb = out->fd[0] >= 0;	/* a channel's fd: the daemon keeps its copy */
+		return ret;
+	}
 	if (s->ctx == NULL)
 		return ENXIO;		/* no device opened on this connection yet */
 	switch (req->cmd) {
@@ -871,7 +898,7 @@ rnicd_session_serve(struct rnicd_session *s)
 	ret = check_request(&req, n, truncated);
 	if (ret == 0)
 		ret = dispatch(s, &req, &in, &rep, &out);
-	if (ret != 0 && ret != EBUSY && ret != EDQUOT) {
+	if (ret != 0 && ret != EBUSY && ret != EDQUOT && ret != EAGAIN) {
 		rnicd.stats.bad_requests++;
 		RNICD_LOG(DEBUG, "client %u: request %u refused: %s", s->id, req.cmd, strerror(ret));
 	}
@@ -960,6 +987,7 @@ rnicd_session_end(struct rnicd_session *s)
 	char note[64];
 
 	pthread_mutex_lock(&rnicd.lock);
+	rnicd_cm_end(s);	/* first: its connections' peers are told while its QPs still exist */
 	rnicd.stats.clients_gone += live != 0;
 	if (rnicd_tenant_log_ok(s->tenant, &left_out)) {
 		left_out_note(left_out, note, sizeof(note));

@@ -20,20 +20,23 @@
 
 static const char *const res_names[RNICD_RES_KINDS] = {
 	[RNICD_RES_CONN] = "conn", [RNICD_RES_PD] = "pd", [RNICD_RES_MR] = "mr", [RNICD_RES_CQ] = "cq",
-	[RNICD_RES_QP] = "qp", [RNICD_RES_CTX] = "ctx", [RNICD_RES_MEM] = "mem",
+	[RNICD_RES_QP] = "qp", [RNICD_RES_CTX] = "ctx", [RNICD_RES_MEM] = "mem", [RNICD_RES_CM_ID] = "cm-ids",
 };
 
 /* What `tenant default` does not change: a tenant may take a quarter of a device's default QPs, CQs and
  * MRs, so no one tenant can take them all (doc/rnicd.md). */
 #define COMPILED_LIMITS { \
 	[RNICD_RES_CONN] = 64, [RNICD_RES_CTX] = 64, [RNICD_RES_PD] = 256, [RNICD_RES_MR] = 4096, \
-	[RNICD_RES_CQ] = 1024, [RNICD_RES_QP] = 1024, [RNICD_RES_MEM] = 4ull << 30, \
+	[RNICD_RES_CQ] = 1024, [RNICD_RES_QP] = 1024, [RNICD_RES_MEM] = 4ull << 30, [RNICD_RES_CM_ID] = 1024, \
 }
 static const uint64_t compiled_limits[RNICD_RES_KINDS] = COMPILED_LIMITS;
+/* The ports a tenant's CM ids may bind and listen on without a `cm-ports` (below 1024: as privileged). */
+#define COMPILED_CM_PORTS (1024u << 16 | 65535u)
 static struct rnicd_tenant defaults = {
 	.name = "default",
 	.limit = COMPILED_LIMITS,
 	.share = 1,
+	.cm_ports = COMPILED_CM_PORTS,
 };
 
 static struct rnicd_tenant *tenants;	/* configured ones first, in file order; then those of a uid */
@@ -127,6 +130,23 @@ parse_gids(const char *where, struct rnicd_tenant *t, const char *value)
 	return 0;
 }
 
+/* "cm-ports LO-HI": the ports (1-65535) a tenant's CM ids may bind and listen on. */
+static int
+parse_cm_ports(const char *where, struct rnicd_tenant *t, const char *value)
+{
+	unsigned int lo, hi;
+	int end = 0;
+
+	if (value == NULL || sscanf(value, "%u-%u%n", &lo, &hi, &end) != 2 || value[end] != '\0' || lo == 0 ||
+	    lo > hi || hi > 65535) {
+		fprintf(stderr, "rnicd: %s: tenant %s: cm-ports: expected a port range LO-HI within 1-65535, as "
+			"20000-20099\n", where, t->name);
+		return -EINVAL;
+	}
+	t->cm_ports = lo << 16 | hi;
+	return 0;
+}
+
 int
 rnicd_tenant_config(const char *where, const char *spec)
 {
@@ -157,6 +177,11 @@ rnicd_tenant_config(const char *where, const char *spec)
 				return -EINVAL;
 			continue;
 		}
+		if (strcmp(word, "cm-ports") == 0) {
+			if (parse_cm_ports(where, t, value) != 0)
+				return -EINVAL;
+			continue;
+		}
 		if (strcmp(word, "share") == 0 && value != NULL) {
 			snprintf(label, sizeof(label), "tenant share (%s)", where);
 			if (rnicd_parse_number(label, value, 1, RNIC_SHARE_MAX, &v) != 0)
@@ -170,7 +195,8 @@ rnicd_tenant_config(const char *where, const char *spec)
 				break;
 		if (r == RNICD_RES_KINDS || value == NULL) {
 			fprintf(stderr, "rnicd: %s: tenant %s: '%s'%s: expected max-conn, max-ctx, max-qp, max-cq, "
-				"max-mr, max-pd, max-mem or share and a number, or gids and GID indexes\n", where, t->name,
+				"max-mr, max-pd, max-mem, max-cm-ids or share and a number, gids and GID indexes, or cm-ports and a "
+				"range\n", where, t->name,
 				word, value == NULL ? " without a value" : "");
 			return -EINVAL;
 		}
@@ -188,6 +214,7 @@ config_save(struct rnicd_tenant *t)
 {
 	t->saved.configured = t->configured;
 	t->saved.gids = t->gids;
+	t->saved.cm_ports = t->cm_ports;
 	t->saved.set = t->set;
 	memcpy(t->saved.limit, t->limit, sizeof(t->limit));
 	t->saved.share = t->share;
@@ -198,6 +225,7 @@ config_load(struct rnicd_tenant *t)
 {
 	t->configured = t->saved.configured;
 	t->gids = t->saved.gids;
+	t->cm_ports = t->saved.cm_ports;
 	t->set = t->saved.set;
 	memcpy(t->limit, t->saved.limit, sizeof(t->limit));
 	t->share = t->saved.share;
@@ -210,10 +238,12 @@ rnicd_tenant_config_reset(void)
 	memcpy(defaults.limit, compiled_limits, sizeof(defaults.limit));
 	defaults.gids = 0;
 	defaults.share = 1;
+	defaults.cm_ports = COMPILED_CM_PORTS;
 	for (struct rnicd_tenant *t = tenants; t != NULL; t = t->next) {
 		config_save(t);
 		t->configured = 0;
 		t->gids = 0;
+		t->cm_ports = 0;
 		t->set = 0;
 	}
 }
@@ -456,6 +486,19 @@ rnicd_tenant_gid_check(struct rnicd_tenant *t, uint8_t sgid_index, pid_t pid)
 }
 
 int
+rnicd_tenant_cm_port_check(struct rnicd_tenant *t, uint16_t port, pid_t pid)
+{
+	uint32_t range = t->cm_ports != 0 ? t->cm_ports : defaults.cm_ports;
+
+	if (port == 0 || (port >= range >> 16 && port <= (range & 0xffff)))
+		return 0;
+	if (t->cm_port_refused++ == 0)
+		RNICD_LOG(WARNING, "tenant %s (pid %d): CM port %u, outside its cm-ports %u-%u: EACCES (later ones "
+			  "only counted)", t->name, (int)pid, port, range >> 16, range & 0xffff);
+	return EACCES;
+}
+
+int
 rnicd_tenant_log_ok(struct rnicd_tenant *t, uint32_t *left_out)
 {
 	struct timespec now;
@@ -510,6 +553,9 @@ tenant_dict(const struct rnicd_tenant *t)
 	}
 	rte_tel_data_add_dict_u64(d, "gids", rnicd_tenant_gids(t));	/* a mask; 0: every GID */
 	rte_tel_data_add_dict_u64(d, "gid_refused", t->gid_refused);
+	rte_tel_data_add_dict_u64(d, "cm_ports_first", (t->cm_ports != 0 ? t->cm_ports : defaults.cm_ports) >> 16);
+	rte_tel_data_add_dict_u64(d, "cm_ports_last", (t->cm_ports != 0 ? t->cm_ports : defaults.cm_ports) & 0xffff);
+	rte_tel_data_add_dict_u64(d, "cm_port_refused", t->cm_port_refused);
 	rnicd_tenant_engine_stats(t, &st);
 	rte_tel_data_add_dict_u64(d, "doorbells", st.doorbells);
 	rte_tel_data_add_dict_u64(d, "doorbells_dropped", st.doorbells_dropped);

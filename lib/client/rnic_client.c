@@ -20,6 +20,7 @@
 #include <rte_common.h>
 
 #include "rnic_client.h"
+#include "rnic_client_cm.h"
 #include "rnic_cq.h"
 #include "rnic_dbq.h"
 #include "rnic_mr.h"
@@ -206,6 +207,22 @@ static struct rnic_client *
 ctx_client(struct rnic_context *ctx)
 {
 	return rnic_context_priv(ctx)->client;
+}
+
+int
+rnic_client_connect(void)
+{
+	return mode.active ? client_connect(mode.path) : -ENOTCONN;
+}
+
+int
+rnic_client_qp_ref(const struct rnic_qp *qp, uint32_t *client_id, uint32_t *handle)
+{
+	if (qp->context->device->ops != &client_ops)
+		return EINVAL;
+	*client_id = ctx_client(qp->context)->id;
+	*handle = qp->handle;
+	return 0;
 }
 
 /* A request on the context's connection, with nb_out descriptors; the reply buffer is the caller's, and so
@@ -755,6 +772,7 @@ client_destroy_qp(struct rnic_qp *pub)
 
 	if (ret != 0)
 		return ret;
+	rnic_client_cm_forget_qp(pub);
 	rnic_qp_table_unpublish(rnic_ctx_dev(pub->context), pub);
 	obj_list_del(pub->context, &ctx_client(pub->context)->qps, pub);
 	munmap(qp->hif, qp_hif_bytes(qp));

@@ -14,6 +14,11 @@ int rnic_client_mode(void);
 /* Connect to the daemon at path and learn its devices; returns 0 or a negative errno. */
 int rnic_client_init(const char *path);
 void rnic_client_fini(void);
+/* A new connection to the daemon (for the CM's requests, rnic_client_cm.c): the socket or a negative errno. */
+int rnic_client_connect(void);
+/* What names a client's QP to the daemon: its connection's client id and its handle there (EINVAL: not a
+ * QP of rnicd's). */
+int rnic_client_qp_ref(const struct rnic_qp *qp, uint32_t *client_id, uint32_t *handle);
 /* The provider of a client process (registered as rnic_provider_find(1)): rnicd's devices, whose ops send
  * the control verbs to the daemon. */
 

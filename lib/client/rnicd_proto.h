@@ -15,7 +15,7 @@
 #include "rnic.h"
 #include "rnic_priv.h"
 
-#define RNICD_PROTO_VERSION 2
+#define RNICD_PROTO_VERSION 3
 #define RNICD_MAX_COUNTERS 128	/* device counters one reply carries */
 #define RNICD_MR_MAX_SEGS 16	/* memfds one registration may span */
 #define RNICD_MAX_FDS RNICD_MR_MAX_SEGS	/* descriptors one message may carry */
@@ -43,6 +43,25 @@ enum rnicd_cmd {
 	RNICD_DESTROY_SRQ,
 	RNICD_CREATE_COMP_CHANNEL,	/* reply + the channel's event socket (rnicd_event): the client's end, the daemon's */
 	RNICD_DESTROY_COMP_CHANNEL,
+	/* The connection manager (doc/cm.md, "Through rnicd"): the daemon's CM, its channels and ids named by
+	 * handles of the connection's own tables. Any connection may carry them (a client makes one for them). */
+	RNICD_CM_CREATE_CHANNEL,	/* reply + the channel's fd: readable while the daemon queues an event */
+	RNICD_CM_DESTROY_CHANNEL,
+	RNICD_CM_CREATE_ID,
+	RNICD_CM_DESTROY_ID,
+	RNICD_CM_MIGRATE_ID,
+	RNICD_CM_BIND,
+	RNICD_CM_RESOLVE_ADDR,
+	RNICD_CM_RESOLVE_ROUTE,
+	RNICD_CM_LISTEN,
+	RNICD_CM_ATTACH_QP,		/* a QP of another connection of the same process (its client id) */
+	RNICD_CM_CONNECT,
+	RNICD_CM_ACCEPT,
+	RNICD_CM_REJECT,
+	RNICD_CM_DISCONNECT,
+	RNICD_CM_SET_OPTION,
+	RNICD_CM_GET_EVENT,		/* the channel's oldest event, or EAGAIN */
+	RNICD_CM_ACK_EVENT,
 	RNICD_CMD_END,
 };
 
@@ -69,6 +88,19 @@ struct rnicd_stats {
 	uint64_t quota_refusals;	/* connections, contexts, objects and memory refused by a tenant's quota */
 	uint64_t tenants;		/* tenants with connections now */
 	uint64_t srqs_live, srqs_freed;
+	uint64_t cm_ids_live;		/* the clients' CM ids now */
+	uint64_t cm_ids_freed;		/* by the daemon after a client went */
+	uint64_t cm_requests_dropped;	/* connection requests refused: their listener's client had no room */
+};
+
+/* What a client sees of one of its CM ids (the daemon's rnic_cm_id): refreshed by each reply that names it
+ * and each event. */
+#define RNICD_CM_MAX_PRIVATE 196	/* private data a request carries (a REP's) */
+#define RNICD_CM_EVENT_PRIVATE 224	/* private data an event carries (an RTU's, the most: IBA table 110) */
+struct rnicd_cm_view {
+	struct rnic_route route;
+	int32_t dev_index;		/* the device it is bound to, -1: none yet */
+	uint32_t port_num;
 };
 
 struct rnicd_req {
@@ -118,6 +150,19 @@ struct rnicd_req {
 			int32_t mask;
 			struct rnic_srq_attr attr;
 		} modify_srq;
+		struct {
+			uint32_t id;		/* handles of the connection's CM tables */
+			uint32_t channel;	/* CREATE_ID, MIGRATE_ID, GET_EVENT */
+			int32_t arg;		/* BIND: none; RESOLVE_*: timeout (ms); LISTEN: backlog; CREATE_ID: the
+						 * port space; ACCEPT: 1 with parameters; SET_OPTION: level */
+			int32_t arg2;		/* SET_OPTION: name, ATTACH_QP: the client id of the QP's connection */
+			uint32_t qp;		/* ATTACH_QP: the QP's handle there (0: detach) */
+			uint32_t optlen;	/* SET_OPTION */
+			uint64_t token;		/* ACK_EVENT */
+			struct sockaddr_storage src, dst;	/* BIND (src), RESOLVE_ADDR (src: family 0 for none) */
+			struct rnic_conn_param conn;	/* private_data unused: in private_data below */
+			uint8_t private_data[RNICD_CM_MAX_PRIVATE];	/* CONNECT, ACCEPT, REJECT; SET_OPTION's value */
+		} cm;
 	} u;
 };
 
@@ -159,6 +204,19 @@ struct rnicd_rep {
 		struct rnicd_stats stats;
 		struct { uint32_t handle, srqn, cnt, stride; uint64_t bytes; } create_srq;
 		struct rnic_srq_attr query_srq;
+		struct {
+			uint32_t handle;	/* CREATE_CHANNEL, CREATE_ID */
+			uint32_t pad;
+			struct rnicd_cm_view view;	/* of the id the request named */
+		} cm;
+		struct {
+			uint64_t token;		/* ACK_EVENT names it */
+			uint32_t id, listen_id;	/* handles; a CONNECT_REQUEST's id is new */
+			int32_t event, status;
+			struct rnic_conn_param conn;	/* private_data unused: in private_data below */
+			uint8_t private_data[RNICD_CM_EVENT_PRIVATE];
+			struct rnicd_cm_view view;	/* of the event's id */
+		} cm_event;
 	} u;
 };
 
@@ -194,6 +252,8 @@ rnicd_req_size(uint32_t cmd)
 	case RNICD_QUERY_DEVICE_COUNTERS: return hdr + sizeof(r->u.counters);
 	case RNICD_CREATE_SRQ: return hdr + sizeof(r->u.create_srq);
 	case RNICD_MODIFY_SRQ: return hdr + sizeof(r->u.modify_srq);
+	case RNICD_CM_CREATE_CHANNEL: return hdr;
+	case RNICD_CM_DESTROY_CHANNEL ... RNICD_CM_ACK_EVENT: return hdr + sizeof(r->u.cm);
 	default: return hdr;	/* LIST, QUERY_PORT, ALLOC_PD, STATS, CREATE_COMP_CHANNEL */
 	}
 }

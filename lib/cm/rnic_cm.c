@@ -143,6 +143,8 @@ channel_signal(struct rnic_cm_channel *ch, int readable)
 	if (n != sizeof(v))
 		RNIC_LOG_LIMITED(ERR, "CM: event channel's eventfd %s: %s", readable ? "write" : "read",
 				 strerror(errno));
+	if (ch->notify != NULL)
+		ch->notify(ch->notify_arg, readable);
 }
 
 void

@@ -105,6 +105,8 @@ struct rnic_cm_channel {
 	TAILQ_ENTRY(rnic_cm_channel) next;	/* in rnic_cm.channel_list */
 	TAILQ_HEAD(, rnic_cm_event_entry) events;	/* not yet taken, oldest first */
 	uint32_t nb_events;
+	void (*notify)(void *arg, int readable);	/* as the eventfd is signalled (rnicd's clients' fds) */
+	void *notify_arg;
 };
 
 struct rnic_cm_id_priv {
@@ -224,5 +226,16 @@ int rnic_cm_addr_to_gid(const struct sockaddr *addr, union rnic_gid *gid);
 void rnic_cm_gid_to_addr(const union rnic_gid *gid, uint16_t port_be, struct sockaddr_storage *out);
 uint16_t rnic_cm_addr_port(const struct sockaddr *addr);	/* network byte order */
 socklen_t rnic_cm_addr_len(const struct sockaddr *addr);
+
+/* For rnicd, which serves the CM to its clients (app/rnicd/cm.c, doc/cm.md "Through rnicd"). */
+/* Have notify(arg, 1) called with each event queued on the channel, notify(arg, 0) when its last is taken or
+ * dropped: as its eventfd is written and read back (under the CM's lock: it must not block). */
+void rnic_cm_channel_set_notify(struct rnic_cm_event_channel *channel, void (*notify)(void *arg, int readable),
+				void *arg);
+/* The channel's oldest event, taken, or EAGAIN, whatever the channel's fd says (it never waits). To be
+ * acknowledged with rnic_cm_ack_cm_event. */
+int rnic_cm_take_event(struct rnic_cm_event_channel *channel, struct rnic_cm_event **event);
+/* The index of the engine's device the id is bound to, -1 for none yet. */
+int rnic_cm_id_dev_index(struct rnic_cm_id *id);
 
 #endif /* RNIC_CM_H */

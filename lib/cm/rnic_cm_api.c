@@ -2,8 +2,6 @@
  * The rnic_cm_* API (rnic.h): librdmacm's calls, each doing what rdma_cm does for it (doc/cm.md).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -12,11 +10,17 @@
 #include <rte_common.h>
 #include <rte_random.h>
 
+#include "rnic_client_cm.h"
 #include "rnic_cm.h"
+#include "rnic_evq.h"
 #include "rnic_pipeline.h"
+#include "rnic_provider.h"
 
 #define LOCK() pthread_mutex_lock(&rnic_cm.lock)
 #define UNLOCK() pthread_mutex_unlock(&rnic_cm.lock)
+
+/* An rnicd client's CM is the daemon's (it owns QP1): each call goes there (lib/client/rnic_client_cm.c). */
+#define REMOTE() rnic_provider_remote()
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* Event channels and events                                                                                */
@@ -24,9 +28,12 @@
 struct rnic_cm_event_channel *
 rnic_cm_create_event_channel(void)
 {
-	struct rnic_cm_channel *ch = calloc(1, sizeof(*ch));
+	struct rnic_cm_channel *ch;
 	int ret;
 
+	if (REMOTE())
+		return rnic_client_cm_create_event_channel();
+	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -115,6 +122,10 @@ rnic_cm_destroy_event_channel(struct rnic_cm_event_channel *pub)
 
 	if (ch == NULL)
 		return;
+	if (REMOTE()) {
+		rnic_client_cm_destroy_event_channel(pub);
+		return;
+	}
 	LOCK();
 	while (!TAILQ_EMPTY(&ch->events))
 		drop_event(ch, TAILQ_FIRST(&ch->events));
@@ -144,22 +155,14 @@ take_event(struct rnic_cm_channel *ch)
 	return e;
 }
 
-/* Until the channel's fd is readable, or EAGAIN when the application made it non-blocking (librdmacm's read
- * of its fd says so). 0 or an errno. */
-static int
-wait_readable(int fd)
+/* The taken event as the application sees it: its private data, its id's event. */
+static struct rnic_cm_event *
+give_event(struct rnic_cm_event_entry *e)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags < 0)
-		return errno;
-	if (flags & O_NONBLOCK)
-		return EAGAIN;
-	while (poll(&pfd, 1, -1) < 0)
-		if (errno != EINTR)
-			return errno;
-	return 0;
+	if (e->pub.param.conn.private_data_len != 0)
+		e->pub.param.conn.private_data = e->private_data;
+	e->pub.id->event = &e->pub;
+	return &e->pub;
 }
 
 int
@@ -171,17 +174,50 @@ rnic_cm_get_cm_event(struct rnic_cm_event_channel *pub, struct rnic_cm_event **e
 
 	if (ch == NULL || event == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_get_cm_event(pub, event);
 	/* Another thread may take the event the fd woke us for, or destroy its id: then wait again. */
 	while ((e = take_event(ch)) == NULL) {
-		err = wait_readable(ch->pub.fd);
+		err = rnic_evq_wait_fd(ch->pub.fd);
 		if (err != 0)
 			return err;
 	}
-	if (e->pub.param.conn.private_data_len != 0)
-		e->pub.param.conn.private_data = e->private_data;
-	e->pub.id->event = &e->pub;
-	*event = &e->pub;
+	*event = give_event(e);
 	return 0;
+}
+
+int
+rnic_cm_take_event(struct rnic_cm_event_channel *pub, struct rnic_cm_event **event)
+{
+	struct rnic_cm_event_entry *e = take_event((struct rnic_cm_channel *)pub);
+
+	if (e == NULL)
+		return EAGAIN;
+	*event = give_event(e);
+	return 0;
+}
+
+void
+rnic_cm_channel_set_notify(struct rnic_cm_event_channel *pub, void (*notify)(void *arg, int readable), void *arg)
+{
+	struct rnic_cm_channel *ch = (struct rnic_cm_channel *)pub;
+
+	LOCK();
+	ch->notify = notify;
+	ch->notify_arg = arg;
+	UNLOCK();
+}
+
+int
+rnic_cm_id_dev_index(struct rnic_cm_id *pub)
+{
+	struct rnic_cm_id_priv *id = rnic_cm_id_priv(pub);
+	int index;
+
+	LOCK();
+	index = id->dev != NULL ? (int)(id->dev - rnic_cm.dev) : -1;
+	UNLOCK();
+	return index;
 }
 
 int
@@ -191,6 +227,8 @@ rnic_cm_ack_cm_event(struct rnic_cm_event *event)
 
 	if (e == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_ack_cm_event(event);
 	LOCK();
 	if (e->pub.id->event == &e->pub)
 		e->pub.id->event = NULL;
@@ -230,6 +268,8 @@ rnic_cm_create_id(struct rnic_cm_event_channel *channel, struct rnic_cm_id **out
 		return EINVAL;
 	if (ps != RNIC_PS_TCP)
 		return EPROTONOSUPPORT;		/* UD (RDMA_PS_UDP, SIDR) and IB's port space are not served */
+	if (REMOTE())
+		return rnic_client_cm_create_id(channel, out, context, ps);
 	id = calloc(1, sizeof(*id));
 	if (id == NULL)
 		return ENOMEM;
@@ -294,6 +334,8 @@ rnic_cm_destroy_id(struct rnic_cm_id *pub)
 
 	if (id == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_destroy_id(pub);
 	LOCK();
 	if (id->destroyed) {
 		UNLOCK();
@@ -335,6 +377,8 @@ rnic_cm_migrate_id(struct rnic_cm_id *pub, struct rnic_cm_event_channel *channel
 
 	if (id == NULL || channel == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_migrate_id(pub, channel);
 	LOCK();
 	if (id->destroyed) {
 		ret = EINVAL;
@@ -454,6 +498,8 @@ rnic_cm_bind_addr(struct rnic_cm_id *pub, struct sockaddr *addr)
 
 	if (pub == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_bind_addr(pub, addr);
 	LOCK();
 	ret = bind_locked(rnic_cm_id_priv(pub), addr);
 	UNLOCK();
@@ -521,6 +567,8 @@ rnic_cm_resolve_addr(struct rnic_cm_id *pub, struct sockaddr *src, struct sockad
 
 	if (pub == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_resolve_addr(pub, src, dst, timeout_ms);
 	LOCK();
 	ret = resolve_addr_locked(rnic_cm_id_priv(pub), src, dst, timeout_ms);
 	UNLOCK();
@@ -533,9 +581,10 @@ rnic_cm_resolve_route(struct rnic_cm_id *pub, int timeout_ms)
 	struct rnic_cm_id_priv *id = rnic_cm_id_priv(pub);
 	int ret = 0;
 
-	(void)timeout_ms;
 	if (id == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_resolve_route(pub, timeout_ms);
 	LOCK();
 	/* RoCE's route is the GIDs and the port's MTU, known once the address is: nothing to ask (Linux's
 	 * cma_resolve_iboe_route makes the path record the same way). */
@@ -582,6 +631,8 @@ rnic_cm_set_option(struct rnic_cm_id *pub, int level, int optname, void *optval,
 
 	if (id == NULL || optval == NULL || optlen == 0)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_set_option(pub, level, optname, optval, optlen);
 	if (level == RNIC_OPTION_ID && (optname == RNIC_OPTION_ID_REUSEADDR || optname == RNIC_OPTION_ID_AFONLY))
 		return optlen == sizeof(int) ? 0 : EINVAL;
 	if (optlen != sizeof(uint8_t))
@@ -629,6 +680,8 @@ rnic_cm_attach_qp(struct rnic_cm_id *pub, struct rnic_qp *qp)
 
 	if (id == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_attach_qp(pub, qp, 0);
 	LOCK();
 	if (qp == NULL)
 		id->pub.qp = NULL;
@@ -638,45 +691,58 @@ rnic_cm_attach_qp(struct rnic_cm_id *pub, struct rnic_qp *qp)
 	return ret;
 }
 
+/* A QP rnic_cm_create_qp made given to the id: here under the lock, or to the daemon's CM (an rnicd client). */
+static int
+attach_made(struct rnic_cm_id *pub, struct rnic_qp *qp, uint8_t own_cqs)
+{
+	struct rnic_cm_id_priv *id = rnic_cm_id_priv(pub);
+	int ret;
+
+	if (REMOTE())
+		return rnic_client_cm_attach_qp(pub, qp, own_cqs);
+	LOCK();
+	ret = attach_locked(id, qp);
+	if (ret == 0)
+		id->own_cqs = own_cqs;
+	UNLOCK();
+	return ret;
+}
+
 int
 rnic_cm_create_qp(struct rnic_cm_id *pub, struct rnic_pd *pd, struct rnic_qp_init_attr *attr)
 {
-	struct rnic_cm_id_priv *id = rnic_cm_id_priv(pub);
 	struct rnic_qp_init_attr ia;
 	struct rnic_qp *qp;
+	uint8_t own;
 	int ret;
 
-	if (id == NULL || attr == NULL)
+	if (pub == NULL || attr == NULL)
 		return EINVAL;
-	LOCK();
-	if (id->dev == NULL || id->pub.qp != NULL || attr->qp_type != RNIC_QPT_RC || attr->srq != NULL ||
-	    (pd != NULL && pd->context->device != id->dev->ctx->device)) {
-		UNLOCK();
+	/* Checked again where the QP is attached, under the lock that covers the id. */
+	if (pub->verbs == NULL || pub->qp != NULL || attr->qp_type != RNIC_QPT_RC || attr->srq != NULL ||
+	    (pd != NULL && pd->context->device != pub->verbs->device))
 		return EINVAL;
-	}
 	ia = *attr;
 	/* librdmacm makes the CQs the application leaves out. */
 	if (ia.send_cq == NULL)
-		ia.send_cq = rnic_create_cq(id->dev->ctx, (int)RTE_MAX(ia.cap.max_send_wr, 1u), NULL, NULL, 0);
+		ia.send_cq = rnic_create_cq(pub->verbs, (int)RTE_MAX(ia.cap.max_send_wr, 1u), NULL, NULL, 0);
 	if (ia.recv_cq == NULL)
-		ia.recv_cq = rnic_create_cq(id->dev->ctx, (int)RTE_MAX(ia.cap.max_recv_wr, 1u), NULL, NULL, 0);
-	qp = ia.send_cq != NULL && ia.recv_cq != NULL ? rnic_create_qp(pd != NULL ? pd : id->dev->pd, &ia) : NULL;
-	ret = qp == NULL ? errno : attach_locked(id, qp);
+		ia.recv_cq = rnic_create_cq(pub->verbs, (int)RTE_MAX(ia.cap.max_recv_wr, 1u), NULL, NULL, 0);
+	own = (uint8_t)((ia.send_cq != attr->send_cq) | (ia.recv_cq != attr->recv_cq) << 1);
+	qp = ia.send_cq != NULL && ia.recv_cq != NULL ? rnic_create_qp(pd != NULL ? pd : pub->pd, &ia) : NULL;
+	ret = qp == NULL ? errno : attach_made(pub, qp, own);
 	if (ret != 0) {
 		if (qp != NULL)
 			rnic_destroy_qp(qp);
-		if (ia.send_cq != attr->send_cq && ia.send_cq != NULL)
+		if ((own & 1) && ia.send_cq != NULL)
 			rnic_destroy_cq(ia.send_cq);
-		if (ia.recv_cq != attr->recv_cq && ia.recv_cq != NULL)
+		if ((own & 2) && ia.recv_cq != NULL)
 			rnic_destroy_cq(ia.recv_cq);
-		UNLOCK();
 		return ret;
 	}
-	id->own_cqs = (uint8_t)((ia.send_cq != attr->send_cq) | (ia.recv_cq != attr->recv_cq) << 1);
-	id->pub.send_cq = ia.send_cq;
-	id->pub.recv_cq = ia.recv_cq;
+	pub->send_cq = ia.send_cq;
+	pub->recv_cq = ia.recv_cq;
 	attr->cap = ia.cap;
-	UNLOCK();
 	return 0;
 }
 
@@ -691,6 +757,10 @@ rnic_cm_destroy_qp(struct rnic_cm_id *pub)
 
 	if (id == NULL)
 		return;
+	if (REMOTE()) {
+		rnic_client_cm_destroy_qp(pub);
+		return;
+	}
 	LOCK();
 	qp = id->pub.qp;
 	send_cq = id->pub.send_cq;
@@ -802,6 +872,8 @@ rnic_cm_connect(struct rnic_cm_id *pub, struct rnic_conn_param *p)
 
 	if (pub == NULL || p == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_connect(pub, p);
 	LOCK();
 	ret = connect_locked(rnic_cm_id_priv(pub), p);
 	UNLOCK();
@@ -817,6 +889,8 @@ rnic_cm_listen(struct rnic_cm_id *pub, int backlog)
 
 	if (id == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_listen(pub, backlog);
 	LOCK();
 	if (id->state == RNIC_CM_IDLE)
 		ret = bind_locked(id, (const struct sockaddr *)&any);
@@ -876,6 +950,8 @@ rnic_cm_accept(struct rnic_cm_id *pub, struct rnic_conn_param *p)
 
 	if (id == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_accept(pub, p);
 	LOCK();
 	/* Without parameters, librdmacm's: the depths the request asked for (as the CONNECT_REQUEST event gave
 	 * them), 7 retries. */
@@ -896,6 +972,8 @@ rnic_cm_reject(struct rnic_cm_id *pub, const void *private_data, uint8_t private
 
 	if (id == NULL || private_data_len > RNIC_CM_REJ_PRIVATE)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_reject(pub, private_data, private_data_len);
 	LOCK();
 	if (id->state != RNIC_CM_REQ_RCVD && id->state != RNIC_CM_MRA_REQ_SENT) {
 		ret = EINVAL;
@@ -915,6 +993,8 @@ rnic_cm_disconnect(struct rnic_cm_id *pub)
 
 	if (id == NULL)
 		return EINVAL;
+	if (REMOTE())
+		return rnic_client_cm_disconnect(pub);
 	LOCK();
 	switch (id->state) {
 	case RNIC_CM_REP_SENT:

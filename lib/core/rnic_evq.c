@@ -2,6 +2,8 @@
  * Event queues (rnic_evq.h).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -62,4 +64,20 @@ rnic_evq_get(struct rnic_evq *q, void *event, uint32_t size)
 		return -1;
 	}
 	return 0;
+}
+
+int
+rnic_evq_wait_fd(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0)
+		return errno;
+	if (flags & O_NONBLOCK)
+		return EAGAIN;
+	while (poll(&pfd, 1, -1) < 0)
+		if (errno != EINTR)
+			return errno;
+	return (pfd.revents & (POLLHUP | POLLERR)) && !(pfd.revents & POLLIN) ? ECONNRESET : 0;
 }

@@ -19,6 +19,11 @@ struct rnic_evq {
 int rnic_evq_create(struct rnic_evq *q, const char *name, uint32_t size, uint32_t count, int socket_id);
 void rnic_evq_free(struct rnic_evq *q);
 
+/* Wait until an event fd (a CM channel's) polls readable, or EAGAIN at once when the application made it
+ * non-blocking (a read of librdmacm's fd says so). 0 or an errno; ECONNRESET when its far end closed (rnicd
+ * went away). */
+int rnic_evq_wait_fd(int fd);
+
 /* Queue an event and wake the fd. Any thread, lock-free; -ENOSPC when the queue is full (event lost). */
 int rnic_evq_post(struct rnic_evq *q, void *event, uint32_t size);
 

@@ -186,7 +186,7 @@ on_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc *
 		ack_upto(p, qp, rnic_psn_prev(d->psn));
 		/* No resend before the RNR timer runs out (seed test 23): the wheel wakes the QP then. */
 		if (rnic_requester_rewind(p, qp, d->psn) == 0) {
-			r->rnr_until = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000000 * rnr_delay_us(s);
+			r->rnr_until = rnic_req_now(p) + rte_get_tsc_hz() / 1000000 * rnr_delay_us(s);
 			rnic_requester_watch(p, q);
 		}
 		return;

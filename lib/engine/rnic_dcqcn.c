@@ -47,6 +47,7 @@ rnic_cc_conf_init(struct rnic_cc_conf *c, const struct rnic_device *dev)
 		.cnp_gap = cp->np_min_time_between_cnps * us,
 		.time_reset = cp->rp_time_reset * us,
 		.alpha_period = cp->rp_dce_tcp_rtt * us,
+		.away_gap = RNIC_AWAY_US * us,
 		.cut_period = cp->rp_rate_reduce_monitor_period * us,
 		.byte_reset = cp->rp_byte_reset * 64,
 		.threshold = cp->rp_threshold,
@@ -161,6 +162,18 @@ rate_moved(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint32_t rc)
 		rnic_pacer_update(p, q);
 }
 
+/* The time the lcore was away since the QP's timers last moved is not theirs: they move on past it (to now
+ * at most: the gap may have begun before they last moved, with a CNP the completer handled in it). */
+static void
+skip_away(const struct rnic_pipeline *p, struct rnic_dcqcn_rp *rp, uint64_t now)
+{
+	uint64_t gap = p->away_cycles - rp->away;
+
+	rp->alpha_tsc = RTE_MIN(rp->alpha_tsc + gap, now);
+	rp->inc_tsc = RTE_MIN(rp->inc_tsc + gap, now);
+	rp->away = p->away_cycles;
+}
+
 void
 rnic_dcqcn_advance(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now)
 {
@@ -168,6 +181,7 @@ rnic_dcqcn_advance(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now
 	struct rnic_dcqcn_rp *rp = &q->cc.rp;
 	uint32_t rc = rp->rc;
 
+	skip_away(p, rp, now);
 	alpha_periods(c, rp, now);
 	for (unsigned int i = 0; rp->active && now - rp->inc_tsc >= c->time_reset && i < MAX_INCREASES_PER_CALL;
 	     i++) {
@@ -205,7 +219,7 @@ rnic_dcqcn_react(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint64_t now)
 	if (!rp->active) {
 		*rp = (struct rnic_dcqcn_rp){
 			.active = 1, .alpha = (uint16_t)p->cc.initial_alpha, .rc = p->cc.line_rate,
-			.rt = p->cc.line_rate, .alpha_tsc = now, .inc_tsc = now,
+			.rt = p->cc.line_rate, .alpha_tsc = now, .inc_tsc = now, .away = p->away_cycles,
 		};
 	}
 	if (rp->cut_tsc == 0 || now - rp->cut_tsc >= p->cc.cut_period)

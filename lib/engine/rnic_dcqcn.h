@@ -8,7 +8,7 @@
  *   recovered by a timer and a byte counter (fast recovery, additive, then hyper increase), enforced by its
  *   pacer (rnic_pacer.h). A QP runs it only from its first CNP until its rate is back at the line rate:
  *   without congestion it costs nothing. Its timers are not timers: each is worked out when the QP next
- *   sends or hears a CNP, for the periods that passed since.
+ *   sends or hears a CNP, for the periods that passed since in the engine's time (rnic_requester_clock).
  */
 #ifndef RNIC_DCQCN_H
 #define RNIC_DCQCN_H

@@ -44,6 +44,10 @@
 #define RNIC_TX_KICK_FIRST_US 20
 #define RNIC_TX_KICK_MAX_US 1000
 #define RNIC_PIPE_RING_SIZE 4096
+/* A gap longer than this between two of the requester's passes: the machine took the lcore away (a pass takes
+ * microseconds, a scheduler's time slice milliseconds). The requester's and DCQCN's timers do not run in the
+ * rest of it. */
+#define RNIC_AWAY_US 1000
 #define RNIC_MIN_PROBE_US 50		/* the shortest wait before an early probe (the timer wheel's ticks: 16 us) */
 #define RNIC_RTT_GIVE_UP 14		/* a packet timed whose ACK has not come in a 67 ms loss timer's time is lost */
 #define RNIC_RTX_SHARE 4		/* a pipeline keeps at most 1/(4 x shards) of its pool's mbufs for resending */
@@ -208,6 +212,7 @@ struct rnic_cc_conf {
 	uint64_t cnp_gap;		/* np_min_time_between_cnps */
 	uint64_t time_reset;		/* rp_time_reset */
 	uint64_t alpha_period;		/* rp_dce_tcp_rtt */
+	uint64_t away_gap;		/* RNIC_AWAY_US */
 	uint64_t cut_period;		/* rp_rate_reduce_monitor_period */
 	uint32_t byte_reset;		/* bytes */
 	uint32_t threshold;
@@ -272,6 +277,11 @@ struct rnic_pipeline {
 		struct rnic_timer_wheel timers;	/* loss and RNR timers */
 		struct rnic_timer_wheel pace_timers;	/* QPs waiting for their pacer's tokens (rnic_pacer.c) */
 		uint8_t pacing;		/* a QP of the shard was ever paced: its wheel is looked at */
+		/* The engine's own time for the requester's timers and DCQCN: the time the lcore was away, the
+		 * gaps between two passes beyond RNIC_AWAY_US (TSC cycles), and the last pass
+		 * (rnic_requester_clock). */
+		uint64_t away_cycles;
+		uint64_t last_pass_tsc;
 		/* The path's round trip: from an AckReq packet's departure to the progress its ACK made, one
 		 * QP's packet at a time, smoothed (7/8 old, 1/8 new; TSC cycles, 0: no sample yet). It sets when
 		 * a QP that hears nothing sends an early probe. */

@@ -549,7 +549,8 @@ rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q)
  * than a 64th of its loss timer nor RNIC_MIN_PROBE_US, twice as long for each probe since the last progress.
  * An ACK or NAK lost after the last packet a QP could send (its window full, or its posts all sent) would
  * else leave it waiting for the loss timer, which the application sets for a dead peer (67 ms at timeout
- * 14: a first probe after 1 ms at the earliest).
+ * 14: a first probe after 1 ms at the earliest). The wait starts at a packet that asks for an ACK
+ * (ack_awaited): a paced QP's packets before it, however long its pacer takes over them, are not in it.
  */
 static uint64_t
 probe_wait(const struct rnic_pipeline *p, const struct rnic_qp_priv *q)
@@ -604,9 +605,9 @@ timers_on_send(struct rnic_pipeline *p, struct rnic_qp_priv *q, int ack_req)
 	struct rnic_req_ctx *r = &q->req;
 
 	if (r->deadline == 0) {
-		arm_timer(p, q, rte_get_tsc_cycles());
+		arm_timer(p, q, rnic_req_now(p));
 	} else if (ack_req && r->probe_at == 0) {
-		arm_probe(p, q, rte_get_tsc_cycles());
+		arm_probe(p, q, rnic_req_now(p));
 		if (r->probe_at != 0)
 			rnic_requester_watch(p, q);
 	}
@@ -617,7 +618,7 @@ timers_on_send(struct rnic_pipeline *p, struct rnic_qp_priv *q, int ack_req)
 static void
 rtt_start(struct rnic_pipeline *p, const struct rnic_qp_priv *q, uint32_t psn)
 {
-	uint64_t now = rte_rdtsc();
+	uint64_t now = rnic_req_now(p);
 
 	if (p->rtt_tsc != 0 && now - p->rtt_tsc < p->loss_timeout_cycles[RNIC_RTT_GIVE_UP])
 		return;
@@ -751,7 +752,7 @@ peer_check(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 static int
 neigh_wait(struct rnic_pipeline *p, struct rnic_qp_priv *q)
 {
-	uint64_t now = rte_get_tsc_cycles();
+	uint64_t now = rnic_req_now(p);
 
 	if (q->req.neigh_since == 0)
 		q->req.neigh_since = now;
@@ -986,8 +987,7 @@ rnic_requester_progress(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
-
-	uint64_t now = rte_get_tsc_cycles();
+	uint64_t now = rnic_req_now(p);
 
 	/* Forward progress refills the retry counts (IBA 9.7.6.1.1), restarts the loss timer and ends a
 	 * probe. */
@@ -1041,7 +1041,7 @@ rnic_requester_rewind(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 		for (uint32_t j = i; j != r->infl_tail; j++)
 			rnic_req_infl(r, j)->sent = rnic_req_infl(r, j)->status != 0;
 		rtx_rewind(p, r, r->npsn);
-		arm_timer(p, q, rte_get_tsc_cycles());
+		arm_timer(p, q, rnic_req_now(p));
 		q->counters.retransmits++;
 		RNIC_STATS(p, REQUESTER)->retransmits++;
 		return 0;
@@ -1155,7 +1155,7 @@ on_timer(void *arg, uint32_t slot)
 	struct rnic_pipeline *p = arg;
 	struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot);
 	struct rnic_req_ctx *r;
-	uint64_t now = rte_get_tsc_cycles();
+	uint64_t now = rnic_req_now(p);
 
 	RNIC_STATS(p, REQUESTER)->timer_expiries++;
 	if (qp == NULL || rnic_shard_of(p->dev, qp->qp_num) != p ||
@@ -1178,7 +1178,7 @@ on_timer(void *arg, uint32_t slot)
 void
 rnic_requester_timers(struct rnic_pipeline *p)
 {
-	rnic_timer_expire(&p->timers, rte_get_tsc_cycles(), on_timer, p);
+	rnic_timer_expire(&p->timers, rnic_req_now(p), on_timer, p);
 }
 
 /*
@@ -1272,7 +1272,7 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 	}
 	rnic_pacer_check_limit(p, rnic_qp_priv(qp));
 	if (r->rnr_until != 0) {
-		if (rte_get_tsc_cycles() < r->rnr_until) {
+		if (rnic_req_now(p) < r->rnr_until) {
 			*idle = 1;	/* the timer scan wakes it */
 			return 0;
 		}
@@ -1548,6 +1548,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 	uint32_t slots[RNIC_BURST], slot;
 	unsigned int n, work = 0;
 
+	rnic_requester_clock(p, rte_get_tsc_cycles());
 	rnic_requester_timers(p);
 	if (unlikely(p->pacing))
 		rnic_pacer_timers(p);

@@ -9,6 +9,31 @@
 
 #include "rnic_pipeline.h"
 
+/*
+ * A pass of the requester at now: a gap since the last one longer than RNIC_AWAY_US is time the machine
+ * took the lcore away, in which the engine's world (the QPs, their pacers, the peer and the modelled link
+ * on the same lcore) stood still, and a remote peer's answers waited in the port's queues unread. The
+ * requester's timers (loss timer, early probe, RNR wait: rnic_req_now) and DCQCN's leave it out, as the
+ * pacers (a bucket of 64 us) do.
+ */
+static inline void
+rnic_requester_clock(struct rnic_pipeline *p, uint64_t now)
+{
+	if (p->last_pass_tsc != 0 && now - p->last_pass_tsc > p->cc.away_gap)
+		p->away_cycles += now - p->last_pass_tsc - p->cc.away_gap;
+	p->last_pass_tsc = now;
+}
+
+/* The requester's time for its timers: TSC cycles less the time the lcore was away (rnic_requester_clock). A
+ * timer that came due while the lcore was away waits until the answers that came meanwhile are read: the
+ * first pass back ran the timers before the completer, and timed out QPs whose ACKs sat in the rings
+ * (transport's test_lcore_away). */
+static inline uint64_t
+rnic_req_now(const struct rnic_pipeline *p)
+{
+	return rte_get_tsc_cycles() - p->away_cycles;
+}
+
 /* The transmit side: up to budget QP visits; returns the work done. */
 unsigned int rnic_stage_requester(void *pipeline, unsigned int budget);
 /* The receive side: up to budget responses; returns how many. */

@@ -118,6 +118,7 @@ struct rnic_dcqcn_rp {
 	uint64_t alpha_tsc;		/* start of the current alpha period */
 	uint64_t inc_tsc;		/* the last increase timer event (or cut) */
 	uint64_t cut_tsc;		/* the last cut */
+	uint64_t away;			/* the pipeline's away_cycles when its timers last moved */
 };
 
 /* Congestion control's share of the QP context, written on the requester's lcore: its pacer, its DCQCN

@@ -3,9 +3,11 @@
  * kernel driver and the firmware do for a hardware RNIC; the parts live beside it (doc/architecture.md).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_launch.h>
@@ -218,6 +220,30 @@ release_devices(void)
 	rnic_rcu_free();
 }
 
+/*
+ * EAL's runtime directory (/var/run/dpdk/PREFIX) is removed when the process exits, if it is empty then: EAL
+ * makes it even with --no-shconf and leaves it behind, one per file prefix, run after run. Its telemetry
+ * socket in it goes at exit (an atexit handler of EAL's), so the removal is one too, registered before EAL's
+ * runs first: handlers run in the reverse order. A directory that still holds something stays.
+ */
+static char rnic_runtime_dir[PATH_MAX];
+
+static int exit_handler;	/* remove_runtime_dir is registered */
+
+static void
+remove_runtime_dir(void)
+{
+	if (rnic_runtime_dir[0] != '\0')
+		rmdir(rnic_runtime_dir);	/* fails, harmlessly, while it holds anything */
+}
+
+static void
+eal_cleanup(void)
+{
+	snprintf(rnic_runtime_dir, sizeof(rnic_runtime_dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+}
+
 int
 rnic_engine_init(int argc, char **argv)
 {
@@ -239,6 +265,8 @@ rnic_engine_init(int argc, char **argv)
 			rnic_provider_set(remote);
 		return ret < 0 ? ret : argc;
 	}
+	if (!exit_handler)
+		exit_handler = atexit(remove_runtime_dir) == 0;
 	consumed = rte_eal_init(argc, argv);
 	if (consumed < 0) {
 		ret = -rte_errno;
@@ -276,7 +304,7 @@ rnic_engine_init(int argc, char **argv)
 	if (ret < 0) {
 		rnic_cq_set_progress(NULL);
 		release_devices();
-		rte_eal_cleanup();
+		eal_cleanup();
 		return ret;
 	}
 	rnic_rt.initialized = 1;
@@ -311,6 +339,6 @@ rnic_engine_fini(void)
 	rnic_neigh_static_clear();
 	rnic_rt.initialized = 0;
 	rnic_provider_set(NULL);
-	rte_eal_cleanup();
+	eal_cleanup();
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <rte_eal.h>
 
 #include "rnic_dcqcn.h"
+#include "rnic_requester.h"
 #include "rnic_pacer.h"
 
 #define LINE_MBPS 10000u
@@ -148,6 +149,29 @@ test_timer_increase(void **state)
 	p->cc.cap_paced = 1;
 }
 
+/* The machine took the lcore away for 9 of 10 ms (a gap between the requester's passes): the increase timer
+ * runs 1 ms of the 10 (3 events of 300 us, not 33, which would bring the rate back at once). */
+static void
+test_lcore_away(void **state)
+{
+	uint64_t t = 1000 * us;
+
+	(void)state;
+	fresh_qp();
+	p->away_cycles = 0;
+	p->last_pass_tsc = 0;
+	rnic_requester_clock(p, t);
+	rnic_dcqcn_react(p, q, t);
+	rnic_requester_clock(p, t + 500 * us);		/* a pass of the lcore, half a millisecond on */
+	rnic_requester_clock(p, t + 10500 * us);		/* the next one 10 ms later: away for 9 of them */
+	assert_int_equal(p->away_cycles, 9000 * us);
+	rnic_dcqcn_advance(p, q, t + 10500 * us);
+	assert_int_equal(q->cc.rp.t_stage, 5);		/* 1.5 ms: 5 events */
+	assert_true(q->cc.rp.active);
+	p->away_cycles = 0;
+	p->last_pass_tsc = 0;
+}
+
 /* An rp_max_rate below the port's speed: a QP back at it stays paced at it (the port would let it go
  * faster), and a later CNP cuts from there. */
 static void
@@ -276,6 +300,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_timer_increase),
 		cmocka_unit_test(test_max_rate_below_port),
 		cmocka_unit_test(test_stages),
+		cmocka_unit_test(test_lcore_away),
 		cmocka_unit_test(test_pacer_rate),
 		cmocka_unit_test(test_pacer_in_a_loop),
 	};

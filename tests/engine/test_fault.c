@@ -66,12 +66,12 @@ struct observed {
 	uint32_t order[3 * FRAMES];	/* PSNs in the order received (bad frames: UINT32_MAX) */
 };
 
-/* Take what B has received; the number of frames read. */
+/* Take what B's RX queue has received, at most max frames; the number of frames read. */
 static uint16_t
-receive(struct observed *o, uint32_t *max_psn)
+receive_on(struct observed *o, uint32_t *max_psn, uint16_t queue, uint16_t max)
 {
 	struct rte_mbuf *rx[32];
-	uint16_t n = rte_eth_rx_burst(port_b, 0, rx, 32);
+	uint16_t n = rte_eth_rx_burst(port_b, queue, rx, RTE_MIN(max, (uint16_t)RTE_DIM(rx)));
 
 	for (uint16_t k = 0; k < n; k++) {
 		struct rnic_pkt_desc got;
@@ -91,6 +91,12 @@ receive(struct observed *o, uint32_t *max_psn)
 		rte_pktmbuf_free(rx[k]);
 	}
 	return n;
+}
+
+static uint16_t
+receive(struct observed *o, uint32_t *max_psn)
+{
+	return receive_on(o, max_psn, 0, 32);
 }
 
 /* A RoCEv2 frame from A with this PSN: a SEND (a request) with 200 bytes, or an ACK (a response). */
@@ -431,6 +437,18 @@ poll_b(struct observed *o, uint32_t *max_psn, int polls)
 	return o->received - before;
 }
 
+/* Time by hand from 1 s, the layer given spec, and n frames sent (PSNs 0..n - 1). */
+static void
+fake_start(struct observed *o, const char *spec, uint32_t n)
+{
+	rnic_fault_set_clock(fake_clock);
+	fake_ns = 1000000000;
+	attach(spec);
+	memset(o, 0, sizeof(*o));
+	for (uint32_t i = 0; i < n; i++)
+		send_frame(i, 0);
+}
+
 /* Reordering by delay: a held frame goes when its time is up, or when depth= later frames went first. */
 static void
 test_reorder_window(void **state)
@@ -440,12 +458,7 @@ test_reorder_window(void **state)
 	struct rnic_fault_counts c;
 
 	(void)state;
-	rnic_fault_set_clock(fake_clock);
-	fake_ns = 1000000000;
-	attach("reorder=1,delay=100,seed=1");
-	memset(&o, 0, sizeof(o));
-	for (uint32_t i = 0; i < 10; i++)
-		send_frame(i, 0);
+	fake_start(&o, "reorder=1,delay=100,seed=1", 10);
 	assert_int_equal(poll_b(&o, &max_psn, 200), 0);	/* idle polls do not count with a delay */
 	fake_ns += 99000;
 	assert_int_equal(poll_b(&o, &max_psn, 10), 0);
@@ -584,6 +597,30 @@ test_rate_limit(void **state)
 	rnic_fault_set_clock(NULL);
 }
 
+/* The rate limit's queue is the port's: B's two RX queues read the one ring (the loopback's wire), and
+ * frames read by either share one bucket and one queue, first in, first out. As a queue each (before),
+ * each queue's bucket let its own frames through: twice the rate, and a flow's frames reordered. */
+static void
+test_rate_limit_one_link(void **state)
+{
+	static struct observed o;
+	uint32_t max_psn = UINT32_MAX;
+
+	(void)state;
+	fake_start(&o, "rate=100,queue=64,bucket=4096,seed=1", 20);
+	/* 10 read by queue 0 pass (2580 bytes of the bucket); of the 10 queue 1 reads, 6 (the 6th into
+	 * debt), 4 wait. */
+	assert_int_equal(receive_on(&o, &max_psn, 0, 10), 10);
+	assert_int_equal(receive_on(&o, &max_psn, 1, 10), 6);
+	fake_ns += 1000000;	/* 12500 bytes: the 4 waiting go, through queue 0 */
+	assert_int_equal(receive_on(&o, &max_psn, 0, 10), 4);
+	assert_int_equal(o.out_of_order, 0);
+	for (uint32_t i = 0; i < 20; i++)
+		assert_int_equal(o.order[i], i);
+	rnic_fault_detach_all();
+	rnic_fault_set_clock(NULL);
+}
+
 /* A spec replaced while the port runs: the queue takes it at its next poll; a port without the layer, or a
  * queue nobody polls, is refused. */
 static void
@@ -631,6 +668,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_reorder_window),
 		cmocka_unit_test(test_link_down),
 		cmocka_unit_test(test_rate_limit),
+		cmocka_unit_test(test_rate_limit_one_link),
 		cmocka_unit_test(test_update),
 	};
 

@@ -1014,6 +1014,50 @@ test_early_probe(void **state)
 }
 
 /*
+ * The machine takes the lcore away (here: the test's thread, which runs A's stages, sleeps) for longer than
+ * the loss timer, while the peer's ACK waits in the port's queue: the timers leave the time away out
+ * (rnic_requester_clock), so the ACK is read before any timer runs out, and nothing is sent again. Their
+ * clock was the TSC's: the requester's first pass back expired the loss timer before the completer saw the
+ * ACK, spent a retry and went back (on a loaded machine, QPs whose peer had answered long before ran out
+ * of retries so). A peer that answers nothing still times out while the lcore runs.
+ */
+static void
+test_lcore_away(void **state)
+{
+	/* Timeout 16: a loss timer of 268 ms, and an early probe after a 64th of it, past the millisecond a
+	 * gap counts before it is time away (RNIC_AWAY_US). */
+	struct rnic_qp *qp = new_qp(20, RNIC_MTU_1024, 16, 7);
+	const uint32_t psn[1] = { 20 };
+	struct frame f[MAX_FRAMES];
+	struct rnic_qp_counters c;
+	uint64_t end;
+
+	(void)state;
+	post_sends(qp, 1);
+	expect_frames(1, psn, NULL);
+	rte_delay_us_sleep(400 * 1000);		/* away: one and a half loss timers long */
+	peer_ack(qp, 20, RNIC_AETH_ACK);
+	assert_int_equal(peer_receive(f, MAX_FRAMES), 0);	/* nothing sent again */
+	expect_ok(1, 0);
+	assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	assert_int_equal(c.timeouts, 0);
+	assert_int_equal(c.retransmits, 0);
+	/* The lcore running, an unanswered request times out within a few loss timers. */
+	post_sends(qp, 1);
+	end = rte_get_tsc_cycles() + 2 * rte_get_tsc_hz();
+	do {
+		pump();
+		peer_receive(f, MAX_FRAMES);	/* the request, its early probes */
+		assert_int_equal(rnic_query_qp_counters(qp, &c), 0);
+	} while (c.timeouts == 0 && rte_get_tsc_cycles() < end);
+	assert_int_equal(c.timeouts, 1);
+	peer_receive(f, MAX_FRAMES);
+	peer_ack(qp, 21, RNIC_AETH_ACK);
+	expect_ok(1, 0);
+	done(qp);
+}
+
+/*
  * A READ's round trip times the path too: answered 0.8 ms after they went, sixteen READs make the smoothed
  * round trip most of 0.8 ms, and a READ left unanswered is asked again after four of them, not after a 64th
  * of the 67 ms loss timer (1 ms; READs were not timed: behind a rate limit's queue holding 1 ms of
@@ -1668,6 +1712,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_window_and_ack_requests),
 		cmocka_unit_test(test_loss_probe),
 		cmocka_unit_test(test_early_probe),
+		cmocka_unit_test(test_lcore_away),
 		cmocka_unit_test(test_read_round_trip),
 		cmocka_unit_test(test_responder_acks_unasked),
 		cmocka_unit_test(test_read_start_response_inside),

@@ -18,20 +18,44 @@
 #   rdma-server  rdma_server and rdma_client: librdmacm's synchronous mode (ids without an event channel,
 #              rdma_getaddrinfo, rdma_create_ep, rdma_get_request, blocking connect/accept/disconnect) and
 #              its rdma_verbs.h calls: one 16-byte SEND each way; both exit 0 and print "end 0"
-# Needs root (skipped, exit 77, without it).
+# daemon-WHAT: the same tool, options and checks between two clients of one rnicd (RNIC_DAEMON), the daemon
+# on its embedded loopback pair: the server on rnic0's address (10.77.0.1), the client's CM reaching it from
+# rnic1; the CM is the daemon's (doc/cm.md, "Through rnicd"). Both clients on cpu 0: the daemon's stages
+# have cpu 1 (doc/rnicd.md, "Performance").
+# daemons-WHAT: the same between clients of two rnicd, one in each namespace on its end of the veth pair
+# (net_af_packet, 10.99.0.1 and 10.99.0.2): the two daemons' CMs speak to each other over the wire.
+# Needs root (skipped, exit 77, without it), but daemon-WHAT.
 # perftest 4.5's server calls rdma_listen for its data QP only after a handshake from which its client
 # goes straight to rdma_connect: a REQ that reaches the server first is rejected (reason 8, no listener),
 # as Linux's CM rejects it, and the client's retry then crashes (perftest's own bug, fixed upstream after
 # 4.5). On two busy cores the client won that race in about one run of ten, so a client that reports
 # exactly that rejection is run again with a new server, up to three times (doc/cm.md).
-# Usage: rdmacm-tools.sh rping|ucmatose|ucmatose-migrate|perftest|send-lat|write-lat|read-lat|rdma-server SOFTRNIC_RUN
+# Usage: rdmacm-tools.sh [daemon-]rping|ucmatose|ucmatose-migrate|perftest|send-lat|write-lat|read-lat|rdma-server
+#        SOFTRNIC_RUN [RNICD]
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
+# shellcheck source=../common/rnicd.sh
+. "$(dirname "$0")/../common/rnicd.sh"
 what=$1
 run=(sh "$2")
+rnicd=${3:-}
+daemon=""
+daemon_b=""
 tmp=$(mktemp -d)
-trap 'veth_cleanup; rm -rf "$tmp"' EXIT
+trap 'daemon_stop; veth_cleanup; rm -rf "$tmp"' EXIT
+server_ip=10.99.0.1
+daemons=1
+case $what in
+daemon-*)
+	what=${what#daemon-}
+	server_ip=10.77.0.1	# rnic0 of the daemon's embedded pair
+	;;
+daemons-*)
+	what=${what#daemons-}
+	daemons=2
+	;;
+esac
 
 case "$what" in
 perftest) tool=ib_write_bw ;;
@@ -56,25 +80,25 @@ args() {	# the engine of one end: SIDE (a, b), its veth, its address
 count=20
 case "$what" in
 rping)
-	server_cmd=(rping -s -a 10.99.0.1 -p 7174 -C "$count" -S 1024 -v)
-	client_cmd=(rping -c -a 10.99.0.1 -p 7174 -C "$count" -S 1024 -v -V)
+	server_cmd=(rping -s -a "$server_ip" -p 7174 -C "$count" -S 1024 -v)
+	client_cmd=(rping -c -a "$server_ip" -p 7174 -C "$count" -S 1024 -v -V)
 	;;
 ucmatose | ucmatose-migrate)
-	server_cmd=(ucmatose -b 10.99.0.1 -c 4 -C "$count" -S 1000)
-	client_cmd=(ucmatose -s 10.99.0.1 -c 4 -C "$count" -S 1000)
+	server_cmd=(ucmatose -b "$server_ip" -c 4 -C "$count" -S 1000)
+	client_cmd=(ucmatose -s "$server_ip" -c 4 -C "$count" -S 1000)
 	[ "$what" = ucmatose ] || { server_cmd+=(-m); client_cmd+=(-m); }
 	;;
 perftest)
 	server_cmd=(ib_write_bw -R -x 0 -F -s 65536 -n 200 -p 19174)
-	client_cmd=(ib_write_bw -R -x 0 -F -s 65536 -n 200 -p 19174 10.99.0.1)
+	client_cmd=(ib_write_bw -R -x 0 -F -s 65536 -n 200 -p 19174 "$server_ip")
 	;;
 *-lat)
 	server_cmd=("$tool" -R -x 0 -F -n 100 -p 19175)
-	client_cmd=("$tool" -R -x 0 -F -n 100 -p 19175 10.99.0.1)
+	client_cmd=("$tool" -R -x 0 -F -n 100 -p 19175 "$server_ip")
 	;;
 rdma-server)
-	server_cmd=(rdma_server -s 10.99.0.1 -p 7175)
-	client_cmd=(rdma_client -s 10.99.0.1 -p 7175)
+	server_cmd=(rdma_server -s "$server_ip" -p 7175)
+	client_cmd=(rdma_client -s "$server_ip" -p 7175)
 	;;
 *)
 	echo "usage: rdmacm-tools.sh rping|ucmatose|ucmatose-migrate|perftest|send-lat|write-lat|read-lat|rdma-server SOFTRNIC_RUN"
@@ -87,11 +111,50 @@ perftest_race() {
 	[[ $tool == ib_* ]] && grep -q "Event: RDMA_CM_EVENT_REJECTED; error: 8\." "$tmp/client.log"
 }
 
+# rnicd on its embedded loopback pair, its socket in $tmp (daemon-WHAT).
+# The daemon(s): one on its embedded pair ($sock serves both ends), or one per namespace ($sock the
+# server's, $sock_b the client's).
+daemon_start() {
+	sock=$tmp/rnicd.sock
+	sock_b=$sock
+	if [ "$daemons" -eq 1 ]; then
+		rnicd_start "$rnicd" "$sock" "$tmp/rnicd.log" cmd-$$
+		daemon=$rnicd_pid
+		[ -S "$sock" ] || fail "rnicd does not serve on $sock"
+		return
+	fi
+	sock_b=$tmp/rnicd-b.sock
+	rnicd_prefix=(ip netns exec "$ns_a")
+	rnicd_start "$rnicd" "$sock" "$tmp/rnicd.log" cmd-a-$$ --vdev=net_af_packet0,iface="$veth_a",qpairs=2 -- \
+		--port net_af_packet0 --ip 10.99.0.1
+	daemon=$rnicd_pid
+	[ -S "$sock" ] || fail "rnicd in $ns_a does not serve"
+	rnicd_prefix=(ip netns exec "$ns_b")
+	rnicd_start "$rnicd" "$sock_b" "$tmp/rnicd-b.log" cmd-b-$$ --vdev=net_af_packet0,iface="$veth_b",qpairs=2 -- \
+		--port net_af_packet0 --ip 10.99.0.2
+	daemon_b=$rnicd_pid
+	[ -S "$sock_b" ] || fail "rnicd in $ns_b does not serve"
+}
+
+daemon_stop() {
+	daemon_rc=0
+	for d in $daemon $daemon_b; do
+		kill -TERM "$d" 2>/dev/null
+		wait "$d" || daemon_rc=$?
+	done
+	daemon=""
+	daemon_b=""
+}
+
 # One run of the pair: the server, once it listens, then the client. Sets client_rc and server_rc.
 run_pair() {
 	local server i
-	SOFTRNIC_ARGS=$(args a "$veth_a" 10.99.0.1) timeout 60 ip netns exec "$ns_a" stdbuf -oL "${run[@]}" \
-		"${server_cmd[@]}" >"$tmp/server.log" 2>&1 &
+	if [ -n "$rnicd" ]; then
+		RNIC_DAEMON=$sock timeout 60 taskset -c 0 stdbuf -oL "${run[@]}" "${server_cmd[@]}" >"$tmp/server.log" 2>&1 &
+	else
+		SOFTRNIC_ARGS=$(args a "$veth_a" 10.99.0.1) timeout 60 ip netns exec "$ns_a" stdbuf -oL "${run[@]}" \
+			"${server_cmd[@]}" >"$tmp/server.log" 2>&1 &
+	fi
 	server=$!
 	veth_pids+=("$server")
 	# perftest prints this just before it binds and listens (its stdout line-buffered by stdbuf); the
@@ -105,8 +168,12 @@ run_pair() {
 	else
 		sleep 2
 	fi
-	SOFTRNIC_ARGS=$(args b "$veth_b" 10.99.0.2) timeout 60 ip netns exec "$ns_b" "${run[@]}" \
-		"${client_cmd[@]}" >"$tmp/client.log" 2>&1
+	if [ -n "$rnicd" ]; then
+		RNIC_DAEMON=$sock_b timeout 60 taskset -c 0 "${run[@]}" "${client_cmd[@]}" >"$tmp/client.log" 2>&1
+	else
+		SOFTRNIC_ARGS=$(args b "$veth_b" 10.99.0.2) timeout 60 ip netns exec "$ns_b" "${run[@]}" \
+			"${client_cmd[@]}" >"$tmp/client.log" 2>&1
+	fi
 	client_rc=$?
 	# the race's server waits for a connection that will not come
 	[ $client_rc -eq 0 ] || ! perftest_race || kill "$server" 2>/dev/null
@@ -114,7 +181,8 @@ run_pair() {
 	server_rc=$?
 }
 
-veth_setup || exit $?
+[ -n "$rnicd" ] && [ "$daemons" -eq 1 ] || veth_setup || exit $?
+[ -z "$rnicd" ] || daemon_start
 for attempt in 1 2 3; do
 	run_pair
 	if [ "$client_rc" -eq 0 ] || ! perftest_race; then
@@ -159,4 +227,10 @@ rdma-server)
 	grep -q "^rdma_client: end 0$" "$tmp/client.log" || fail "the client did not end with 0"
 	;;
 esac
+if [ -n "$rnicd" ]; then
+	daemon_stop
+	[ "$daemon_rc" -eq 0 ] || fail "rnicd exit $daemon_rc on SIGTERM"
+	echo "$what between clients of $daemons rnicd: ok"
+	exit 0
+fi
 echo "$what between two softrnic processes: ok"

@@ -41,6 +41,8 @@
 set -u
 # shellcheck source=../common/veth-netns.sh
 . "$(dirname "$0")/../common/veth-netns.sh"
+# shellcheck source=../common/rnicd.sh
+. "$(dirname "$0")/../common/rnicd.sh"
 what=$1
 run=(sh "$2")
 rnicd=${3:-}
@@ -196,15 +198,8 @@ run_daemon_pair() {
 # rnicd on its embedded loopback pair (rnic0, rnic1), its socket in $tmp, until daemon_stop.
 daemon_start() {
 	sock=$tmp/rnicd.sock
-	"$rnicd" --socket "$sock" -- -l 0,1 --no-huge -m 1024 --no-pci --no-shconf --log-level=error \
-		--file-prefix vdd-$$ >"$tmp/rnicd.txt" 2>&1 &
-	daemon=$!
-	pids+=("$daemon")
-	for _ in $(seq 300); do
-		[ -S "$sock" ] && return 0
-		kill -0 "$daemon" 2>/dev/null || break
-		sleep 0.1
-	done
+	rnicd_start "$rnicd" "$sock" "$tmp/rnicd.txt" vdd-$$ && { daemon=$rnicd_pid; pids+=("$daemon"); return 0; }
+	pids+=("$rnicd_pid")
 	echo "FAIL  rnicd does not serve on $sock"
 	sed 's/^/    rnicd: /' "$tmp/rnicd.txt"
 	exit 1

@@ -557,6 +557,42 @@ test_close_with_objects(void **state)
 	close_pair();
 }
 
+/* ibv_modify_qp_rate_limit (an mlx5 extension perftest's --rate_limit_type HW uses): the QP's rate_limit
+ * changes in RTS and reads back; a burst size, a typical packet size, a comp_mask, or a QP not in RTS are
+ * refused (EINVAL). It was refused as unsupported. */
+static void
+test_rate_limit(void **state)
+{
+	struct ibv_qp_rate_limit_attr rl = { .rate_limit = 100000 };
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr got;
+	struct side *a = &sides[0];
+
+	(void)state;
+	open_pair(IBV_QPT_RC);
+	assert_int_equal(ibv_modify_qp_rate_limit(a->qp, &rl), 0);
+	assert_int_equal(ibv_query_qp(a->qp, &got, IBV_QP_RATE_LIMIT, &init), 0);
+	assert_int_equal(got.rate_limit, 100000);
+	assert_int_equal(got.qp_state, IBV_QPS_RTS);
+	rl = (struct ibv_qp_rate_limit_attr){ .rate_limit = 100000, .max_burst_sz = 65536 };
+	assert_int_equal(ibv_modify_qp_rate_limit(a->qp, &rl), EINVAL);
+	rl = (struct ibv_qp_rate_limit_attr){ .rate_limit = 100000, .typical_pkt_sz = 4096 };
+	assert_int_equal(ibv_modify_qp_rate_limit(a->qp, &rl), EINVAL);
+	rl = (struct ibv_qp_rate_limit_attr){ .rate_limit = 100000, .comp_mask = 1 };
+	assert_int_equal(ibv_modify_qp_rate_limit(a->qp, &rl), EINVAL);
+	rl = (struct ibv_qp_rate_limit_attr){ .rate_limit = 0 };
+	assert_int_equal(ibv_modify_qp_rate_limit(a->qp, &rl), 0);
+	assert_int_equal(ibv_query_qp(a->qp, &got, IBV_QP_RATE_LIMIT, &init), 0);
+	assert_int_equal(got.rate_limit, 0);
+	close_pair();
+	/* A QP in INIT: no RTS -> RTS to make. */
+	open_side(a, 0, IBV_QPT_RC);
+	rl.rate_limit = 100000;
+	assert_int_equal(ibv_modify_qp_rate_limit(a->qp, &rl), EINVAL);
+	assert_int_equal(ibv_close_device(a->ctx), 0);
+	free(a->buf);
+}
+
 int
 main(void)
 {
@@ -566,6 +602,7 @@ main(void)
 		cmocka_unit_test(test_wr_ud),
 		cmocka_unit_test(test_cq_ex),
 		cmocka_unit_test(test_close_with_objects),
+		cmocka_unit_test(test_rate_limit),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
