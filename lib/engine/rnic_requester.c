@@ -1590,6 +1590,11 @@ rnic_stage_requester(void *arg, unsigned int budget)
 			rnic_sched_deactivate(&p->sched, slot);
 		if (qp == NULL || idle)
 			work++;	/* a visit is work too: the loop ends even when every QP is blocked */
+		/* The port takes no more (the TX buffer held back all it can): the pass ends, as no QP can send.
+		 * Its QPs stay active, none idle, and would be visited for nothing until the peer reads; where the
+		 * peer's parser shares this lcore (the loopback pair), it never would. */
+		if (rnic_tx_room(&p->req_tx) == 0)
+			break;
 	}
 	rnic_tx_flush(&p->req_tx);
 	if (work == 0)

@@ -1025,6 +1025,46 @@ test_many_qps_cross_shard(void **state)
 	many_qps(1);
 }
 
+/*
+ * rnic-perf's 64 B WRITE over 64 QPs, 128 each at once: 8192 frames, more than the port's TX queue (the
+ * loopback pair's ring holds 4095) takes before the peer's parser reads it. The requester's pass then found
+ * the port full at every active QP, none of them idle, and visited them again and again without returning:
+ * where the peer's parser shares the lcore (the map "one"), nothing drained the port, every send stayed
+ * outstanding and the test's wait runs out.
+ */
+static void
+test_port_full_many_qps(void **state)
+{
+	enum { NQP = 64, DEPTH = 128, LEN = 64 };
+	struct pair p[NQP];
+	struct rnic_wc wc[NQP];
+
+	(void)state;
+	for (int i = 0; i < NQP; i++)
+		p[i] = make_pair(RNIC_QPT_RC, RNIC_MTU_1024);
+	fill(A.buf, NQP * DEPTH * LEN, 700);
+	memset(B.buf, 0, NQP * DEPTH * LEN);
+	for (int i = 0; i < NQP; i++) {
+		for (int k = 0; k < DEPTH; k++) {
+			uint32_t off = (uint32_t)(i * DEPTH + k) * LEN;
+			struct rnic_sge src = { (uintptr_t)A.buf + off, LEN, A.mr->lkey };
+			struct rnic_send_wr wr = { .wr_id = (uint64_t)i, .opcode = RNIC_WR_RDMA_WRITE, .sg_list = &src,
+						   .num_sge = 1, .send_flags = k == DEPTH - 1 ? RNIC_SEND_SIGNALED : 0 },
+					    *bad;
+
+			wr.wr.rdma.remote_addr = (uintptr_t)B.buf + off;
+			wr.wr.rdma.rkey = B.mr->rkey;
+			assert_int_equal(rnic_post_send(p[i].a, &wr, &bad), 0);
+		}
+	}
+	wait_wc(A.cq, NQP, wc);
+	for (int i = 0; i < NQP; i++)
+		assert_int_equal(wc[i].status, RNIC_WC_SUCCESS);
+	assert_memory_equal(B.buf, A.buf, NQP * DEPTH * LEN);
+	for (int i = 0; i < NQP; i++)
+		destroy_pair(p[i]);
+}
+
 /* Retry exhaustion: a peer that never answers (no such QP) -> RETRY_EXC_ERR after retry_cnt timeouts. */
 static void
 test_retry_exhaustion(void **state)
@@ -1091,6 +1131,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_unsignaled_and_solicited),
 		cmocka_unit_test(test_many_qps),
 		cmocka_unit_test(test_many_qps_cross_shard),
+		cmocka_unit_test(test_port_full_many_qps),
 		cmocka_unit_test(test_retry_exhaustion),
 		cmocka_unit_test(test_rnr_retry),
 	};
