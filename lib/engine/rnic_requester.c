@@ -1560,6 +1560,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 	while (work < budget && rnic_sched_next(&p->sched, &slot)) {
 		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot), *next;
 		uint32_t next_slot;
+		unsigned int sent = 0;
 		int idle = 1;
 
 		/* Two turns ahead the QP's context (its address needs no load); one turn ahead, that context
@@ -1578,18 +1579,19 @@ rnic_stage_requester(void *arg, unsigned int budget)
 		RNIC_STATS(p, REQUESTER)->qp_visits++;
 		if (qp != NULL) {
 			int deferred;
-			unsigned int sent = serve_shared(p, qp, slot, RTE_MIN(QUANTUM, budget - work), &idle,
-							 &deferred);
 
+			sent = serve_shared(p, qp, slot, RTE_MIN(QUANTUM, budget - work), &idle, &deferred);
 			RNIC_STATS(p, REQUESTER)->qp_idle_visits += sent == 0;
-			work += sent + (unsigned int)deferred;
 			if (sent > 0 && rnic_qp_priv(qp)->req.after_loss)
 				rnic_qp_priv(qp)->req.lossy_pass = p->req_pass;
 		}
 		if (idle)
 			rnic_sched_deactivate(&p->sched, slot);
-		if (qp == NULL || idle)
-			work++;	/* a visit is work too: the loop ends even when every QP is blocked */
+		/* A visit is work too, one that sent nothing above all (every QP blocked or deferred, the pool
+		 * empty): the pass ends within its budget. A QP left active that sent nothing was visited again and
+		 * again, and the stages sharing the lcore, which would have freed mbufs (the completer) or drained
+		 * the port (the peer's parser), never ran. */
+		work += sent + (qp == NULL || idle || sent == 0);
 		/* The port takes no more (the TX buffer held back all it can): the pass ends, as no QP can send.
 		 * Its QPs stay active, none idle, and would be visited for nothing until the peer reads; where the
 		 * peer's parser shares this lcore (the loopback pair), it never would. */
