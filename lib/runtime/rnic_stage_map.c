@@ -33,21 +33,20 @@ engine_lcore_order(unsigned int order[RTE_MAX_LCORE])
 	return n;
 }
 
-/* Place shard k's requester, completer and responder on lcore l; the doorbell stage and the parsers run on
- * shard 0's (parsers on several lcores lose and garble frames: doc/engine.md, "Not there yet"). */
+/* Place shard k's stages, its parser included, on lcore l; the doorbell stage (one per device) on shard 0's. */
 static void
 place_shard(struct rnic_stage_map *m, unsigned int k, unsigned int l)
 {
 	for (int st = 0; st < RNIC_STAGE_MAX; st++) {
-		if ((st == RNIC_STAGE_DOORBELL || st == RNIC_STAGE_PARSER) && k != 0)
+		if (st == RNIC_STAGE_DOORBELL && k != 0)
 			continue;
 		m->lcore[st][k] = l;
 		m->nb[st] = k + 1;
 	}
 }
 
-/* "shards": one shard per worker lcore, each running its requester, completer and responder; "shards=L+L+...":
- * on the lcores named (the main lcore among them runs its shard as manual progress). */
+/* "shards": one shard per worker lcore, each running its stages to completion; "shards=L+L+...": on the
+ * lcores named (the main lcore among them runs its shard as manual progress). */
 static int
 parse_shards(const char *map, struct rnic_stage_map *m)
 {
@@ -170,11 +169,11 @@ check_stage_map(const char *map, struct rnic_stage_map *m)
 		return -EINVAL;
 	}
 	m->nb_shards = (uint16_t)m->nb[RNIC_STAGE_REQUESTER];
-	if (m->nb[RNIC_STAGE_PARSER] != 1) {
-		RNIC_LOG(ERR, "--stages %s: the parsers of all shards run on one lcore", map);
+	if (m->nb[RNIC_STAGE_PARSER] != 1 && m->nb[RNIC_STAGE_PARSER] != m->nb_shards) {
+		RNIC_LOG(ERR, "--stages %s: the parser needs one lcore, or one per shard", map);
 		return -EINVAL;
 	}
-	/* Each shard's parser instance reads the shard's RX queues, all on that lcore. */
+	/* One parser lcore: every shard's parser instance (its RX queues) on it. */
 	for (; m->nb[RNIC_STAGE_PARSER] < m->nb_shards; m->nb[RNIC_STAGE_PARSER]++)
 		m->lcore[RNIC_STAGE_PARSER][m->nb[RNIC_STAGE_PARSER]] = m->lcore[RNIC_STAGE_PARSER][0];
 	if (m->nb[RNIC_STAGE_COMPLETER] != m->nb_shards || m->nb[RNIC_STAGE_RESPONDER] != m->nb_shards ||
