@@ -64,6 +64,29 @@ prefetch_headers(struct rte_mbuf *m)
 	rte_prefetch0(f + RTE_CACHE_LINE_SIZE);
 }
 
+/*
+ * A burst from the shard's RX queues (the numbers of its TX queues: the loopback pair delivers on them what
+ * the peer's same shard sent), the one read second last time first, the other for the rest of the budget.
+ * One queue a call halved what a parser took of each: with a ring per queue, the requests' queue of a
+ * one-way flow was read every other call (rnic-perf's 64 B WRITE over 64 QPs, map one: 0.65 Mpps against
+ * 2.5 with one ring behind both queues).
+ */
+static uint16_t
+receive(struct rnic_pipeline *p, struct rte_mbuf **pkts, uint16_t budget)
+{
+	const struct rnic_device *dev = p->dev;
+	uint16_t n = rte_eth_rx_burst(dev->port_id, rnic_device_port_queue(dev, p->shard, p->rx_queue), pkts,
+				      budget);
+
+	if (dev->shared_tx_queue)
+		return n;
+	p->rx_queue = (uint16_t)(p->rx_queue ^ 1);
+	if (n < budget)
+		n = (uint16_t)(n + rte_eth_rx_burst(dev->port_id, rnic_device_port_queue(dev, p->shard, p->rx_queue),
+						    pkts + n, (uint16_t)(budget - n)));
+	return n;
+}
+
 unsigned int
 rnic_stage_parser(void *arg, unsigned int budget)
 {
@@ -89,12 +112,7 @@ rnic_stage_parser(void *arg, unsigned int budget)
 	}
 	if (p->foreign_polls != 0)
 		p->foreign_polls--;
-	/* The shard's RX queues in turn, one per call: the ones its TX queues have on the peer's side, where
-	 * the loopback pair delivers what the peer's same shard sent. */
-	n = rte_eth_rx_burst(dev->port_id, rnic_device_port_queue(dev, p->shard, p->rx_queue), pkts,
-			     (uint16_t)budget);
-	if (!dev->shared_tx_queue)
-		p->rx_queue = (uint16_t)(p->rx_queue ^ 1);
+	n = receive(p, pkts, (uint16_t)budget);
 	if (n == 0)
 		return 0;
 	start = rte_rdtsc();
