@@ -66,7 +66,8 @@ prefetch_headers(struct rte_mbuf *m)
 
 /*
  * A burst from the shard's RX queues (the numbers of its TX queues: the loopback pair delivers on them what
- * the peer's same shard sent), the one read second last time first, the other for the rest of the budget.
+ * the peer's same shard sent), starting with the one the last call read second, the other for the rest of
+ * the budget.
  * One queue a call halved what a parser took of each: with a ring per queue, the requests' queue of a
  * one-way flow was read every other call (rnic-perf's 64 B WRITE over 64 QPs, map one: 0.65 Mpps against
  * 2.5 with one ring behind both queues).

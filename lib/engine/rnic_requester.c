@@ -1503,11 +1503,10 @@ unasked_in_flight(const struct rnic_req_ctx *r)
 	return r->npsn != r->una && !ack_awaited(r);
 }
 
-/* Serve a QP within its tenant's share. Returns the packets sent; *idle when it has nothing to send, and
- * *deferred when its tenant has used its share of the round (the QP stays active). */
+/* Serve a QP within its tenant's share. Returns the packets sent; *idle when it has nothing to send (a QP
+ * whose tenant has used its share of the round sends nothing and stays active). */
 static unsigned int
-serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigned int quantum, int *idle,
-	     int *deferred)
+serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigned int quantum, int *idle)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_tenant *t = tenant_round(p, q);
@@ -1517,9 +1516,7 @@ serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigne
 	int32_t psns;
 
 	rnic_tenant_sync(p, qp);	/* a timeout's go-back-N since its last visit */
-	*deferred = (share && !tenant_turn(p, t, slot)) ||
-		    (tenant_window_full(p, t) && !unasked_in_flight(&q->req));
-	if (*deferred) {
+	if ((share && !tenant_turn(p, t, slot)) || (tenant_window_full(p, t) && !unasked_in_flight(&q->req))) {
 		t->deferred++;
 		*idle = 0;
 		return 0;
@@ -1578,9 +1575,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 		}
 		RNIC_STATS(p, REQUESTER)->qp_visits++;
 		if (qp != NULL) {
-			int deferred;
-
-			sent = serve_shared(p, qp, slot, RTE_MIN(QUANTUM, budget - work), &idle, &deferred);
+			sent = serve_shared(p, qp, slot, RTE_MIN(QUANTUM, budget - work), &idle);
 			RNIC_STATS(p, REQUESTER)->qp_idle_visits += sent == 0;
 			if (sent > 0 && rnic_qp_priv(qp)->req.after_loss)
 				rnic_qp_priv(qp)->req.lossy_pass = p->req_pass;
