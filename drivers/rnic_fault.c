@@ -5,10 +5,10 @@
  * Gilbert-Elliott loss, a flipped bit, a duplicate, held back for reordering -> the port's link: the outbound
  * queue, which the rate limit's token bucket drains (without a rate limit it only keeps what the caller's
  * array had no room for). The link is the port's, not a queue's: a port's RX queues all read the one wire
- * (a loopback port's share its ring), and a queue per RX queue would be parallel links, reordering a flow's
- * frames and doubling the rate. The state belongs to the lcore polling the port's queues (one: the device's
- * parser); the control thread talks to it through the update handshake (requested/applied) and the
- * link-down deadline, both atomics.
+ * (a loopback port's RX queue i is the peer's TX queue i, a ring each), and a queue per RX queue would be
+ * parallel links, doubling the rate. The state belongs to the lcore polling the port's queues (one: the
+ * engine refuses --fault with each shard's parser on its own lcore); the control thread talks to it through
+ * the update handshake (requested/applied) and the link-down deadline, both atomics.
  */
 #include <errno.h>
 #include <stddef.h>

@@ -25,15 +25,28 @@
 #define LOOPBACK_RING_SIZE 4096
 
 static struct rte_ring *
-loopback_ring(const char *pair, const char *dir, int socket_id)
+loopback_ring(const char *pair, const char *dir, uint16_t q, int socket_id)
 {
 	char name[RTE_RING_NAMESIZE];
 
-	snprintf(name, sizeof(name), "%s_%s", pair, dir);
-	/* Several TX queues (one per sending stage) feed it; the peer's RX queues all read it, from one lcore. */
+	snprintf(name, sizeof(name), "%s_%s%u", pair, dir, q);
+	/* Its TX queue feeds it (a sending lcore, the control path too: multi-producer); one RX queue reads it. */
 	return rte_ring_create(name, LOOPBACK_RING_SIZE, socket_id, RING_F_SC_DEQ);
 }
 
+static void
+loopback_rings_free(struct rnic_loopback *lb)
+{
+	for (uint16_t q = 0; q < lb->nb_queues; q++) {
+		rte_ring_free(lb->ring[0][q]);
+		rte_ring_free(lb->ring[1][q]);
+		lb->ring[0][q] = lb->ring[1][q] = NULL;
+	}
+	lb->nb_queues = 0;
+}
+
+/* TX queue q of each port is RX queue q of the other, a ring of its own: a frame lands on the queue of the
+ * same number as the one it was sent on (the engine's steering: the peer's same shard reads it). */
 int
 rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id, uint16_t nb_queues)
 {
@@ -41,24 +54,23 @@ rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket
 	char port_name[RTE_ETH_NAME_MAX_LEN];
 	int a = -1, b = -1;
 
-	lb->ring[0] = loopback_ring(name, "ab", socket_id);
-	lb->ring[1] = loopback_ring(name, "ba", socket_id);
-	if (lb->ring[0] == NULL || lb->ring[1] == NULL) {
-		RNIC_LOG(ERR, "loopback %s: cannot create rings: %s", name, rte_strerror(rte_errno));
-		goto free_rings;
+	if (nb_queues > RNIC_PORT_MAX_QUEUES)
+		return -EINVAL;
+	for (lb->nb_queues = 0; lb->nb_queues < nb_queues; lb->nb_queues++) {
+		lb->ring[0][lb->nb_queues] = loopback_ring(name, "ab", lb->nb_queues, socket_id);
+		lb->ring[1][lb->nb_queues] = loopback_ring(name, "ba", lb->nb_queues, socket_id);
+		if (lb->ring[0][lb->nb_queues] == NULL || lb->ring[1][lb->nb_queues] == NULL) {
+			lb->nb_queues++;	/* free the one made */
+			RNIC_LOG(ERR, "loopback %s: cannot create rings: %s", name, rte_strerror(rte_errno));
+			goto free_rings;
+		}
 	}
 
 	snprintf(port_name, sizeof(port_name), "%s_a", name);
-	struct rte_ring *to_b[RNIC_PORT_MAX_QUEUES], *to_a[RNIC_PORT_MAX_QUEUES];
-
-	for (uint16_t q = 0; q < nb_queues; q++) {
-		to_b[q] = lb->ring[0];
-		to_a[q] = lb->ring[1];
-	}
-	a = rte_eth_from_rings(port_name, to_a, nb_queues, to_b, nb_queues, numa);
+	a = rte_eth_from_rings(port_name, lb->ring[1], nb_queues, lb->ring[0], nb_queues, numa);
 	snprintf(port_name, sizeof(port_name), "%s_b", name);
 	if (a >= 0)
-		b = rte_eth_from_rings(port_name, to_b, nb_queues, to_a, nb_queues, numa);
+		b = rte_eth_from_rings(port_name, lb->ring[0], nb_queues, lb->ring[1], nb_queues, numa);
 	if (a < 0 || b < 0) {
 		RNIC_LOG(ERR, "loopback %s: cannot create ring ports: %s", name, rte_strerror(rte_errno));
 		if (a >= 0)
@@ -70,9 +82,7 @@ rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket
 	return 0;
 
 free_rings:
-	rte_ring_free(lb->ring[0]);
-	rte_ring_free(lb->ring[1]);
-	lb->ring[0] = lb->ring[1] = NULL;
+	loopback_rings_free(lb);
 	return -ENOMEM;
 }
 
@@ -81,9 +91,7 @@ rnic_port_loopback_free(struct rnic_loopback *lb)
 {
 	rnic_port_close(lb->port[0]);
 	rnic_port_close(lb->port[1]);
-	rte_ring_free(lb->ring[0]);
-	rte_ring_free(lb->ring[1]);
-	lb->ring[0] = lb->ring[1] = NULL;
+	loopback_rings_free(lb);
 }
 
 /* The value of KEY= in a device's arguments (key given with its '='), into buf. */

@@ -12,9 +12,16 @@
 #define RNIC_PORT_MBUF_DATA_ROOM (RTE_PKTMBUF_HEADROOM + 4096 + 256)
 
 /* Two ethdev ports joined back to back by a pair of rte_rings (the embedded "loopback cable"). */
+/* Queues per port, at most: two TX queues per shard (its requester's and its responder's, so no two lcores
+ * share one; one per shard on a port with too few, when each shard's requester and responder share an lcore),
+ * and as many RX queues: a memif peer connects only when its TX rings match our RX rings. */
+#define RNIC_PORT_MAX_QUEUES 16
+
 struct rnic_loopback {
 	uint16_t port[2];
-	struct rte_ring *ring[2];	/* ring[0] carries port[0] -> port[1], ring[1] the other way */
+	/* ring[0][q] carries port[0]'s TX queue q to port[1]'s RX queue q, ring[1][q] the other way */
+	struct rte_ring *ring[2][RNIC_PORT_MAX_QUEUES];
+	uint16_t nb_queues;
 };
 
 /*
@@ -25,11 +32,6 @@ int rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int so
 
 /* Close both ports of the pair and free its rings. */
 void rnic_port_loopback_free(struct rnic_loopback *lb);
-
-/* Queues per port, at most: two TX queues per shard (its requester's and its responder's, so no two lcores
- * share one; one per shard on a port with too few, when each shard's requester and responder share an lcore),
- * and as many RX queues: a memif peer connects only when its TX rings match our RX rings. */
-#define RNIC_PORT_MAX_QUEUES 16
 
 /* The queue pairs the port offers (the fewer of its RX and TX queues), or a negative errno. */
 int rnic_port_queue_pairs(uint16_t port_id);

@@ -323,13 +323,6 @@ rnic_device_port_queue(const struct rnic_device *dev, uint16_t shard, unsigned i
 	return dev->shared_tx_queue ? shard : (uint16_t)(2 * shard + is_responder);
 }
 
-/* How many queue pairs of its port a device uses: the parser reads every RX queue. */
-static inline uint16_t
-rnic_device_port_queues(const struct rnic_device *dev)
-{
-	return (uint16_t)(dev->shared_tx_queue ? dev->nb_shards : 2 * dev->nb_shards);
-}
-
 /* Create a device on an already started port; returns 0 or a negative errno. */
 int rnic_device_create(const struct rnic_device_conf *conf, struct rnic_device **out);
 /* Free the device's tables; -EBUSY while a context is open. */

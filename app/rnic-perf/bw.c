@@ -247,6 +247,9 @@ run_loop(struct bw_run *b, perf_period_fn period, void *arg)
 		progress_line(b, now, &last_line);
 		if (work > 0)
 			last_work = now;
+		else if (perf_interrupted && now - last_work > PERF_STOP_WAIT_S)
+			return perf_fail("interrupted: no completion for %d s (%llu sends outstanding)",
+					 PERF_STOP_WAIT_S, (unsigned long long)b->ends[0]->outstanding);
 		else if (now - last_work > PERF_WAIT_S)
 			return perf_fail("no completion for %d s (%llu sends outstanding)", PERF_WAIT_S,
 					 (unsigned long long)b->ends[0]->outstanding);

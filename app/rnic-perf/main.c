@@ -75,6 +75,19 @@ perf_now_s(void)
  * again to its process group, and a handler that ran between the two took them for two (an abort). */
 #define SECOND_SIGNAL_NS 500000000LL
 
+/* The first signal's watchdog: the engine's teardown waits for its lcores, and one that never returned its
+ * stage (a stage's pass that did not end) kept a stalled rnic-perf alive through every SIGTERM. */
+static void
+on_alarm(int sig)
+{
+	static const char msg[] = "rnic-perf: not down " RTE_STR(PERF_EXIT_S) " s after the signal: exiting\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
 static void
 on_signal(int sig)
 {
@@ -83,23 +96,27 @@ on_signal(int sig)
 
 	(void)sig;
 	clock_gettime(CLOCK_MONOTONIC, &now);	/* async-signal-safe */
-	if (perf_interrupted == 0)
+	if (perf_interrupted == 0) {
 		first = now;
-	else if ((now.tv_sec - first.tv_sec) * 1000000000LL + (now.tv_nsec - first.tv_nsec) < SECOND_SIGNAL_NS)
+		alarm(PERF_EXIT_S);
+	} else if ((now.tv_sec - first.tv_sec) * 1000000000LL + (now.tv_nsec - first.tv_nsec) < SECOND_SIGNAL_NS)
 		return;
 	perf_interrupted = perf_interrupted + 1;
 }
 
 /* SIGINT and SIGTERM end the run at the next turn (--run_infinitely's end: a second one, half a second or
- * more later, aborts it); a blocking accept or connect returns EINTR. */
+ * more later, aborts it), within PERF_STOP_WAIT_S of the last completion, and the process within
+ * PERF_EXIT_S; a blocking accept or connect returns EINTR. */
 static void
 catch_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal }, alarm_sa = { .sa_handler = on_alarm };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&alarm_sa.sa_mask);
+	sigaction(SIGALRM, &alarm_sa, NULL);
 }
 
 /* ------------------------------------------------------------------------------------------------------ */

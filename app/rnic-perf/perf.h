@@ -19,6 +19,8 @@
 #define PERF_AREA_BYTES (256ull << 20)	/* per end and direction: slots = depth per QP within this */
 #define PERF_MAX_POST_LIST 64
 #define PERF_WAIT_S 10			/* bound of every wait for the peer or a completion */
+#define PERF_STOP_WAIT_S 1		/* ... once a signal asked the run to end */
+#define PERF_EXIT_S 15			/* a signalled rnic-perf exits within this, whatever the engine does */
 #define PERF_DEFAULT_PORT "18515"	/* perftest's */
 #define PERF_MAX_STAGES 8
 #define PERF_QKEY 0x11111111u		/* UD: every QP's */

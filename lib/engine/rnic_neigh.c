@@ -102,7 +102,8 @@ rnic_neigh_create(struct rnic_device *dev, struct rte_mempool *pool)
 		rte_seqlock_init(&n->e[i].lock);
 	/* The parser alone puts frames in, shard 0's responder alone takes them out; resolutions come from
 	 * every requester and responder and the control path. */
-	n->rx = neigh_ring(dev, "rx", sizeof(struct rte_mbuf *), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	/* Every shard's parser hands ARP and ND over: multi-producer. */
+	n->rx = neigh_ring(dev, "rx", sizeof(struct rte_mbuf *), RING_F_SC_DEQ);
 	n->want = neigh_ring(dev, "wt", sizeof(union rnic_gid), RING_F_SC_DEQ);
 	n->tx = neigh_ring(dev, "tx", sizeof(struct rte_mbuf *), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (n->rx == NULL || n->want == NULL || n->tx == NULL) {
@@ -191,7 +192,7 @@ rnic_neigh_input(struct rnic_device *dev, struct rte_mbuf *m)
 	if (type != RTE_ETHER_TYPE_ARP && !(type == RTE_ETHER_TYPE_IPV6 &&
 	    rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN + IPV6_HDR_LEN && f[RTE_ETHER_HDR_LEN + 6] == IPPROTO_ICMPV6))
 		return -1;
-	if (rte_ring_sp_enqueue_elem(dev->neigh->rx, &m, sizeof(m)) != 0) {
+	if (rte_ring_mp_enqueue_elem(dev->neigh->rx, &m, sizeof(m)) != 0) {
 		count_queue_full(dev->neigh);
 		return -1;
 	}

@@ -12,8 +12,9 @@
  *
  * The requester and the completer share a QP's requester context, so they run on the same lcore; the
  * responder owns the responder context. With several lcores per stage the device has one pipeline per
- * shard and QP n belongs to shard n % nb_shards: the doorbell and parser stages (one per device) route to
- * the shard's rings. Every QP's state thus has exactly one owner and no lock.
+ * shard and QP n belongs to shard n % nb_shards: the doorbell stage (one per device) and each shard's parser
+ * (its shard's RX queues) route to the owning shard's rings. Every QP's state thus has exactly one owner and
+ * no lock.
  */
 #ifndef RNIC_PIPELINE_H
 #define RNIC_PIPELINE_H
@@ -280,9 +281,10 @@ struct rnic_pipeline {
 		struct rnic_db_tenant db_tenant[RNIC_MAX_TENANTS];
 	} __rte_cache_aligned;
 
-	/* The parser's (shard 0's pipeline serves the device). */
+	/* The parser's (each shard's reads the shard's RX queues: rnic_device_port_queue). */
 	struct {
-		uint16_t rx_queue;	/* the parser's next RX queue */
+		uint16_t rx_queue;	/* the parser's next RX queue of the shard, 0 or 1 */
+		uint16_t foreign_polls;	/* polls left that look at every shard's rings (rnic_parser.c) */
 	} __rte_cache_aligned;
 
 	/* The requester's and the completer's (one lcore). */

@@ -1514,11 +1514,10 @@ unasked_in_flight(const struct rnic_req_ctx *r)
 	return r->npsn != r->una && !ack_awaited(r);
 }
 
-/* Serve a QP within its tenant's share. Returns the packets sent; *idle when it has nothing to send, and
- * *deferred when its tenant has used its share of the round (the QP stays active). */
+/* Serve a QP within its tenant's share. Returns the packets sent; *idle when it has nothing to send (a QP
+ * whose tenant has used its share of the round sends nothing and stays active). */
 static unsigned int
-serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigned int quantum, int *idle,
-	     int *deferred)
+serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigned int quantum, int *idle)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_tenant *t = tenant_round(p, q);
@@ -1528,9 +1527,7 @@ serve_shared(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t slot, unsigne
 	int32_t psns;
 
 	rnic_tenant_sync(p, qp);	/* a timeout's go-back-N since its last visit */
-	*deferred = (share && !tenant_turn(p, t, slot)) ||
-		    (tenant_window_full(p, t) && !unasked_in_flight(&q->req));
-	if (*deferred) {
+	if ((share && !tenant_turn(p, t, slot)) || (tenant_window_full(p, t) && !unasked_in_flight(&q->req))) {
 		t->deferred++;
 		*idle = 0;
 		return 0;
@@ -1574,6 +1571,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 	while (work < budget && rnic_sched_next(&p->sched, &slot)) {
 		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot), *next;
 		uint32_t next_slot;
+		unsigned int sent = 0;
 		int idle = 1;
 
 		/* Two turns ahead the QP's context (its address needs no load); one turn ahead, that context
@@ -1591,19 +1589,23 @@ rnic_stage_requester(void *arg, unsigned int budget)
 		}
 		RNIC_STATS(p, REQUESTER)->qp_visits++;
 		if (qp != NULL) {
-			int deferred;
-			unsigned int sent = serve_shared(p, qp, slot, RTE_MIN(QUANTUM, budget - work), &idle,
-							 &deferred);
-
+			sent = serve_shared(p, qp, slot, RTE_MIN(QUANTUM, budget - work), &idle);
 			RNIC_STATS(p, REQUESTER)->qp_idle_visits += sent == 0;
-			work += sent + (unsigned int)deferred;
 			if (sent > 0 && rnic_qp_priv(qp)->req.after_loss)
 				rnic_qp_priv(qp)->req.lossy_pass = p->req_pass;
 		}
 		if (idle)
 			rnic_sched_deactivate(&p->sched, slot);
-		if (qp == NULL || idle)
-			work++;	/* a visit is work too: the loop ends even when every QP is blocked */
+		/* A visit is work too, one that sent nothing above all (every QP blocked or deferred, the pool
+		 * empty): the pass ends within its budget. A QP left active that sent nothing was visited again and
+		 * again, and the stages sharing the lcore, which would have freed mbufs (the completer) or drained
+		 * the port (the peer's parser), never ran. */
+		work += sent + (qp == NULL || idle || sent == 0);
+		/* The port takes no more (the TX buffer held back all it can): the pass ends, as no QP can send.
+		 * Its QPs stay active, none idle, and would be visited for nothing until the peer reads; where the
+		 * peer's parser shares this lcore (the loopback pair), it never would. */
+		if (rnic_tx_room(&p->req_tx) == 0)
+			break;
 	}
 	rnic_tx_flush(&p->req_tx);
 	if (work == 0)

@@ -44,10 +44,10 @@ const struct rnic_stage_desc rnic_stages[RNIC_STAGE_MAX] = {
 		.writes = RNIC_EDGE(RNIC_EDGE_FLUSH), .with = RNIC_STAGE_ALONE, .rank = 4,
 	},
 	[RNIC_STAGE_PARSER] = {
-		.name = "parser", .poll = rnic_stage_parser, .scope = RNIC_STAGE_PER_DEVICE,
+		.name = "parser", .poll = rnic_stage_parser, .scope = RNIC_STAGE_PER_SHARD,
 		.counters = RNIC_STAGE_PARSER, .lat = RNIC_LAT_PARSER,
 		.writes = RNIC_EDGE(RNIC_EDGE_REQUEST) | RNIC_EDGE(RNIC_EDGE_RESPONSE), .with = RNIC_STAGE_ALONE,
-		.rank = 0,
+		.rank = 0, .routes = 1,
 	},
 	[RNIC_STAGE_RESPONDER] = {
 		.name = "responder", .poll = rnic_stage_responder, .scope = RNIC_STAGE_PER_SHARD,
@@ -81,24 +81,37 @@ rnic_topology_instances(const struct rnic_topology *t, unsigned int st)
 	return t->stages[st].scope == RNIC_STAGE_PER_DEVICE ? 1 : t->nb_shards;
 }
 
-/* The lcores of the stage instances that write (or read) edge e of shard `shard`, distinct: how many. */
+/* Add lcore lc to the n distinct ones in seen[]; returns the new count. */
+static unsigned int
+add_distinct(uint32_t *seen, unsigned int n, uint32_t lc)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (seen[i] == lc)
+			return n;
+	seen[n] = lc;
+	return n + 1;
+}
+
+/* The lcores of the stage instances that write (or read) edge e of shard `shard`, distinct: how many. A
+ * routing stage's every instance writes it. */
 static unsigned int
 edge_lcores(const struct rnic_topology *t, enum rnic_edge_id e, uint16_t shard, int writers)
 {
-	uint32_t seen[RNIC_TOPO_MAX_STAGES];
+	uint32_t seen[RNIC_TOPO_MAX_STAGES * RNIC_MAX_SHARDS];
 	unsigned int n = 0;
 
 	for (unsigned int s = 0; s < t->nb_stages; s++) {
 		const struct rnic_stage_desc *d = &t->stages[s];
-		uint32_t lc = t->lcore[s][d->scope == RNIC_STAGE_PER_DEVICE ? 0 : shard];
-		unsigned int i;
 
 		if (((writers ? d->writes : d->reads) & RNIC_EDGE(e)) == 0)
 			continue;
-		for (i = 0; i < n && seen[i] != lc; i++)
-			;
-		if (i == n)
-			seen[n++] = lc;
+		if (d->scope == RNIC_STAGE_PER_DEVICE)
+			n = add_distinct(seen, n, t->lcore[s][0]);
+		else if (writers && d->routes)
+			for (uint16_t k = 0; k < t->nb_shards; k++)
+				n = add_distinct(seen, n, t->lcore[s][k]);
+		else
+			n = add_distinct(seen, n, t->lcore[s][shard]);
 	}
 	return n;
 }

@@ -9,8 +9,10 @@
  *                       -response-> [completer]
  *   control threads -rtx_reclaim-> [requester]
  *
- * The doorbell and parser stages serve the whole device (one instance, given shard 0's pipeline) and write
- * every shard's ring; the others have one instance per shard, each reading and writing its shard's rings.
+ * The doorbell stage serves the whole device (one instance, given shard 0's pipeline) and writes every
+ * shard's ring; the others have one instance per shard. Each parser reads its shard's RX queues and routes
+ * (writes any shard's rings: a frame RSS put on another shard's queue); the rest read and write their
+ * shard's rings.
  */
 #ifndef RNIC_STAGE_H
 #define RNIC_STAGE_H
@@ -73,6 +75,7 @@ struct rnic_stage_desc {
 	uint32_t writes;
 	int with;			/* a stage whose state it shares: on the same lcore (else RNIC_STAGE_ALONE) */
 	uint8_t rank;			/* its place in its lcore's poll loop: lower ranks first */
+	uint8_t routes;			/* per shard, but writes every shard's rings */
 };
 
 /*

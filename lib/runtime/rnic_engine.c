@@ -93,6 +93,17 @@ shards_share_lcores(const struct rnic_stage_map *m)
 	return 1;	/* "devices" maps: each device's stages on one lcore */
 }
 
+/* Whether every shard's parser runs on one lcore: the fault layer's state of a port (its link, shared by
+ * the port's RX queues) belongs to the one lcore polling them (rnic_fault.c). */
+static int
+parsers_on_one_lcore(const struct rnic_stage_map *m)
+{
+	for (uint16_t k = 1; k < m->nb_shards; k++)
+		if (m->lcore[RNIC_STAGE_PARSER][k] != m->lcore[RNIC_STAGE_PARSER][0])
+			return 0;
+	return 1;
+}
+
 /*
  * Queue pairs per port: two per shard (a requester and a responder TX queue, so two lcores never share one).
  * A port that offers fewer but one per shard (net_af_xdp on a veth has one: veth reports no combined
@@ -288,6 +299,11 @@ rnic_engine_init(int argc, char **argv)
 	}
 	if (ret == 0)
 		ret = create_devices(&args, &map, &nb_queues);
+	if (ret == 0 && args.nb_faults > 0 && !parsers_on_one_lcore(&map)) {
+		RNIC_LOG(ERR, "--fault: a port's faults run on the one lcore that polls its RX queues: give the "
+			 "parsers one lcore (parser=L), not one per shard");
+		ret = -EINVAL;
+	}
 	if (ret == 0 && args.nb_faults > 0)
 		ret = rnic_fault_attach_specs(args.fault, args.nb_faults, rnic_rt.started_port,
 					      rnic_rt.nb_started_ports, nb_queues);

@@ -33,6 +33,40 @@ engine_lcore_order(unsigned int order[RTE_MAX_LCORE])
 	return n;
 }
 
+/* Place shard k's stages, its parser included, on lcore l; the doorbell stage (one per device) on shard 0's. */
+static void
+place_shard(struct rnic_stage_map *m, unsigned int k, unsigned int l)
+{
+	for (int st = 0; st < RNIC_STAGE_MAX; st++) {
+		if (st == RNIC_STAGE_DOORBELL && k != 0)
+			continue;
+		m->lcore[st][k] = l;
+		m->nb[st] = k + 1;
+	}
+}
+
+/* "shards": one shard per worker lcore, each running its stages to completion; "shards=L+L+...": on the
+ * lcores named (the main lcore among them runs its shard as manual progress). */
+static int
+parse_shards(const char *map, struct rnic_stage_map *m)
+{
+	char buf[256], *save;
+	unsigned int k = 0, l;
+
+	if (map[6] == '\0') {
+		while (k < RNIC_MAX_SHARDS && (l = worker(k)) < RTE_MAX_LCORE)
+			place_shard(m, k++, l);
+		return k != 0 ? 0 : -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", map + 7);
+	for (char *item = strtok_r(buf, "+", &save); item != NULL; item = strtok_r(NULL, "+", &save)) {
+		if (k == RNIC_MAX_SHARDS || rnic_parse_u32("stages", item, 0, RTE_MAX_LCORE - 1, &l) != 0)
+			return -EINVAL;
+		place_shard(m, k++, l);
+	}
+	return k != 0 ? 0 : -EINVAL;
+}
+
 /* Read a stage map: a preset, or stage=L[+L...] items. */
 static int
 parse_stage_map(const char *map, struct rnic_stage_map *m)
@@ -80,6 +114,8 @@ parse_stage_map(const char *map, struct rnic_stage_map *m)
 		}
 		return m->nb_device_lcores != 0 ? 0 : -EINVAL;
 	}
+	if (strcmp(map, "shards") == 0 || strncmp(map, "shards=", 7) == 0)
+		return parse_shards(map, m);
 	for (unsigned int i = 0; i < RTE_DIM(presets); i++) {
 		if (strcmp(map, presets[i].name) != 0)
 			continue;
@@ -128,11 +164,18 @@ check_stage_map(const char *map, struct rnic_stage_map *m)
 			}
 		}
 	}
-	if (m->nb[RNIC_STAGE_DOORBELL] != 1 || m->nb[RNIC_STAGE_PARSER] != 1) {
-		RNIC_LOG(ERR, "--stages %s: the doorbell and parser stages serve a whole device: one lcore each", map);
+	if (m->nb[RNIC_STAGE_DOORBELL] != 1) {
+		RNIC_LOG(ERR, "--stages %s: the doorbell stage serves a whole device: one lcore", map);
 		return -EINVAL;
 	}
 	m->nb_shards = (uint16_t)m->nb[RNIC_STAGE_REQUESTER];
+	if (m->nb[RNIC_STAGE_PARSER] != 1 && m->nb[RNIC_STAGE_PARSER] != m->nb_shards) {
+		RNIC_LOG(ERR, "--stages %s: the parser needs one lcore, or one per shard", map);
+		return -EINVAL;
+	}
+	/* One parser lcore: every shard's parser instance (its RX queues) on it. */
+	for (; m->nb[RNIC_STAGE_PARSER] < m->nb_shards; m->nb[RNIC_STAGE_PARSER]++)
+		m->lcore[RNIC_STAGE_PARSER][m->nb[RNIC_STAGE_PARSER]] = m->lcore[RNIC_STAGE_PARSER][0];
 	if (m->nb[RNIC_STAGE_COMPLETER] != m->nb_shards || m->nb[RNIC_STAGE_RESPONDER] != m->nb_shards ||
 	    memcmp(m->lcore[RNIC_STAGE_REQUESTER], m->lcore[RNIC_STAGE_COMPLETER],
 		   sizeof(m->lcore[0][0]) * m->nb_shards) != 0) {

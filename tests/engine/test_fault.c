@@ -100,8 +100,9 @@ receive(struct observed *o, uint32_t *max_psn)
 }
 
 /* A RoCEv2 frame from A with this PSN: a SEND (a request) with 200 bytes, or an ACK (a response). */
+/* A frame sent by A on TX queue queue: the loopback pair's ring for it ends at B's RX queue of that number. */
 static void
-send_frame(uint32_t psn, int response)
+send_frame_on(uint32_t psn, int response, uint16_t queue)
 {
 	static const uint8_t payload[200] = { 7 };
 	struct rnic_pkt_desc d = { .ip_version = 4, .opcode = RNIC_OP_SEND_ONLY, .pkey = 0xffff, .dqpn = 9,
@@ -116,7 +117,13 @@ send_frame(uint32_t psn, int response)
 	d.sgid.raw[10] = d.sgid.raw[11] = d.dgid.raw[10] = d.dgid.raw[11] = 0xff;
 	assert_non_null(m);
 	assert_true(rnic_pkt_build_mbuf(&d, m) > 0);
-	assert_int_equal(rte_eth_tx_burst(port_a, 0, &m, 1), 1);
+	assert_int_equal(rte_eth_tx_burst(port_a, queue, &m, 1), 1);
+}
+
+static void
+send_frame(uint32_t psn, int response)
+{
+	send_frame_on(psn, response, 0);
 }
 
 /* Held frames come out on idle polls too: drain until the link stays quiet. */
@@ -597,9 +604,9 @@ test_rate_limit(void **state)
 	rnic_fault_set_clock(NULL);
 }
 
-/* The rate limit's queue is the port's: B's two RX queues read the one ring (the loopback's wire), and
- * frames read by either share one bucket and one queue, first in, first out. As a queue each (before),
- * each queue's bucket let its own frames through: twice the rate, and a flow's frames reordered. */
+/* The rate limit's queue is the port's: frames read by either of B's two RX queues (a ring each, from A's
+ * TX queues 0 and 1) share one bucket and one queue, first in, first out. As a queue each (before), each
+ * queue's bucket let its own frames through: twice the rate, and a flow's frames reordered. */
 static void
 test_rate_limit_one_link(void **state)
 {
@@ -607,7 +614,9 @@ test_rate_limit_one_link(void **state)
 	uint32_t max_psn = UINT32_MAX;
 
 	(void)state;
-	fake_start(&o, "rate=100,queue=64,bucket=4096,seed=1", 20);
+	fake_start(&o, "rate=100,queue=64,bucket=4096,seed=1", 10);
+	for (uint32_t psn = 10; psn < 20; psn++)
+		send_frame_on(psn, 0, 1);
 	/* 10 read by queue 0 pass (2580 bytes of the bucket); of the 10 queue 1 reads, 6 (the 6th into
 	 * debt), 4 wait. */
 	assert_int_equal(receive_on(&o, &max_psn, 0, 10), 10);

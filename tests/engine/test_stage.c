@@ -46,6 +46,7 @@ test_engine_maps(void **state)
 	(void)state;
 	for (uint16_t shards = 1; shards <= 2; shards++) {
 		place(&t, shards, shards == 1 ? one : split);
+		t.lcore[RNIC_STAGE_PARSER][1] = t.lcore[RNIC_STAGE_PARSER][0];	/* the map's one parser lcore */
 		assert_int_equal(rnic_topology_check(&t), 0);
 		for (uint16_t k = 0; k < shards; k++) {
 			for (unsigned int e = 0; e < RNIC_EDGE_MAX; e++)
@@ -54,6 +55,28 @@ test_engine_maps(void **state)
 						 RING_F_SP_ENQ | RING_F_SC_DEQ);
 		}
 	}
+}
+
+/* Each shard's parser on its own lcore ("shards"): any parser may hand a frame to any shard, so the frame
+ * rings are multi-producer; the rest stay single. */
+static void
+test_parser_per_shard(void **state)
+{
+	static const uint32_t shards[RNIC_STAGE_MAX] = { 1, 1, 1, 1, 1 };
+	struct rnic_topology t;
+
+	(void)state;
+	place(&t, 2, shards);	/* shard k's stages on lcore 1 + k, the doorbell on 1 */
+	assert_int_equal(rnic_topology_instances(&t, RNIC_STAGE_PARSER), 2);
+	assert_int_equal(rnic_topology_check(&t), 0);
+	for (uint16_t k = 0; k < 2; k++) {
+		for (unsigned int e = 0; e < RNIC_EDGE_MAX; e++)
+			assert_int_equal(rnic_topology_ring_flags(&t, (enum rnic_edge_id)e, k),
+					 e == RNIC_EDGE_REQUEST || e == RNIC_EDGE_RESPONSE ||
+					 e == RNIC_EDGE_RTX_RECLAIM ? RING_F_SC_DEQ : RING_F_SP_ENQ | RING_F_SC_DEQ);
+	}
+	t.lcore[RNIC_STAGE_PARSER][1] = RNIC_TOPO_NO_LCORE;	/* shard 1's RX queues unread */
+	assert_int_equal(rnic_topology_check(&t), -EINVAL);
 }
 
 /* Every stage instance needs an lcore; the completer shares the requester's QP contexts, so its lcore. */
@@ -212,7 +235,7 @@ test_build_and_start(void **state)
 		assert_int_equal(dev->pipeline[k]->rtx_reclaim->prod.sync_type, RTE_RING_SYNC_MT);
 	}
 	assert_int_equal(rnic_topology_start(dev, &t, record_stage), 0);
-	assert_int_equal(nb_added, 1 + 2 + 1 + 2 + 2);
+	assert_int_equal(nb_added, 1 + 2 + 2 + 2 + 2);	/* the doorbell once, the rest per shard */
 	for (unsigned int j = 0; j < RNIC_STAGE_MAX; j++) {
 		unsigned int st = polled[j];
 
@@ -232,6 +255,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_maps),
+		cmocka_unit_test(test_parser_per_shard),
 		cmocka_unit_test(test_placement_checked),
 		cmocka_unit_test(test_ring_flags_follow_placement),
 		cmocka_unit_test(test_edges_checked),

@@ -8,10 +8,12 @@
  * Run as: test_transport <EAL args with one lcore>
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <rte_cycles.h>
@@ -1679,6 +1681,200 @@ test_read_start_response_inside(void **state)
 	done(qp);
 }
 
+/* The requester's pass did not come back: nothing else can run on its lcore, so the test cannot go on. */
+static void
+pass_stuck(int sig)
+{
+	static const char msg[] = "test_transport: the requester's pass did not return\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/* Passes of A's requester (64 units of work each), each of which must return: a pass that does not is caught
+ * by the alarm, as nothing else can. */
+static void
+requester_passes(int n)
+{
+	signal(SIGALRM, pass_stuck);
+	alarm(5);
+	for (int i = 0; i < n; i++)
+		rnic_stage_requester(pipe_a, 64);
+	alarm(0);
+}
+
+/* Frames in A's TX queue until it takes no more (the loopback pair's ring full: a peer that does not read);
+ * they come from frames, which the peer's drain gives back. */
+static unsigned int
+fill_port(struct rte_mempool *frames)
+{
+	struct rnic_device *dev = rnic_ctx_dev(ctx);
+	unsigned int n = 0;
+	struct rte_mbuf *m;
+
+	while ((m = rte_pktmbuf_alloc(frames)) != NULL) {
+		if (rte_eth_tx_burst(dev->port_id, pipe_a->req_tx.queue, &m, 1) == 0) {
+			rte_pktmbuf_free(m);
+			return n;
+		}
+		n++;
+	}
+	fail_msg("the port took every one of %u frames", n);
+	return n;
+}
+
+/* Free what waits on the peer's RX queues (A's stages not run). */
+static unsigned int
+peer_drain(void)
+{
+	struct rte_mbuf *m[MAX_FRAMES];
+	unsigned int n = 0;
+
+	for (uint16_t q = 0; q < 2; q++)
+		for (uint16_t k; (k = rte_eth_rx_burst(peer_port, q, m, MAX_FRAMES)) != 0; n += k)
+			rte_pktmbuf_free_bulk(m, k);
+	return n;
+}
+
+#define BLOCKED_QPS 6
+#define BLOCKED_DEPTH 64
+#define BLOCKED_PSN_GAP 1000
+
+/* BLOCKED_QPS QPs of A, QP i's PSNs from 10 + i x BLOCKED_PSN_GAP, each with BLOCKED_DEPTH SENDs of 64 B
+ * posted (the last signaled, wr_id i): more frames than A's TX buffer holds back (RNIC_TX_BUF) or its spare
+ * mbufs, within the window. */
+static void
+blocked_qps_post(struct rnic_qp **qp)
+{
+	for (int i = 0; i < BLOCKED_QPS; i++) {
+		qp[i] = new_qp(10 + (uint32_t)i * BLOCKED_PSN_GAP, RNIC_MTU_1024, 20, 7);
+		for (int k = 0; k < BLOCKED_DEPTH; k++) {
+			struct rnic_sge sge = { (uintptr_t)buf + 64u * (uint32_t)k, 64, mr->lkey };
+			struct rnic_send_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+						   .opcode = RNIC_WR_SEND,
+						   .send_flags = k == BLOCKED_DEPTH - 1 ? RNIC_SEND_SIGNALED : 0 },
+					    *bad;
+
+			assert_int_equal(rnic_post_send(qp[i], &wr, &bad), 0);
+		}
+	}
+	assert_true(rnic_stage_doorbell(pipe_a, 64) == BLOCKED_QPS);
+}
+
+/* Once nothing blocks A: every frame of blocked_qps_post's comes, each QP's in PSN order, and the ACKs
+ * complete them all. */
+static void
+blocked_qps_finish(struct rnic_qp **qp)
+{
+	uint64_t end = rte_get_tsc_cycles() + 2 * rte_get_tsc_hz();
+	uint32_t next[BLOCKED_QPS];
+	struct frame f[2 * MAX_FRAMES];
+	unsigned int got = 0;
+	uint64_t id[BLOCKED_QPS];
+	enum rnic_wc_status st[BLOCKED_QPS];
+
+	for (int i = 0; i < BLOCKED_QPS; i++)
+		next[i] = 10 + (uint32_t)i * BLOCKED_PSN_GAP;
+	while (got < BLOCKED_QPS * BLOCKED_DEPTH && rte_get_tsc_cycles() < end) {
+		pump();
+		/* peer_receive reads up to MAX_FRAMES from each of the two queues a call */
+		for (int k; (k = peer_receive(f, RTE_DIM(f))) != 0; got += (unsigned int)k)
+			for (int j = 0; j < k; j++) {
+				uint32_t i = (f[j].psn - 10) / BLOCKED_PSN_GAP;
+
+				assert_true(i < BLOCKED_QPS);
+				assert_int_equal(f[j].psn, next[i]);
+				next[i]++;
+			}
+	}
+	assert_int_equal(got, BLOCKED_QPS * BLOCKED_DEPTH);
+	for (int i = 0; i < BLOCKED_QPS; i++) {
+		peer_ack(qp[i], next[i] - 1, RNIC_AETH_ACK);
+		id[i] = (uint64_t)i;
+		st[i] = RNIC_WC_SUCCESS;
+	}
+	expect_wc(BLOCKED_QPS, id, st);
+	for (int i = 0; i < BLOCKED_QPS; i++)
+		done(qp[i]);
+}
+
+/*
+ * A port that takes no more frames (its TX queue full: the loopback pair's ring of 4095 while the peer's
+ * parser does not read) ends the requester's pass. Every active QP found the port full, sent nothing and
+ * did not go idle, so the pass visited them again and again and never returned: where the peer's parser
+ * shares the lcore (rnic-perf's 64 B WRITE over 64 QPs with the map "one" and a ring per queue, or
+ * doorbell=1,parser=1,requester=1+2,...), nothing drained the port and every send stayed outstanding.
+ */
+static void
+test_port_full(void **state)
+{
+	static struct rte_mempool *frames;
+	struct rnic_qp *qp[BLOCKED_QPS];
+	unsigned int filled;
+
+	(void)state;
+	if (frames == NULL)
+		frames = rte_pktmbuf_pool_create("port_full", 8191, 0, 0, 128, SOCKET_ID_ANY);
+	assert_non_null(frames);
+	blocked_qps_post(qp);
+	filled = fill_port(frames);
+	assert_true(filled > 0);
+	requester_passes(2 * BLOCKED_QPS * BLOCKED_DEPTH / 64);
+	assert_int_equal(pipe_a->req_tx.count, RNIC_TX_BUF);	/* held back, not lost */
+	assert_int_equal(peer_drain(), filled);
+	blocked_qps_finish(qp);
+}
+
+/*
+ * The same with the pool empty (its mbufs in the port's queues and kept for resending: 8192 frames in
+ * flight while the peer's parser was starved): every visit built nothing, and the pass never returned; on
+ * the lcore of the QPs' completer too, which would have freed the kept frames as the ACKs came.
+ */
+static void
+test_pool_empty(void **state)
+{
+	struct rnic_qp *qp[BLOCKED_QPS];
+	struct rte_mbuf *held[1024];
+	unsigned int n = 0;
+
+	(void)state;
+	blocked_qps_post(qp);
+	while (n < RTE_DIM(held) && (held[n] = rte_pktmbuf_alloc(pool)) != NULL)
+		n++;
+	assert_true(n < RTE_DIM(held));
+	requester_passes(2 * BLOCKED_QPS * BLOCKED_DEPTH / 64);
+	assert_true(RNIC_STATS(pipe_a, REQUESTER)->no_mbuf > 0);
+	rte_pktmbuf_free_bulk(held, n);
+	blocked_qps_finish(qp);
+}
+
+/*
+ * A parser call takes from both of its shard's RX queues (up to its budget), not one queue a call: with a
+ * ring per queue in the loopback pair, a one-way flow's requests were read every other call (64 B WRITE
+ * over 64 QPs, map one: a quarter of the rate). Frames that are not RoCE: read, counted and dropped.
+ */
+static void
+test_parser_reads_both_queues(void **state)
+{
+	uint64_t before = RNIC_STATS(pipe_a, PARSER)->rx_packets;
+
+	(void)state;
+	for (uint16_t q = 0; q < 2; q++)
+		for (int i = 0; i < 2; i++) {
+			struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+			assert_non_null(m);
+			assert_non_null(rte_pktmbuf_append(m, 60));
+			memset(rte_pktmbuf_mtod(m, void *), 0, 60);
+			assert_int_equal(rte_eth_tx_burst(peer_port, q, &m, 1), 1);
+		}
+	assert_int_equal(rnic_stage_parser(pipe_a, 64), 4);
+	assert_int_equal(RNIC_STATS(pipe_a, PARSER)->rx_packets - before, 4);
+	assert_int_equal(rnic_stage_parser(pipe_a, 64), 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1717,6 +1913,9 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_responder_acks_unasked),
 		cmocka_unit_test(test_read_start_response_inside),
 		cmocka_unit_test(test_stale_responses_of_earlier_connection),
+		cmocka_unit_test(test_port_full),
+		cmocka_unit_test(test_pool_empty),
+		cmocka_unit_test(test_parser_reads_both_queues),
 	};
 
 	g_argc = argc;

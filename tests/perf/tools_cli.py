@@ -7,8 +7,10 @@ their place ("-- --file-prefix P" alone made EAL want hugepages).
 """
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 EAL_SMALL = ["-m", "512"]
 
@@ -68,6 +70,31 @@ def perf(rp):
     finally:
         remove_runtime_dir(p)
     expect([rp, "-n", "10", "--", "--no-such-eal-option"], 2, ["the engine did not start"])
+    perf_stalled_sigterm(rp)
+
+
+def perf_stalled_sigterm(rp):
+    """A stalled run (every frame lost, a loss timer of 4.3 s: nothing completes or fails for half a minute)
+    ends on SIGTERM within a few seconds, exit 1 and why; it waited 10 s for a completion first."""
+    p = subprocess.Popen([rp, "-o", "write", "-s", "64", "-q", "4", "-D", "30", "-u", "20", "--"] + EAL_SMALL +
+                         ["--", "--fault", "drop=1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        for line in p.stderr:   # its first progress line: the run is under way
+            lines.append(line)
+            if line.startswith("rnic-perf: 1 s,"):
+                break
+        assert lines and lines[-1].startswith("rnic-perf: 1 s,"), lines
+        t = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+        took = time.monotonic() - t
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 1 and "interrupted: no completion" in err, (p.returncode, err)
+    assert took < 5, f"{took:.1f} s from SIGTERM to exit"
 
 
 def baseline(bl):
