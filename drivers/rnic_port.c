@@ -30,47 +30,59 @@ loopback_ring(const char *pair, const char *dir, uint16_t q, int socket_id)
 	char name[RTE_RING_NAMESIZE];
 
 	snprintf(name, sizeof(name), "%s_%s%u", pair, dir, q);
-	/* Its TX queue feeds it (a sending lcore, the control path too: multi-producer); one RX queue reads it. */
+	/* Its TX queues feed it (sending lcores, the control path too: multi-producer); one lcore reads it. */
 	return rte_ring_create(name, LOOPBACK_RING_SIZE, socket_id, RING_F_SC_DEQ);
 }
 
 static void
 loopback_rings_free(struct rnic_loopback *lb)
 {
-	for (uint16_t q = 0; q < lb->nb_queues; q++) {
-		rte_ring_free(lb->ring[0][q]);
-		rte_ring_free(lb->ring[1][q]);
-		lb->ring[0][q] = lb->ring[1][q] = NULL;
+	for (uint16_t r = 0; r < lb->nb_rings; r++) {
+		rte_ring_free(lb->ring[0][r]);
+		rte_ring_free(lb->ring[1][r]);
+		lb->ring[0][r] = lb->ring[1][r] = NULL;
 	}
-	lb->nb_queues = 0;
+	lb->nb_rings = 0;
 }
 
-/* TX queue q of each port is RX queue q of the other, a ring of its own: a frame lands on the queue of the
- * same number as the one it was sent on (the engine's steering: the peer's same shard reads it). */
+/*
+ * With a ring per queue, TX queue q of each port is RX queue q of the other: a frame lands on the queue of
+ * the same number as the one it was sent on (the engine's steering: the peer's same shard reads it), and
+ * each RX queue may have its own lcore. With one ring per direction every queue shares it, which only one
+ * lcore may read, at a lower cost per frame: one ring to poll and keep in cache instead of one per queue
+ * (a pass over 64 QPs of 64 B WRITEs ran at 0.68-0.91 of the shared ring's rate with a ring per queue).
+ */
 int
-rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id, uint16_t nb_queues)
+rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id, uint16_t nb_queues,
+			  int ring_per_queue)
 {
 	unsigned int numa = socket_id < 0 ? 0 : (unsigned int)socket_id;
+	struct rte_ring *to_a[RNIC_PORT_MAX_QUEUES], *to_b[RNIC_PORT_MAX_QUEUES];
+	uint16_t nb_rings = ring_per_queue ? nb_queues : 1;
 	char port_name[RTE_ETH_NAME_MAX_LEN];
 	int a = -1, b = -1;
 
-	if (nb_queues > RNIC_PORT_MAX_QUEUES)
+	if (nb_queues == 0 || nb_queues > RNIC_PORT_MAX_QUEUES)
 		return -EINVAL;
-	for (lb->nb_queues = 0; lb->nb_queues < nb_queues; lb->nb_queues++) {
-		lb->ring[0][lb->nb_queues] = loopback_ring(name, "ab", lb->nb_queues, socket_id);
-		lb->ring[1][lb->nb_queues] = loopback_ring(name, "ba", lb->nb_queues, socket_id);
-		if (lb->ring[0][lb->nb_queues] == NULL || lb->ring[1][lb->nb_queues] == NULL) {
-			lb->nb_queues++;	/* free the one made */
+	for (lb->nb_rings = 0; lb->nb_rings < nb_rings; lb->nb_rings++) {
+		lb->ring[0][lb->nb_rings] = loopback_ring(name, "ab", lb->nb_rings, socket_id);
+		lb->ring[1][lb->nb_rings] = loopback_ring(name, "ba", lb->nb_rings, socket_id);
+		if (lb->ring[0][lb->nb_rings] == NULL || lb->ring[1][lb->nb_rings] == NULL) {
+			lb->nb_rings++;	/* free the one made */
 			RNIC_LOG(ERR, "loopback %s: cannot create rings: %s", name, rte_strerror(rte_errno));
 			goto free_rings;
 		}
 	}
+	for (uint16_t q = 0; q < nb_queues; q++) {
+		to_b[q] = lb->ring[0][q % nb_rings];
+		to_a[q] = lb->ring[1][q % nb_rings];
+	}
 
 	snprintf(port_name, sizeof(port_name), "%s_a", name);
-	a = rte_eth_from_rings(port_name, lb->ring[1], nb_queues, lb->ring[0], nb_queues, numa);
+	a = rte_eth_from_rings(port_name, to_a, nb_queues, to_b, nb_queues, numa);
 	snprintf(port_name, sizeof(port_name), "%s_b", name);
 	if (a >= 0)
-		b = rte_eth_from_rings(port_name, lb->ring[0], nb_queues, lb->ring[1], nb_queues, numa);
+		b = rte_eth_from_rings(port_name, to_b, nb_queues, to_a, nb_queues, numa);
 	if (a < 0 || b < 0) {
 		RNIC_LOG(ERR, "loopback %s: cannot create ring ports: %s", name, rte_strerror(rte_errno));
 		if (a >= 0)

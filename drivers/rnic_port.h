@@ -19,16 +19,18 @@
 
 struct rnic_loopback {
 	uint16_t port[2];
-	/* ring[0][q] carries port[0]'s TX queue q to port[1]'s RX queue q, ring[1][q] the other way */
+	/* ring[0][r] carries port[0]'s TX queue q to port[1]'s RX queue q, ring[1][r] the other way, for
+	 * r = q % nb_rings: a ring per queue, or one per direction */
 	struct rte_ring *ring[2][RNIC_PORT_MAX_QUEUES];
-	uint16_t nb_queues;
+	uint16_t nb_rings;
 };
 
 /*
  * Create a loopback pair: what one port transmits the other receives. Needs no NIC, no root and no
  * hugepages. Returns 0, or a negative errno with nothing left allocated.
  */
-int rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id, uint16_t nb_queues);
+int rnic_port_loopback_create(struct rnic_loopback *lb, const char *name, int socket_id, uint16_t nb_queues,
+			      int ring_per_queue);
 
 /* Close both ports of the pair and free its rings. */
 void rnic_port_loopback_free(struct rnic_loopback *lb);

@@ -496,7 +496,7 @@ measure(double seconds, int probe)
 	int ret = 0;
 
 	pool = rte_pktmbuf_pool_create("baseline", MBUFS, 256, 0, RNIC_PORT_MBUF_DATA_ROOM, (int)rte_socket_id());
-	if (pool == NULL || rnic_port_loopback_create(&lb, "baseline", (int)rte_socket_id(), 1) != 0 ||
+	if (pool == NULL || rnic_port_loopback_create(&lb, "baseline", (int)rte_socket_id(), 1, 0) != 0 ||
 	    rnic_port_start(lb.port[0], pool, 1024, 1) != 0 || rnic_port_start(lb.port[1], pool, 1024, 1) != 0) {
 		fprintf(stderr, "rnic-baseline: cannot create the loopback pair (mbuf pool: %s)\n",
 			pool == NULL ? rte_strerror(rte_errno) : "ok");

@@ -57,13 +57,28 @@ fit_mtu(uint16_t port_id, const struct rte_mempool *pool, enum rnic_mtu mtu)
 /* Default addresses of the loopback pair's two devices; they exist only inside this process. */
 static const char *const default_ip[2] = { "10.77.0.1", "10.77.0.2" };
 
+/* Whether every shard's parser runs on one lcore: the fault layer's state of a port (its link, shared by
+ * the port's RX queues) belongs to the one lcore polling them (rnic_fault.c). */
 static int
-resolve_ports(struct rnic_engine_args *args, uint16_t *port_id, uint16_t nb_queues)
+parsers_on_one_lcore(const struct rnic_stage_map *m)
+{
+	for (uint16_t k = 1; k < m->nb_shards; k++)
+		if (m->lcore[RNIC_STAGE_PARSER][k] != m->lcore[RNIC_STAGE_PARSER][0])
+			return 0;
+	return 1;
+}
+
+/* The ports the arguments name, or the loopback pair: a ring per queue when parsers read its queues from
+ * several lcores, else one per direction (cheaper). */
+static int
+resolve_ports(struct rnic_engine_args *args, const struct rnic_stage_map *map, uint16_t *port_id,
+	      uint16_t nb_queues)
 {
 	int ret;
 
 	if (args->nb_ports == 0) {
-		ret = rnic_port_loopback_create(&rnic_rt.loopback, "rnic_lb", (int)rte_socket_id(), nb_queues);
+		ret = rnic_port_loopback_create(&rnic_rt.loopback, "rnic_lb", (int)rte_socket_id(), nb_queues,
+						!parsers_on_one_lcore(map));
 		if (ret < 0)
 			return ret;
 		rnic_rt.have_loopback = 1;
@@ -91,17 +106,6 @@ shards_share_lcores(const struct rnic_stage_map *m)
 		if (m->lcore[RNIC_STAGE_REQUESTER][k] != m->lcore[RNIC_STAGE_RESPONDER][k])
 			return 0;
 	return 1;	/* "devices" maps: each device's stages on one lcore */
-}
-
-/* Whether every shard's parser runs on one lcore: the fault layer's state of a port (its link, shared by
- * the port's RX queues) belongs to the one lcore polling them (rnic_fault.c). */
-static int
-parsers_on_one_lcore(const struct rnic_stage_map *m)
-{
-	for (uint16_t k = 1; k < m->nb_shards; k++)
-		if (m->lcore[RNIC_STAGE_PARSER][k] != m->lcore[RNIC_STAGE_PARSER][0])
-			return 0;
-	return 1;
 }
 
 /*
@@ -137,7 +141,7 @@ create_devices(struct rnic_engine_args *args, const struct rnic_stage_map *map, 
 	uint8_t shared;
 	int ret;
 
-	ret = resolve_ports(args, port_id, *nb_queues);
+	ret = resolve_ports(args, map, port_id, *nb_queues);
 	if (ret < 0)
 		return ret;
 	*nb_queues = port_queues(port_id, args->nb_ports, map, &shared);
