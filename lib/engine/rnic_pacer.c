@@ -169,18 +169,18 @@ rnic_cap_update(struct rnic_pipeline *p, struct rnic_req_tenant *t, uint32_t gen
 	uint64_t bps = __atomic_load_n(&t->cap_bps, __ATOMIC_RELAXED);
 	uint64_t mps = __atomic_load_n(&t->cap_mps, __ATOMIC_RELAXED);
 	uint16_t shards = p->dev->nb_shards;
+	uint64_t now = rte_rdtsc();
 
 	t->cap_gen_seen = gen;
 	/* Each shard holds its part of the device's cap: QPN n is shard n % shards, so a tenant's QPs
 	 * spread evenly over them. */
 	if (bps != 0)
-		rnic_bucket_rate(&t->cap_bytes, bps / 8 / shards, RNIC_PACER_MIN_BURST, t->cap_bytes.bpc == 0,
-				 rte_rdtsc());
+		rnic_bucket_rate(&t->cap_bytes, bps / 8 / shards, RNIC_PACER_MIN_BURST, t->cap_bytes.bpc == 0, now);
 	else
 		t->cap_bytes.bpc = 0;
 	if (mps != 0)
 		rnic_bucket_rate(&t->cap_msgs, mps * RNIC_CAP_MSG_UNITS / shards, 2 * RNIC_CAP_MSG_UNITS,
-				 t->cap_msgs.bpc == 0, rte_rdtsc());
+				 t->cap_msgs.bpc == 0, now);
 	else
 		t->cap_msgs.bpc = 0;
 	t->capped = bps != 0 || mps != 0;

@@ -34,6 +34,15 @@ void rnic_bucket_rate(struct rnic_pacer *pc, uint64_t per_s, uint64_t min_burst,
 /* 0 if the bucket is not in debt at now, else the cycles until it is paid. */
 uint64_t rnic_bucket_wait(struct rnic_pacer *pc, uint64_t now);
 
+/* What left through the bucket: units of it (bytes, or RNIC_CAP_MSG_UNITS a message) taken from its tokens,
+ * count (bytes or messages) added to what it released. */
+static inline void
+rnic_bucket_charge(struct rnic_pacer *pc, uint32_t units, uint32_t count)
+{
+	pc->tokens -= (int64_t)units << RNIC_PACER_SHIFT;
+	pc->released += count;
+}
+
 /* The QP's pacer from its rate_limit (as last seen) and DCQCN's rate: on at the lower one, off with neither. */
 void rnic_pacer_update(struct rnic_pipeline *p, struct rnic_qp_priv *q);
 
@@ -48,8 +57,7 @@ void rnic_pacer_timers(struct rnic_pipeline *p);
 static inline void
 rnic_pacer_charge(struct rnic_pipeline *p, struct rnic_qp_priv *q, uint32_t bytes)
 {
-	q->cc.pacer.tokens -= (int64_t)bytes << RNIC_PACER_SHIFT;
-	q->cc.pacer.released += bytes;
+	rnic_bucket_charge(&q->cc.pacer, bytes, bytes);
 	if (q->cc.rp.active)
 		rnic_dcqcn_sent(p, q, bytes);
 }
@@ -87,14 +95,10 @@ int rnic_cap_admit(struct rnic_pipeline *p, struct rnic_req_tenant *t, struct rn
 static inline void
 rnic_cap_charge(struct rnic_req_tenant *t, uint32_t bytes, int msg)
 {
-	if (t->cap_bytes.bpc != 0) {
-		t->cap_bytes.tokens -= (int64_t)bytes << RNIC_PACER_SHIFT;
-		t->cap_bytes.released += bytes;
-	}
-	if (msg && t->cap_msgs.bpc != 0) {
-		t->cap_msgs.tokens -= (int64_t)RNIC_CAP_MSG_UNITS << RNIC_PACER_SHIFT;
-		t->cap_msgs.released++;
-	}
+	if (t->cap_bytes.bpc != 0)
+		rnic_bucket_charge(&t->cap_bytes, bytes, bytes);
+	if (msg && t->cap_msgs.bpc != 0)
+		rnic_bucket_charge(&t->cap_msgs, RNIC_CAP_MSG_UNITS, 1);
 }
 
 /* A visit of capped tenant t's QP at slot ended (*idle: the scheduler deactivates it): while tokens are left,
