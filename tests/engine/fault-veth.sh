@@ -57,13 +57,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# Run a command in side a's or b's namespace.
-in_ns() {
-	local side=$1
-	shift
-	ip netns exec "$([ "$side" = a ] && echo "$ns_a" || echo "$ns_b")" "$@"
-}
-
 dev_of() { [ "$1" = a ] && echo "$veth_a" || echo "$veth_b"; }
 
 # Whether tc can load a BPF program here (clang, tc's BPF loader, cls_bpf; bpftool reads its counts): tried on

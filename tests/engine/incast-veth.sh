@@ -16,6 +16,8 @@
 # Usage: incast-veth.sh on|off RNIC_PERF [CC_SPEC [SENDERS]]   (SENDERS: QPs, 4 by default)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../common/veth-netns.sh
+. "$here/../common/veth-netns.sh"
 # shellcheck source=../common/tc-bpf.sh
 . "$here/../common/tc-bpf.sh"
 mode=$1
@@ -34,55 +36,14 @@ kmax=200000
 limit=530000
 seconds=4
 warmup=1.5
-pids=()
-ns_a=rnic-ia-$$		# the server
-ns_b=rnic-ib-$$		# the client
-ns_s=rnic-is-$$		# the switch
-veth_a=via$$
-veth_b=vib$$
-port_a=sva$$		# the switch's port towards the server: the bottleneck
-port_b=svb$$
 
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	for ns in "$ns_a" "$ns_b" "$ns_s"; do ip netns del "$ns" 2>/dev/null; done
-	rm -rf "$tmp" "/var/run/dpdk/iv-a-$$" "/var/run/dpdk/iv-b-$$"
-}
-trap cleanup EXIT
+trap 'veth_cleanup; rm -rf "$tmp" "/var/run/dpdk/iv-a-$$" "/var/run/dpdk/iv-b-$$"' EXIT
 trap 'exit 1' INT TERM
-
-in_ns() {
-	local side=$1
-	shift
-	ip netns exec "$(eval echo "\$ns_$side")" "$@"
-}
-
-topology() {
-	if [ "$(id -u)" -ne 0 ] || ! ip netns add "$ns_a" 2>/dev/null; then
-		echo "incast-veth: needs root and network namespaces: skipped"
-		return 77
-	fi
-	ip netns add "$ns_b" && ip netns add "$ns_s" &&
-		ip link add "$veth_a" netns "$ns_a" type veth peer name "$port_a" netns "$ns_s" &&
-		ip link add "$veth_b" netns "$ns_b" type veth peer name "$port_b" netns "$ns_s" &&
-		ip -n "$ns_s" link add br0 type bridge &&
-		ip -n "$ns_s" link set "$port_a" master br0 && ip -n "$ns_s" link set "$port_b" master br0 || return 1
-	for ns in "$ns_a" "$ns_b" "$ns_s"; do ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1; done
-	ip -n "$ns_a" addr add 10.98.0.1/24 dev "$veth_a"
-	ip -n "$ns_b" addr add 10.98.0.2/24 dev "$veth_b"
-	for dev in "a $veth_a" "b $veth_b" "s $port_a" "s $port_b" "s br0"; do
-		set -- $dev
-		in_ns "$1" ip link set "$2" up || return 1
-	done
-	mac_a=$(ip -n "$ns_a" -br link show "$veth_a" | awk '{print $3}')
-	mac_b=$(ip -n "$ns_b" -br link show "$veth_b" | awk '{print $3}')
-}
 
 for tool in clang tc bpftool; do
 	command -v $tool >/dev/null || { echo "incast-veth: no $tool here: skipped"; exit 77; }
 done
-topology || exit $?
+veth_switch_setup || exit $?
 
 # The bottleneck: the switch's egress towards the server
 compile_bpf "$tmp/mark.o" -DMARK_RATE=$((rate_mbit * 125000)) -DMARK_KMIN=$kmin -DMARK_KMAX=$kmax \
@@ -114,7 +75,7 @@ attempt() {
 		--neigh 10.98.0.2,"$mac_b" --stages one -- -l 0,1 "${eal[@]}" --file-prefix iv-a-$$ \
 		--vdev=net_af_packet0,iface=$veth_a,qpairs=1,qdisc_bypass=0 -- --cc "$cc" >"$tmp/server.log" 2>&1 &
 	server=$!
-	pids+=($server)
+	veth_pids+=($server)
 	for _ in $(seq 1 100); do
 		in_ns a ss -ltn 2>/dev/null | grep -q ":$port " && break
 		sleep 0.1
@@ -124,7 +85,7 @@ attempt() {
 		--lcores 0@0 "${eal[@]}" --file-prefix iv-b-$$ \
 		--vdev=net_af_packet0,iface=$veth_b,qpairs=1,qdisc_bypass=0 -- --cc "$cc" >"$tmp/client.log" 2>&1 &
 	client=$!
-	pids+=($client)
+	veth_pids+=($client)
 	# The warm-up: from the first frame (every QP's first window arrives at once, before any CNP)
 	vq >"$tmp/vq-start.json"
 	for _ in $(seq 1 300); do
