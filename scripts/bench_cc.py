@@ -34,9 +34,10 @@ import time
 
 import bench_modes
 from bench import EAL
+from bench_ports import HEADERS_MIDDLE
 
-# A 64 KB WRITE at MTU 4096: 16 frames of Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4 and the first one's RETH 16
-WIRE_PER_PAYLOAD = (65536 + 16 * (14 + 20 + 8 + 12 + 4) + 16) / 65536
+# A 64 KB WRITE at MTU 4096: 16 frames of a middle packet's headers, and the first one's RETH (16 B)
+WIRE_PER_PAYLOAD = (65536 + 16 * HEADERS_MIDDLE + 16) / 65536
 
 
 def worker_cpu_ns(pid):
