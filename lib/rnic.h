@@ -599,6 +599,16 @@ struct rnic_counter {
 int rnic_query_device_counters(struct rnic_context *context, struct rnic_counter *counters, int n);
 
 /*
+ * DCQCN on or off while the device runs (softrnic extension; mlx5's sysfs ecn/roce_rp/enable and
+ * ecn/roce_np/enable): rp_enable, the reaction point (the device's QPs cut their rates on the CNPs they
+ * receive); np_enable, the notification point (CE-marked frames are answered with CNPs). Each 0 or 1; the
+ * engine's --cc sets them at start. A QP whose rate DCQCN cut recovers to the line rate as before when the
+ * reaction point is switched off. 0, -EINVAL, or -ENOTSUP through rnicd (the device is the operator's, not a
+ * tenant's).
+ */
+int rnic_set_cc(struct rnic_context *context, int rp_enable, int np_enable);
+
+/*
  * Per-stage latency (softrnic extension): histograms of TSC cycles, taken at stage boundaries by the engine's
  * lcores. For each stage, "queued" is the time a message waited before the stage took it and "busy" the time
  * the stage spent on it:

@@ -62,6 +62,7 @@ int rnic_log_limit_pass(struct rnic_log_limit *limit, uint32_t *suppressed);
  * names, units and defaults (--cc). Rates are in Mbit/s, times in microseconds.
  */
 struct rnic_cc_params {
+	/* --cc, and rnic_set_cc while the engine runs: the data path reads these two as they are now */
 	uint32_t rp_enable;		/* DCQCN acts on the CNPs its QPs receive (--cc none: counted only) */
 	uint32_t np_enable;		/* CE-marked packets are answered with CNPs */
 	uint32_t np_cnp_dscp;		/* the DSCP of the CNPs sent */

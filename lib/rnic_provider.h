@@ -26,6 +26,7 @@ struct rnic_provider_ops {
 	int (*close_device)(struct rnic_context *ctx);
 	int (*query_port)(struct rnic_context *ctx, struct rnic_port_attr *attr);
 	int (*query_device_counters)(struct rnic_context *ctx, struct rnic_counter *counters, int n);
+	int (*set_cc)(struct rnic_context *ctx, int rp_enable, int np_enable);
 	int (*get_async_event)(struct rnic_context *ctx, struct rnic_async_event *event);
 	struct rnic_pd *(*alloc_pd)(struct rnic_context *ctx);
 	int (*dealloc_pd)(struct rnic_pd *pd);
@@ -97,5 +98,6 @@ int rnic_local_modify_srq(struct rnic_srq *srq, struct rnic_srq_attr *attr, int 
 int rnic_local_query_srq(struct rnic_srq *srq, struct rnic_srq_attr *attr);
 int rnic_local_destroy_srq(struct rnic_srq *srq);
 int rnic_local_query_device_counters(struct rnic_context *ctx, struct rnic_counter *counters, int n);
+int rnic_local_set_cc(struct rnic_context *ctx, int rp_enable, int np_enable);
 
 #endif /* RNIC_PROVIDER_H */

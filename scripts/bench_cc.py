@@ -1,17 +1,16 @@
 #!/usr/bin/python3
 """Congestion control's own figures (doc/congestion.md, doc/performance.md), rnic-perf in loopback:
 
-    scripts/bench_cc.py ab   [--build DIR] [--runs N] [--seconds S] [--qps 1,65536] [--out FILE.jsonl]
+    scripts/bench_cc.py ab   [--build DIR] [--runs N] [--seconds S] [--turn-ms MS] [--qps 1,65536] [--out FILE.jsonl]
     scripts/bench_cc.py rate [--build DIR] [--runs N] [--seconds S] [--rates 0.1,1,10,20] [--out FILE.jsonl]
 
-ab: the cost of DCQCN with no congestion. 64 B RC WRITE message rate with `--cc dcqcn` (the default: NP and RP
-on, no CE marks, so no CNP) against `--cc none`, for each QP count, the runs interleaved with the order
-alternating (A B, B A, ...). The machine's modes (doc/performance.md) move a run by 1.5-2x, far more than the
-cost sought, and they go with the process (where the host put its two lcores), so a probe run before it does
-not tell a run's mode (tried: pairs whose probes agreed still spread 0.88-1.9x). The runs' own rates do:
-they fall in clusters 1.5-2x apart (scripts/bench_modes.py's split, on the rates of both kinds of run: a cost
-of a few per cent cannot move a run across), and within each mode the figure is the median rate with DCQCN
-over the median without; the target within 5 % of 1 in every mode with at least 3 runs of each kind.
+ab: the cost of DCQCN with no congestion. 64 B RC WRITE message rate with DCQCN on (NP and RP, as `--cc
+dcqcn`, the default: no CE marks, so no CNP) against off (as `--cc none`), for each QP count, within one run:
+rnic-perf's --cc-ab switches both devices' DCQCN (rnic_set_cc) every --turn-ms and compares each turn with
+DCQCN on against the mean of the turns off on both sides of it (a drift of the machine cancels), the run's
+figure the median of those ratios. Separate runs cannot show a few per cent here: the machine's modes move a
+run by 1.5-2x and go with the process (where the host put its two lcores), while the turns of one run share
+it. The target: the median of the runs' figures within 5 % of 1, with at least 3 runs.
 
 rate: a QP's rate_limit held over the run. One QP keeps 16 WRITEs of 64 KB in flight with rnic-perf's
 --rate_limit X (Gbit/s, on the wire: frames with their headers) for --seconds (5 by default); the figure is the
@@ -32,7 +31,6 @@ import sys
 import threading
 import time
 
-import bench_modes
 from bench import EAL
 from bench_ports import HEADERS_MIDDLE
 
@@ -95,27 +93,24 @@ def ab(a, perf, emit):
     for q in [int(x) for x in a.qps.split(",")]:
         depth = 512 if q == 1 else 16
         args = ["-o", "write", "-s", "64", "-q", str(q), "-t", str(depth), "-D", str(a.seconds),
-                "--max-qp", str(max(q, 4096)), "--max-cqe", str(1 << 22)]
-        runs = []
+                "--cc-ab", str(a.turn_ms), "--max-qp", str(max(q, 4096)), "--max-cqe", str(1 << 22)]
+        ratios = []
         for r in range(a.runs):
-            for cc in (("dcqcn", "none") if r % 2 == 0 else ("none", "dcqcn")):
-                d, cpu = perf_run(perf, args, a.seconds, ["--cc", cc])
-                runs.append({"cc": cc, "rate": d["msg_rate_Mpps"]})
-                emit({"case": f"write_64B_{q}qp", "cc": cc, "run": r, "msg_rate_Mpps": d["msg_rate_Mpps"],
-                      "worker_cpu": cpu})
-        sp = bench_modes.split([x["rate"] for x in runs], a.split)
-        for mode in bench_modes.modes_seen(sp):
-            on = [x["rate"] for x in runs if x["cc"] == "dcqcn" and bench_modes.mode_of(x["rate"], sp) == mode]
-            off = [x["rate"] for x in runs if x["cc"] == "none" and bench_modes.mode_of(x["rate"], sp) == mode]
-            line = {"summary": f"cc_on_off_write_64B_{q}qp", "mode": mode, "runs_on": len(on), "runs_off": len(off),
-                    "split": sp["how"], "target": "within 5 % of 1 (3 runs or more of each)"}
-            if on and off:
-                ratio = statistics.median(on) / statistics.median(off)
-                met = abs(ratio - 1) <= 0.05 if min(len(on), len(off)) >= 3 else None
-                ok &= met is not False
-                line.update(median_on=statistics.median(on), median_off=statistics.median(off),
-                            on_over_off=ratio, met=met)
-            emit(line)
+            d, cpu = perf_run(perf, args, a.seconds)
+            t = d["cc_ab"]
+            emit({"case": f"write_64B_{q}qp", "run": r, "msg_rate_Mpps": d["msg_rate_Mpps"], "worker_cpu": cpu,
+                  "turns": t["turns"], "pairs": t["pairs"], "on_Mpps": t["on_Mpps"], "off_Mpps": t["off_Mpps"],
+                  "on_over_off": t["ratio"], "pair_min": t["ratio_min"], "pair_max": t["ratio_max"]})
+            if t["pairs"] > 0:
+                ratios.append(t["ratio"])
+        line = {"summary": f"cc_on_off_write_64B_{q}qp", "runs": len(ratios), "turn_ms": a.turn_ms,
+                "ratios": ratios, "target": "the median of the runs' on / off within 5 % of 1 (3 runs or more)"}
+        if ratios:
+            med = statistics.median(ratios)
+            met = abs(med - 1) <= 0.05 if len(ratios) >= 3 else None
+            ok &= met is not False
+            line.update(on_over_off=med, met=met)
+        emit(line)
     return ok
 
 
@@ -150,15 +145,15 @@ def main():
     ap.add_argument("what", choices=["ab", "rate"])
     ap.add_argument("--build", default="build")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--seconds", type=float, default=None, help="each run (ab 3, rate 5)")
+    ap.add_argument("--seconds", type=float, default=None, help="each run (ab 20, rate 5)")
     ap.add_argument("--qps", default="1,65536")
     ap.add_argument("--rates", default="0.1,1,10,20", help="rate limits, Gbit/s")
-    ap.add_argument("--split", type=float, default=None, help="ab: the message rate (Mpps) dividing the modes")
+    ap.add_argument("--turn-ms", type=int, default=250, help="ab: DCQCN on or off for this long at a time")
     ap.add_argument("--out", default=None)
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     a = ap.parse_args()
     if a.seconds is None:
-        a.seconds = 3 if a.what == "ab" else 5
+        a.seconds = 20 if a.what == "ab" else 5
     perf = os.path.join(a.build, "app/rnic-perf/rnic-perf")
     out = open(a.out, "w") if a.out else None
 

@@ -5,6 +5,7 @@
  * end between two processes.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_common.h>
@@ -15,6 +16,18 @@
 #define PEAK_WINDOW_S 0.05
 
 /* The state of one run over every end. */
+/*
+ * --cc-ab: DCQCN on and off in turns (rnic_set_cc on both devices), each turn's message rate kept. The two
+ * settings compared within one run share the process, its lcores and their placement, which this machine's
+ * runs do not (doc/performance.md, "DCQCN on and off").
+ */
+struct cc_ab {
+	double start;			/* of the turn */
+	uint64_t done;			/* the first end's completions then */
+	uint32_t n;			/* turns ended: even ones on, odd ones off */
+	double mpps[PERF_CC_AB_MAX_TURNS];
+};
+
 struct bw_run {
 	struct perf_end *const *ends;
 	int n;
@@ -25,6 +38,7 @@ struct bw_run {
 	struct perf_result *res;	/* one per end */
 	uint64_t window_done[2];
 	double window_start;
+	struct cc_ab *ab;		/* --cc-ab, else NULL */
 };
 
 /* The most messages QP q may still post: the run's share, or at stopping one closing signaled send when its
@@ -217,6 +231,79 @@ progress_line(const struct bw_run *b, double t, double *last)
 	*last = t;
 }
 
+/* DCQCN on or off on the ends of this process and their peers. */
+static int
+cc_switch(const struct bw_run *b, int on)
+{
+	for (int i = 0; i < b->n; i++) {
+		const struct perf_end *e = b->ends[i];
+
+		if (rnic_set_cc(e->ctx, on, on) != 0 ||
+		    (e->peer_end != NULL && rnic_set_cc(e->peer_end->ctx, on, on) != 0))
+			return perf_fail("--cc-ab: rnic_set_cc failed on %s", e->name);
+	}
+	return 0;
+}
+
+/* --cc-ab: when the turn's time is up, its rate, and the other setting for the next turn. */
+static int
+cc_ab_turn(struct bw_run *b, double now)
+{
+	struct cc_ab *ab = b->ab;
+	uint64_t done = b->ends[0]->completed;
+
+	if (ab == NULL || b->stopping || now - ab->start < b->o->t.cc_ab_ms / 1e3 || ab->n == PERF_CC_AB_MAX_TURNS)
+		return 0;
+	ab->mpps[ab->n++] = (double)(done - ab->done) / (now - ab->start) / 1e6;
+	ab->start = now;
+	ab->done = done;
+	return cc_switch(b, ab->n % 2 == 0);
+}
+
+static int
+cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The median of v[0 .. n) (n > 0), sorting v. */
+static double
+median(double *v, uint32_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 != 0 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The turns in r: the first turn (the run's start) left out of the medians; each on turn's rate over the
+ * mean of the off turns on both sides of it, so that a drift of the machine's speed cancels. */
+static void
+cc_ab_result(const struct cc_ab *ab, struct perf_result *r)
+{
+	static double on[PERF_CC_AB_MAX_TURNS / 2], off[PERF_CC_AB_MAX_TURNS / 2], ratio[PERF_CC_AB_MAX_TURNS / 2];
+	uint32_t n_on = 0, n_off = 0, n_ratio = 0;
+
+	for (uint32_t i = 1; i < ab->n; i++) {
+		if (i % 2 == 0)
+			on[n_on++] = ab->mpps[i];
+		else
+			off[n_off++] = ab->mpps[i];
+	}
+	for (uint32_t i = 2; i + 1 < ab->n; i += 2)
+		if (ab->mpps[i - 1] + ab->mpps[i + 1] > 0)
+			ratio[n_ratio++] = ab->mpps[i] * 2 / (ab->mpps[i - 1] + ab->mpps[i + 1]);
+	r->cc_ab_turns = ab->n;
+	r->cc_ab_pairs = n_ratio;
+	r->cc_ab_on_Mpps = n_on > 0 ? median(on, n_on) : 0;
+	r->cc_ab_off_Mpps = n_off > 0 ? median(off, n_off) : 0;
+	if (n_ratio == 0)
+		return;
+	r->cc_ab_ratio = median(ratio, n_ratio);
+	r->cc_ab_ratio_min = ratio[0];
+	r->cc_ab_ratio_max = ratio[n_ratio - 1];
+}
+
 /* The polling loop until every sending end is done. */
 static int
 run_loop(struct bw_run *b, perf_period_fn period, void *arg)
@@ -244,6 +331,8 @@ run_loop(struct bw_run *b, perf_period_fn period, void *arg)
 			work += n;
 		}
 		peak_window(b, now);
+		if (cc_ab_turn(b, now) != 0)
+			return -1;
 		progress_line(b, now, &last_line);
 		if (work > 0)
 			last_work = now;
@@ -259,30 +348,30 @@ run_loop(struct bw_run *b, perf_period_fn period, void *arg)
 	return 0;
 }
 
-/*
- * One size. ends: the ends of this process with a part (e->sends, e->receives); res: a result per end. An
- * end that receives SENDs from the other end here gets all of them before this returns (UC and UD may lose
- * some: counted in the sender's result as lost). period: --run_infinitely's reports.
- */
-int
-perf_run_bw(struct perf_end *const *ends, int n, const struct perf_opts *o, uint32_t size,
-	    struct perf_result *res, perf_period_fn period, void *arg)
+/* perf_run_bw's run: b set up. */
+static int
+run_bw(struct bw_run *b, perf_period_fn period, void *arg)
 {
-	struct bw_run b = { .ends = ends, .n = n, .o = o, .size = size, .res = res };
+	struct perf_end *const *ends = b->ends;
+	const struct perf_opts *o = b->o;
+	struct perf_result *res = b->res;
+	uint32_t size = b->size;
+	int n = b->n;
 	double seconds;
 
-	memset(res, 0, sizeof(*res) * (size_t)n);
-	b.start = b.window_start = perf_now_s();
+	b->start = b->window_start = perf_now_s();
+	if (b->ab != NULL)
+		b->ab->start = b->start;
 	for (int i = 0; i < n; i++)
 		for (uint32_t q = 0; ends[i]->sends && q < ends[i]->nb_qp; q++)
-			if (fill_qp(&b, ends[i], q) != 0)
+			if (fill_qp(b, ends[i], q) != 0)
 				return -1;
-	if (run_loop(&b, period, arg) != 0)
+	if (run_loop(b, period, arg) != 0)
 		return -1;
-	seconds = perf_now_s() - b.start;
+	seconds = perf_now_s() - b->start;
 	for (int i = 0; i < n; i++)
 		if (ends[i]->sends)
-			set_result(&b, i, seconds, &res[i]);
+			set_result(b, i, seconds, &res[i]);
 	for (int i = 0; i < n; i++) {
 		struct perf_end *peer = ends[i]->peer_end;
 
@@ -298,6 +387,40 @@ perf_run_bw(struct perf_end *const *ends, int n, const struct perf_opts *o, uint
 	if (perf_aborted(&o->t))
 		return perf_fail("interrupted");
 	return 0;
+}
+
+/*
+ * One size. ends: the ends of this process with a part (e->sends, e->receives); res: a result per end. An
+ * end that receives SENDs from the other end here gets all of them before this returns (UC and UD may lose
+ * some: counted in the sender's result as lost). period: --run_infinitely's reports.
+ */
+int
+perf_run_bw(struct perf_end *const *ends, int n, const struct perf_opts *o, uint32_t size,
+	    struct perf_result *res, perf_period_fn period, void *arg)
+{
+	struct bw_run b = { .ends = ends, .n = n, .o = o, .size = size, .res = res };
+	int ret;
+
+	memset(res, 0, sizeof(*res) * (size_t)n);
+	if (o->t.cc_ab_ms != 0) {
+		b.ab = calloc(1, sizeof(*b.ab));
+		if (b.ab == NULL)
+			return perf_fail("--cc-ab: out of memory");
+		if (cc_switch(&b, 1) != 0) {
+			free(b.ab);
+			return -1;
+		}
+	}
+	ret = run_bw(&b, period, arg);
+	if (b.ab != NULL) {
+		for (int i = 0; ret == 0 && i < n; i++)
+			if (ends[i]->sends)
+				cc_ab_result(b.ab, &res[i]);
+		free(b.ab);
+		if (cc_switch(&b, 1) != 0)	/* the run ends with DCQCN on, the engine's default */
+			ret = -1;
+	}
+	return ret;
 }
 
 /* Serve receives until want SENDs have arrived (RC), or until they stop coming (UC, UD: 0.2 s). */

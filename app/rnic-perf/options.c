@@ -410,6 +410,7 @@ static const struct optdef optdefs[] = {
 	FN("rate_limit_type", 0, 1, set_rate_limit_type, "HW", "the QP's rate_limit (HW, the only one)"),
 	FN("tclass", 0, 1, set_tclass, "TC", "traffic class of the QPs' GRH: DSCP << 2 | ECN (106: ECT(0))"),
 	FLAG8("verify", 0, verify, "check every byte of every message (and atomic results)"),
+	U32("cc-ab", 0, cc_ab_ms, 10, 10000, "MS", "DCQCN on and off in turns of MS ms, each turn's rate compared"),
 	/* where */
 	FN("loopback", 0, 0, set_loopback, NULL, "two devices in this process (rnic-perf's default)"),
 	FN("server", 0, 0, set_server, NULL, "wait for a client (rnic_* names: the default without HOST)"),
@@ -720,6 +721,23 @@ dependent_defaults(struct perf_opts *o)
 	return 0;
 }
 
+/* --cc-ab switches both ends' DCQCN: they must be in this process, and the turns fit one -D run. */
+static int
+check_cc_ab(const struct perf_opts *o)
+{
+	const struct perf_test *t = &o->t;
+
+	if (t->cc_ab_ms == 0)
+		return 0;
+	if (o->role != ROLE_LOOPBACK)
+		return refuse("--cc-ab", "in loopback only: it switches DCQCN on both devices");
+	if (t->duration == 0 || t->run_infinitely || t->sweep)
+		return refuse("--cc-ab", "needs -D (one size, not --run_infinitely)");
+	if (t->duration * 1000 / t->cc_ab_ms > PERF_CC_AB_MAX_TURNS)
+		return refuse("--cc-ab", "more than 4096 turns in -D");
+	return 0;
+}
+
 static int
 check_bw_options(const struct perf_opts *o)
 {
@@ -730,6 +748,8 @@ check_bw_options(const struct perf_opts *o)
 			return refuse("-b", "bandwidth tests only (perftest's latency tests have no -b)");
 		if (t->run_infinitely)
 			return refuse("--run_infinitely", "bandwidth tests only, as perftest's");
+		if (t->cc_ab_ms != 0)
+			return refuse("--cc-ab", "bandwidth tests only");
 		return 0;
 	}
 	if (t->post_list > t->tx_depth)
@@ -740,7 +760,7 @@ check_bw_options(const struct perf_opts *o)
 		return refuse("-l/--post_list", "must be a multiple of -Q/--cq-mod");
 	if (t->run_infinitely && t->duplex && o->role != ROLE_LOOPBACK)
 		return refuse("--run_infinitely", "with -b: in loopback only");
-	return 0;
+	return check_cc_ab(o);
 }
 
 static int

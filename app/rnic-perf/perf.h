@@ -18,6 +18,7 @@
 #define PERF_MAX_SIZE (8u << 20)
 #define PERF_AREA_BYTES (256ull << 20)	/* per end and direction: slots = depth per QP within this */
 #define PERF_MAX_POST_LIST 64
+#define PERF_CC_AB_MAX_TURNS 4096	/* --cc-ab: turns in one run */
 #define PERF_WAIT_S 10			/* bound of every wait for the peer or a completion */
 #define PERF_STOP_WAIT_S 1		/* ... once a signal asked the run to end */
 #define PERF_EXIT_S 15			/* a signalled rnic-perf exits within this, whatever the engine does */
@@ -63,6 +64,7 @@ struct perf_test {
 	uint8_t events;			/* -e: sleep on completion events */
 	uint8_t tclass;			/* --tclass: the address vectors' traffic class (DSCP, ECN) */
 	uint32_t rate_limit_kbps;	/* --rate_limit: every QP's rate_limit (0: none) */
+	uint32_t cc_ab_ms;		/* --cc-ab: DCQCN on and off in turns of this many ms (0: no) */
 };
 
 struct perf_opts {
@@ -147,6 +149,10 @@ struct perf_result {
 	uint64_t lost;			/* UC/UD SEND: messages sent and not received */
 	/* latency, in microseconds (or TSC cycles with -C) */
 	double lat_min, lat_p50, lat_avg, lat_p99, lat_p999, lat_max, lat_stdev, tps;
+	/* --cc-ab: the turns measured, the medians of the message rates with DCQCN on and off, and of each on
+	 * turn's rate over the mean of the off turns either side of it (cc_ab_pairs of them), with their range */
+	uint32_t cc_ab_turns, cc_ab_pairs;
+	double cc_ab_on_Mpps, cc_ab_off_Mpps, cc_ab_ratio, cc_ab_ratio_min, cc_ab_ratio_max;
 };
 
 /* The per-stage latency of the ends in this process (rnic_query_device_stage_latency). */

@@ -216,7 +216,12 @@ json_line(const struct perf_opts *o, const struct perf_result *r, const struct p
 		printf("\"bw_peak_MBps\": %.6f, \"bw_avg_MBps\": %.6f, \"bw_avg_Gbps\": %.6f, \"msg_rate_Mpps\": %.6f, "
 		       "\"lost\": %" PRIu64 ", ", r->bw_peak_MBps, r->bw_avg_MBps, r->bw_avg_MBps * 1048576.0 * 8 / 1e9,
 		       r->msg_rate_Mpps, r->lost);
-	else
+	if (t->cc_ab_ms != 0)
+		printf("\"cc_ab\": {\"turn_ms\": %u, \"turns\": %u, \"on_Mpps\": %.6f, \"off_Mpps\": %.6f, "
+		       "\"pairs\": %u, \"ratio\": %.6f, \"ratio_min\": %.6f, \"ratio_max\": %.6f}, ", t->cc_ab_ms,
+		       r->cc_ab_turns, r->cc_ab_on_Mpps, r->cc_ab_off_Mpps, r->cc_ab_pairs, r->cc_ab_ratio,
+		       r->cc_ab_ratio_min, r->cc_ab_ratio_max);
+	if (t->mode != MODE_BW)
 		printf("\"lat_%s\": {\"min\": %.3f, \"p50\": %.3f, \"avg\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
 		       "\"max\": %.3f, \"stdev\": %.3f}, \"tps\": %.1f, ", o->report_cycles ? "cycles" : "us", r->lat_min,
 		       r->lat_p50, r->lat_avg, r->lat_p99, r->lat_p999, r->lat_max, r->lat_stdev, r->tps);
@@ -244,6 +249,10 @@ print_row(const struct perf_opts *o, const struct perf_result *r)
 		       r->lat_stdev, r->lat_p99, r->lat_p999);
 	if (o->output == OUT_FULL && r->lost != 0)
 		printf(" (%" PRIu64 " messages not received: UC and UD drop a SEND that finds no receive)\n", r->lost);
+	if (o->output == OUT_FULL && o->t.cc_ab_ms != 0)
+		printf(" DCQCN on and off in %u turns of %u ms: on %.3f, off %.3f Mpps (medians), on / off %.3f (median "
+		       "of %u, %.3f .. %.3f)\n", r->cc_ab_turns, o->t.cc_ab_ms, r->cc_ab_on_Mpps, r->cc_ab_off_Mpps,
+		       r->cc_ab_ratio, r->cc_ab_pairs, r->cc_ab_ratio_min, r->cc_ab_ratio_max);
 }
 
 /* One result: the table's row (or the JSON line), and --out_json's file. */

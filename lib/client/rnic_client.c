@@ -476,6 +476,16 @@ client_query_device_counters(struct rnic_context *ctx, struct rnic_counter *coun
 	return ret;
 }
 
+/* A tenant does not switch the shared device's congestion control: rnicd's operator sets it (--cc). */
+static int
+client_set_cc(struct rnic_context *ctx, int rp_enable, int np_enable)
+{
+	(void)ctx;
+	(void)rp_enable;
+	(void)np_enable;
+	return -ENOTSUP;
+}
+
 /* ------------------------------------------------------------------------------------------------------ */
 /* PDs and MRs                                                                                              */
 
@@ -997,6 +1007,7 @@ static const struct rnic_provider_ops client_ops = {
 	.close_device = client_close_device,
 	.query_port = client_query_port,
 	.query_device_counters = client_query_device_counters,
+	.set_cc = client_set_cc,
 	.get_async_event = client_get_async_event,
 	.alloc_pd = client_alloc_pd,
 	.dealloc_pd = client_dealloc_pd,

@@ -429,6 +429,7 @@ static const struct rnic_provider_ops local_ops = {
 	.close_device = local_close_device,
 	.query_port = local_query_port,
 	.query_device_counters = rnic_local_query_device_counters,
+	.set_cc = rnic_local_set_cc,
 	.get_async_event = local_get_async_event,
 	.alloc_pd = local_alloc_pd,
 	.dealloc_pd = local_dealloc_pd,

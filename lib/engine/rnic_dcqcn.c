@@ -7,6 +7,7 @@
  * passed rp_threshold, + rp_ai_rate once either reached it, none before: fast recovery; then current =
  * (current + target) / 2).
  */
+#include <errno.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -14,6 +15,7 @@
 
 #include "rnic_dcqcn.h"
 #include "rnic_pacer.h"
+#include "rnic_provider.h"
 
 #define LINE_RATE_FALLBACK_MBPS 100000u	/* a port that reports no speed */
 #define MAX_LINE_RATE_MBPS 4000000u	/* what a kbit/s rate in 32 bits holds */
@@ -42,8 +44,6 @@ rnic_cc_conf_init(struct rnic_cc_conf *c, const struct rnic_device *dev)
 
 	line = RTE_MIN(line, MAX_LINE_RATE_MBPS);
 	*c = (struct rnic_cc_conf){
-		.rp_enable = cp->rp_enable,
-		.np_enable = cp->np_enable,
 		.cnp_tclass = (uint8_t)(cp->np_cnp_dscp << 2 | RNIC_ECN_ECT0),
 		.cnp_gap = cp->np_min_time_between_cnps * us,
 		.time_reset = cp->rp_time_reset * us,
@@ -77,7 +77,7 @@ rnic_np_marked(struct rnic_pipeline *p, struct rnic_tx_buffer *tx, struct rnic_q
 	struct rnic_pkt_desc d;
 	uint64_t now;
 
-	if (!p->cc.np_enable || qp->qp_type == RNIC_QPT_UD)
+	if (!__atomic_load_n(&p->dev->cc.np_enable, __ATOMIC_RELAXED) || qp->qp_type == RNIC_QPT_UD)
 		return;		/* a UD sender is per WQE: no QP to notify (doc/congestion.md) */
 	now = rte_rdtsc();
 	if (*last != 0 && now - *last < p->cc.cnp_gap)
@@ -254,7 +254,7 @@ rnic_dcqcn_cnp(struct rnic_pipeline *p, const struct rnic_pkt_desc *d)
 	struct rnic_pipeline_stats *st = RNIC_STATS(p, COMPLETER);
 
 	st->cnp_received++;
-	if (!p->cc.rp_enable || qp == NULL || qp->qp_type == RNIC_QPT_UD ||
+	if (!__atomic_load_n(&p->dev->cc.rp_enable, __ATOMIC_RELAXED) || qp == NULL || qp->qp_type == RNIC_QPT_UD ||
 	    __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != RNIC_QPS_RTS ||
 	    !rnic_from_peer(p->dev, rnic_qp_priv(qp), d)) {
 		st->cnp_ignored++;
@@ -262,4 +262,27 @@ rnic_dcqcn_cnp(struct rnic_pipeline *p, const struct rnic_pkt_desc *d)
 	}
 	st->cnp_handled++;
 	rnic_dcqcn_react(p, rnic_qp_priv(qp), rte_rdtsc());
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Switched while the engine runs                                                                          */
+
+int
+rnic_set_cc(struct rnic_context *ctx, int rp_enable, int np_enable)
+{
+	if (ctx == NULL || (rp_enable != 0 && rp_enable != 1) || (np_enable != 0 && np_enable != 1))
+		return -EINVAL;
+	return rnic_ctx_ops(ctx)->set_cc(ctx, rp_enable, np_enable);
+}
+
+/* The pipelines read the flags where they act on them (a CNP received, a CE-marked frame), so the next
+ * one sees the switch; nothing else of DCQCN depends on them. */
+int
+rnic_local_set_cc(struct rnic_context *ctx, int rp_enable, int np_enable)
+{
+	struct rnic_device *dev = rnic_ctx_dev(ctx);
+
+	__atomic_store_n(&dev->cc.rp_enable, (uint32_t)rp_enable, __ATOMIC_RELAXED);
+	__atomic_store_n(&dev->cc.np_enable, (uint32_t)np_enable, __ATOMIC_RELAXED);
+	return 0;
 }

@@ -223,8 +223,6 @@ struct rnic_db_tenant {
 
 /* DCQCN's parameters (struct rnic_cc_params) in the data path's units: TSC cycles, kbit/s. */
 struct rnic_cc_conf {
-	uint8_t rp_enable;
-	uint8_t np_enable;
 	uint8_t cnp_tclass;		/* DSCP np_cnp_dscp, ECN ECT(0): what a ConnectX sends */
 	uint64_t cnp_gap;		/* np_min_time_between_cnps */
 	uint64_t time_reset;		/* rp_time_reset */

@@ -7,6 +7,7 @@
  * it one (ecn=0) to update.
  * Run as: test_cc <EAL args with a worker lcore> -- --fault ecn=0 [--cc ...]
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -234,6 +235,65 @@ test_marked_responses(void **state)
 	assert_true(s1.cnp_sent_a - s0.cnp_sent_a >= 1);
 	assert_int_equal(s1.cnp_handled_b - s0.cnp_handled_b, s1.cnp_sent_a - s0.cnp_sent_a);
 	destroy_pair(qa, qb);
+}
+
+/* Both devices' DCQCN switched to rp, np (rnic_set_cc). */
+static void
+switch_cc(int rp, int np)
+{
+	assert_int_equal(rnic_set_cc(a.ctx, rp, np), 0);
+	assert_int_equal(rnic_set_cc(b.ctx, rp, np), 0);
+}
+
+/* DCQCN switched while the engine runs (rnic_set_cc): both points off, marked requests get no CNP; the
+ * notification point on and the reaction point off, the CNPs come and are ignored; both on, they cut the
+ * sender's rate. Bad arguments change nothing. The devices' flags are as they were at the end. */
+static void
+test_switched(void **state)
+{
+	static const int setting[][2] = { { 0, 0 }, { 0, 1 }, { 1, 1 } };	/* rp, np */
+	const struct rnic_cc_params was = rnic_ctx_dev(a.ctx)->cc;
+
+	(void)state;
+	assert_int_equal(rnic_set_cc(NULL, 1, 1), -EINVAL);
+	assert_int_equal(rnic_set_cc(a.ctx, 2, 1), -EINVAL);
+	assert_int_equal(rnic_set_cc(a.ctx, 1, -1), -EINVAL);
+	assert_int_equal(rnic_ctx_dev(a.ctx)->cc.rp_enable, was.rp_enable);
+	assert_int_equal(rnic_ctx_dev(a.ctx)->cc.np_enable, was.np_enable);
+	for (unsigned int i = 0; i < RTE_DIM(setting); i++) {
+		uint64_t ignored = counter(&a, "cnp_ignored");
+		struct rnic_qp *qa, *qb;
+		struct snapshot s0, s1;
+
+		switch_cc(setting[i][0], setting[i][1]);
+		connected_pair(26 << 2 | RNIC_ECN_ECT0, &qa, &qb);
+		set_fault(&b, "ecn=1");
+		snap(&s0);
+		run_writes(qa, 16);
+		set_fault(&b, "ecn=0");
+		snap(&s1);
+		print_message("rp %d np %d: %llu marked, %llu CNPs sent, %llu handled, %llu ignored, %llu cuts\n",
+			      setting[i][0], setting[i][1], (unsigned long long)(s1.marked_b - s0.marked_b),
+			      (unsigned long long)(s1.cnp_sent_b - s0.cnp_sent_b),
+			      (unsigned long long)(s1.cnp_handled_a - s0.cnp_handled_a),
+			      (unsigned long long)(counter(&a, "cnp_ignored") - ignored),
+			      (unsigned long long)(s1.cuts_a - s0.cuts_a));
+		assert_true(s1.marked_b - s0.marked_b >= 16 * (MSG_BYTES / 4096));
+		if (setting[i][1] == 0) {
+			assert_int_equal(s1.cnp_sent_b, s0.cnp_sent_b);
+		} else if (setting[i][0] == 0) {
+			assert_true(s1.cnp_sent_b - s0.cnp_sent_b >= 1);
+			assert_int_equal(s1.cnp_handled_a, s0.cnp_handled_a);
+			assert_int_equal(counter(&a, "cnp_ignored") - ignored, s1.cnp_sent_b - s0.cnp_sent_b);
+			assert_int_equal(s1.cuts_a, s0.cuts_a);
+		} else {
+			assert_true(s1.cnp_sent_b - s0.cnp_sent_b >= 1);
+			assert_int_equal(s1.cnp_handled_a - s0.cnp_handled_a, s1.cnp_sent_b - s0.cnp_sent_b);
+			assert_true(s1.cuts_a - s0.cuts_a >= 1);
+		}
+		destroy_pair(qa, qb);
+	}
+	switch_cc((int)was.rp_enable, (int)was.np_enable);
 }
 
 /* Not ECN-capable (ECN bits 00): a switch does not mark it, nothing answers. An address vector's CE is not
@@ -542,6 +602,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_marked_requests),
 		cmocka_unit_test(test_marked_responses),
 		cmocka_unit_test(test_not_ect_and_no_fake_ce),
+		cmocka_unit_test(test_switched),
 		cmocka_unit_test(test_rate_limit),
 	};
 	const struct CMUnitTest incast[] = {

@@ -354,6 +354,15 @@ def check_errors():
     refused(["--hist-out", "/nonexistent/dir/x.json", "-n", "10"], code=1, needle="--hist-out")
     refused(["--out_json", "--out_json_file=/nonexistent/dir/x.json", "-n", "10"], code=1, needle="--out_json_file")
     refused(["--stages", "nonsense", "-n", "10"], needle="the engine did not start")
+    # --cc-ab switches both devices: loopback, bandwidth, one -D run, its turns bounded
+    refused(["--cc-ab", "100", "-n", "10"], needle="needs -D")
+    refused(["--cc-ab", "100", "--lat", "-D", "1"], needle="bandwidth tests only")
+    refused(["--cc-ab", "100", "-D", "1", "somehost"], needle="in loopback only")
+    refused(["--cc-ab", "10", "-D", "100"], needle="4096 turns")
+    refused(["--cc-ab", "5", "-D", "1"], needle="10 .. 10000")
+    d = jrun(["--cc-ab", "50", "-D", "0.6", "-s", "64"])[-1]["cc_ab"]
+    assert d["turn_ms"] == 50 and 9 <= d["turns"] <= 12 and d["pairs"] >= 3, d
+    assert d["on_Mpps"] > 0 and d["off_Mpps"] > 0 and d["ratio_min"] <= d["ratio"] <= d["ratio_max"], d
     # A WRITE ping that never lands (the receiver drops every frame): the sender's retries run out, and the
     # waiting side says so instead of only that nothing came.
     refused(["--lat", "-n", "10", "-u", "10", "--fault", "port=1,drop=1"], code=1, needle="retry counter exceeded")

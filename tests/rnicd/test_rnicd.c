@@ -341,6 +341,8 @@ test_isolation(void)
 	fill(c.buf, BUF_BYTES, 99);
 	fill(b.buf, BUF_BYTES, 98);
 	fill(a.buf, BUF_BYTES, 97);
+	/* The device's congestion control is the operator's: a tenant cannot switch it off for everyone. */
+	CHECK(rnic_set_cc(a.ctx, 0, 0) == -ENOTSUP, "a tenant switched the device's DCQCN");
 	ia = end_info(&a, a.qp);
 	ib = end_info(&b, b.qp);
 	ic = end_info(&c, c.qp);
