@@ -394,6 +394,28 @@ parse_l2(const uint8_t *f, uint32_t len, struct rnic_pkt_desc *d, enum rnic_drop
 	return off;
 }
 
+/*
+ * Whether an IPv4 header of ihl bytes (20 .. 60, a multiple of 4) sums to all ones, its checksum included.
+ * Its 32-bit words are added as integers: since 2^16 = 1 modulo 0xffff, the one's-complement sum of the
+ * 16-bit words is 0xffff exactly when that integer sum is a nonzero multiple of 0xffff (RFC 1071's
+ * independence of byte order: 0xffff reads the same both ways). rte_raw_cksum adds 16-bit words one at a
+ * time and folds: 58 instructions for a 20-byte header.
+ */
+static int
+ipv4_sum_ok(const uint8_t *ip, uint32_t ihl)
+{
+	uint32_t w[15];
+	uint64_t sum;
+
+	memcpy(w, ip, 20);
+	sum = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+	for (uint32_t i = 5; i < ihl / 4; i++) {
+		memcpy(&w[i], ip + 4 * i, sizeof(w[i]));
+		sum += w[i];
+	}
+	return sum != 0 && sum % 0xffff == 0;
+}
+
 /* The IP headers are read in place (DPDK's header structs are packed): a copy to the stack read back a field
  * at a time costs a failed store-to-load forward per field, a quarter of the parse. */
 static enum rnic_drop_reason
@@ -412,8 +434,7 @@ parse_ipv4(const uint8_t *ip, uint32_t avail, struct rnic_pkt_desc *d, uint32_t 
 		return RNIC_DROP_BAD_IP_HEADER;
 	if (total > avail || avail < ihl)
 		return RNIC_DROP_TRUNCATED;
-	/* A correct header, checksum included, sums to all ones. */
-	if (rte_raw_cksum(ip, ihl) != 0xffff)
+	if (!ipv4_sum_ok(ip, ihl))
 		return RNIC_DROP_BAD_IP_CSUM;
 	if (rte_be_to_cpu_16(h->fragment_offset) & (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
 		return RNIC_DROP_IP_FRAGMENT;

@@ -374,6 +374,50 @@ test_drop_bad_ip_csum(void **state)
 	assert_int_equal(parse_damaged(&x), RNIC_DROP_BAD_IP_CSUM);
 }
 
+/* Lengthen x's IPv4 header by opt_len bytes of options (NOPs), checksum and ICRC repaired. */
+static void
+add_ipv4_options(struct damaged *x, uint32_t opt_len)
+{
+	uint8_t *ip = x->f + x->l3;
+	uint32_t ihl = (ip[0] & 0xfu) * 4;
+
+	memmove(ip + ihl + opt_len, ip + ihl, x->len - x->l3 - ihl);
+	memset(ip + ihl, 1, opt_len);
+	ip[0] = (uint8_t)(0x40 | (ihl + opt_len) / 4);
+	set_be16(ip + 2, (uint16_t)((ip[2] << 8 | ip[3]) + opt_len));
+	x->len += opt_len;
+	repair(x);
+}
+
+/* The header checksum with and without options, addresses whose sum carries many times: accepted when
+ * right, and a flip of any bit the checks before it do not read (all but version, IHL and total length)
+ * is caught as a bad checksum. */
+static void
+test_ip_csum_every_bit(void **state)
+{
+	static const uint32_t opt_lens[] = { 0, 4, 40 };
+	struct rnic_pkt_desc d;
+	struct damaged x;
+
+	(void)state;
+	for (size_t k = 0; k < RTE_DIM(opt_lens); k++) {
+		make_frame(&x, 0x04, 4, 8);
+		memset(x.f + x.l3 + 12, 0xff, 7);	/* source and most of the destination: carries */
+		add_ipv4_options(&x, opt_lens[k]);
+		assert_int_equal(parse_damaged(&x), RNIC_DROP_NONE);
+		for (uint32_t i = 1; i < 20 + opt_lens[k]; i++) {
+			if (i == 2 || i == 3)
+				continue;
+			for (uint32_t bit = 0; bit < 8; bit++) {
+				x.f[x.l3 + i] ^= (uint8_t)(1u << bit);
+				assert_int_equal(rnic_pkt_parse(x.f, x.len, &d, 0), RNIC_DROP_BAD_IP_CSUM);
+				x.f[x.l3 + i] ^= (uint8_t)(1u << bit);
+			}
+		}
+		assert_int_equal(parse_damaged(&x), RNIC_DROP_NONE);
+	}
+}
+
 static void
 test_drop_ip_fragment(void **state)
 {
@@ -779,6 +823,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_drop_bad_ip_version),
 		cmocka_unit_test(test_drop_bad_ip_header),
 		cmocka_unit_test(test_drop_bad_ip_csum),
+		cmocka_unit_test(test_ip_csum_every_bit),
 		cmocka_unit_test(test_drop_ip_fragment),
 		cmocka_unit_test(test_drop_not_udp),
 		cmocka_unit_test(test_drop_wrong_udp_port),
