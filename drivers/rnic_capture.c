@@ -41,7 +41,7 @@
 #include "rnic_wire.h"
 
 #define MAX_CAPTURE_PORTS RNIC_MAX_DEVICES
-#define CAPTURE_MEMORY (16u << 20)	/* slots: frames between the lcores and the writer */
+#define CAPTURE_MEMORY (32u << 20)	/* slots: frames between the lcores and the writer */
 #define MIN_SLOTS 1024u
 #define MAX_FRAME (RNIC_PORT_MBUF_DATA_ROOM - RTE_PKTMBUF_HEADROOM)	/* the largest frame a port carries */
 #define WRITER_BURST 64
