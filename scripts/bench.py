@@ -34,6 +34,16 @@ EAL = ["-l", "0,1", "--no-huge", "-m", "6144", "--no-pci", "--no-shconf", "--log
 PROBE_EAL = ["-l", "0,1", "--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--log-level=error"]
 
 
+def json_lines(out):
+    """emit(obj): obj as one JSON line on stdout, and in the file out when there is one (the runners' --out)."""
+    def emit(obj):
+        line = json.dumps(obj)
+        print(line, flush=True)
+        if out:
+            out.write(line + "\n")
+    return emit
+
+
 def run_json(cmd, timeout=600, env=None):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if p.returncode != 0:
@@ -64,12 +74,7 @@ def main():
     def ns(kind, q):
         return "-" if kind is None or kind.get(q) is None else f"{kind[q]:.0f}"
     dur = ["-D", str(a.seconds)]
-
-    def emit(obj):
-        line = json.dumps(obj)
-        print(line, flush=True)
-        if out:
-            out.write(line + "\n")
+    emit = json_lines(out)
 
     if a.port:
         return ports_main(a, emit, out)

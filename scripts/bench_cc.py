@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 
-from bench import EAL
+from bench import EAL, json_lines
 from bench_ports import HEADERS_MIDDLE
 
 # A 64 KB WRITE at MTU 4096: 16 frames of a middle packet's headers, and the first one's RETH (16 B)
@@ -156,12 +156,7 @@ def main():
         a.seconds = 20 if a.what == "ab" else 5
     perf = os.path.join(a.build, "app/rnic-perf/rnic-perf")
     out = open(a.out, "w") if a.out else None
-
-    def emit(obj):
-        line = json.dumps(obj)
-        print(line, flush=True)
-        if out:
-            out.write(line + "\n")
+    emit = json_lines(out)
     ok = ab(a, perf, emit) if a.what == "ab" else rate(a, perf, emit)
     if out:
         out.close()

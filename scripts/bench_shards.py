@@ -16,12 +16,11 @@ JSON lines: one per run, then one "summary" per post list size with "met"; --che
 target is missed at every post list size.
 """
 import argparse
-import json
 import os
 import statistics
 import sys
 
-from bench import run_json
+from bench import json_lines, run_json
 
 EAL = ["--no-huge", "-m", "6144", "--no-pci", "--no-shconf", "--log-level=error"]
 MAPS = {"one": ("shards=0", "0@0"), "two": ("shards=0+1", "0@0,1@1")}
@@ -50,12 +49,7 @@ def main():
     a = ap.parse_args()
     perf = os.path.join(a.build, "app/rnic-perf/rnic-perf")
     out = open(a.out, "w") if a.out else None
-
-    def emit(obj):
-        line = json.dumps(obj)
-        print(line, flush=True)
-        if out:
-            out.write(line + "\n")
+    emit = json_lines(out)
     met_any = False
     for pl in [int(x) for x in a.post_lists.split(",")]:
         rates = {"one": [], "two": []}

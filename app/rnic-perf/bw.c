@@ -15,7 +15,6 @@
 
 #define PEAK_WINDOW_S 0.05
 
-/* The state of one run over every end. */
 /*
  * --cc-ab: DCQCN on and off in turns (rnic_set_cc on both devices), each turn's message rate kept. The two
  * settings compared within one run share the process, its lcores and their placement, which this machine's
@@ -28,6 +27,7 @@ struct cc_ab {
 	double mpps[PERF_CC_AB_MAX_TURNS];
 };
 
+/* The state of one run over every end. */
 struct bw_run {
 	struct perf_end *const *ends;
 	int n;
@@ -260,22 +260,6 @@ cc_ab_turn(struct bw_run *b, double now)
 	return cc_switch(b, ab->n % 2 == 0);
 }
 
-static int
-cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
-
-/* The median of v[0 .. n) (n > 0), sorting v. */
-static double
-median(double *v, uint32_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 != 0 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The turns in r: the first turn (the run's start) left out of the medians; each on turn's rate over the
  * mean of the off turns on both sides of it, so that a drift of the machine's speed cancels. */
 static void
@@ -295,11 +279,11 @@ cc_ab_result(const struct cc_ab *ab, struct perf_result *r)
 			ratio[n_ratio++] = ab->mpps[i] * 2 / (ab->mpps[i - 1] + ab->mpps[i + 1]);
 	r->cc_ab_turns = ab->n;
 	r->cc_ab_pairs = n_ratio;
-	r->cc_ab_on_Mpps = n_on > 0 ? median(on, n_on) : 0;
-	r->cc_ab_off_Mpps = n_off > 0 ? median(off, n_off) : 0;
+	r->cc_ab_on_Mpps = n_on > 0 ? perf_sort_median(on, n_on) : 0;
+	r->cc_ab_off_Mpps = n_off > 0 ? perf_sort_median(off, n_off) : 0;
 	if (n_ratio == 0)
 		return;
-	r->cc_ab_ratio = median(ratio, n_ratio);
+	r->cc_ab_ratio = perf_sort_median(ratio, n_ratio);
 	r->cc_ab_ratio_min = ratio[0];
 	r->cc_ab_ratio_max = ratio[n_ratio - 1];
 }

@@ -133,21 +133,13 @@ exchange(struct perf_end *e, struct perf_end *peer, const struct perf_test *t, u
 	return ret == 0 ? RTE_MAX(rte_rdtsc() - t0, (uint64_t)1) : 0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The figures of n samples, sorted here (perftest's: the median is t_typical). */
 static void
 lat_stats(double *lat, uint64_t n, struct perf_result *r)
 {
 	double sum = 0, sq = 0;
 
-	qsort(lat, n, sizeof(lat[0]), cmp_double);
+	r->lat_p50 = perf_sort_median(lat, n);
 	for (uint64_t i = 0; i < n; i++) {
 		sum += lat[i];
 		sq += lat[i] * lat[i];
@@ -157,7 +149,6 @@ lat_stats(double *lat, uint64_t n, struct perf_result *r)
 	r->lat_max = lat[n - 1];
 	r->lat_avg = sum / (double)n;
 	r->lat_stdev = sqrt(RTE_MAX(sq / (double)n - r->lat_avg * r->lat_avg, 0.0));
-	r->lat_p50 = n % 2 == 0 ? (lat[n / 2 - 1] + lat[n / 2]) / 2 : lat[n / 2];
 	r->lat_p99 = lat[(uint64_t)((double)(n - 1) * 0.99)];
 	r->lat_p999 = lat[(uint64_t)((double)(n - 1) * 0.999)];
 }

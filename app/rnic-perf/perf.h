@@ -264,6 +264,7 @@ void perf_print_footer(const struct perf_opts *o);
 void perf_print_samples(const struct perf_opts *o, const double *lat, uint64_t n);
 void perf_sum_results(struct perf_result *sum, const struct perf_result *a, const struct perf_result *b);
 int perf_check_limits(const struct perf_opts *o, const struct perf_result *r);
+double perf_sort_median(double *v, uint64_t n);
 
 /* stages.c */
 void perf_stages_snapshot(struct perf_stage_set *s, struct perf_end *const *ends, int n);

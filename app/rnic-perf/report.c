@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "perf.h"
@@ -307,6 +308,22 @@ perf_sum_results(struct perf_result *sum, const struct perf_result *a, const str
 	sum->msg_rate_Mpps += b->msg_rate_Mpps;
 	sum->lost += b->lost;
 	sum->seconds = a->seconds > b->seconds ? a->seconds : b->seconds;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of v[0 .. n) (n > 0), v sorted in place: the latency figures and --cc-ab's turns. */
+double
+perf_sort_median(double *v, uint64_t n)
+{
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return n % 2 == 0 ? (v[n / 2 - 1] + v[n / 2]) / 2 : v[n / 2];
 }
 
 /* -w and -y: 0, or -1 with perftest's message. */
