@@ -69,15 +69,17 @@ rnic_verbs_list_devices(void)
 
 	for (; list != NULL && list[n] != NULL && n < RNIC_VERBS_MAX_DEVICES; n++) {
 		struct rnic_verbs_device *d = &rnic_verbs_devices[n];
+		const char *name = rnic_get_device_name(list[n]);
 
 		d->dev = list[n];
 		d->ibv.node_type = IBV_NODE_CA;
 		d->ibv.transport_type = IBV_TRANSPORT_IB;	/* RoCE reports IB transport, as rxe and mlx5 do */
-		snprintf(d->ibv.name, sizeof(d->ibv.name), "%s", rnic_get_device_name(list[n]));
-		snprintf(d->ibv.dev_name, sizeof(d->ibv.dev_name), "softrnic-%s", d->ibv.name);
+		snprintf(d->ibv.name, sizeof(d->ibv.name), "%s", name);
+		/* The precisions keep each result within its field: a long name is cut, never overflows. */
+		snprintf(d->ibv.dev_name, sizeof(d->ibv.dev_name), "softrnic-%.54s", name);
 		/* No sysfs node: libibverbs' ibv_read_sysfs_file on these paths finds nothing (no board_id). */
-		snprintf(d->ibv.dev_path, sizeof(d->ibv.dev_path), "/nonexistent/softrnic/%s", d->ibv.name);
-		snprintf(d->ibv.ibdev_path, sizeof(d->ibv.ibdev_path), "/nonexistent/softrnic/%s", d->ibv.name);
+		snprintf(d->ibv.dev_path, sizeof(d->ibv.dev_path), "/nonexistent/softrnic/%.63s", name);
+		snprintf(d->ibv.ibdev_path, sizeof(d->ibv.ibdev_path), "/nonexistent/softrnic/%.63s", name);
 	}
 	rnic_free_device_list(list);
 	rnic_verbs_nb_devices = n;
