@@ -319,16 +319,16 @@ turn_tick(struct bw_run *b, double now)
 static void
 turns_result(const struct turns *tr, double seconds, struct perf_result *r)
 {
-	static double b[PERF_MAX_TURNS / 2], a[PERF_MAX_TURNS / 2], ratio[PERF_MAX_TURNS / 2];
+	static double b_mpps[PERF_MAX_TURNS / 2], a_mpps[PERF_MAX_TURNS / 2], ratio[PERF_MAX_TURNS / 2];
 	uint32_t n_b = 0, n_a = 0, n_ratio = 0;
 
 	for (uint32_t i = 1; i < tr->n; i++) {
 		if (tr->mpps[i] == 0)
 			continue;
 		if (i % 2 == 0)
-			b[n_b++] = tr->mpps[i];
+			b_mpps[n_b++] = tr->mpps[i];
 		else
-			a[n_a++] = tr->mpps[i];
+			a_mpps[n_a++] = tr->mpps[i];
 	}
 	for (uint32_t i = 2; i + 1 < tr->n; i += 2)
 		if (tr->mpps[i - 1] > 0 && tr->mpps[i] > 0 && tr->mpps[i + 1] > 0)
@@ -336,8 +336,8 @@ turns_result(const struct turns *tr, double seconds, struct perf_result *r)
 	r->ab_turns = tr->n;
 	r->ab_pairs = n_ratio;
 	r->ab_measured = seconds > 0 ? tr->measured / seconds : 0;
-	r->ab_b_Mpps = n_b > 0 ? perf_sort_median(b, n_b) : 0;
-	r->ab_a_Mpps = n_a > 0 ? perf_sort_median(a, n_a) : 0;
+	r->ab_b_Mpps = n_b > 0 ? perf_sort_median(b_mpps, n_b) : 0;
+	r->ab_a_Mpps = n_a > 0 ? perf_sort_median(a_mpps, n_a) : 0;
 	if (n_ratio == 0)
 		return;
 	r->ab_ratio = perf_sort_median(ratio, n_ratio);

@@ -82,7 +82,8 @@ create_qps(struct perf_end *e, const struct perf_test *t)
 }
 
 /* READs and atomics a QP keeps outstanding: -o, else as many as the device allows (perftest's default) for
- * READ and atomic tests (and --op-ab's READ turns); one otherwise (the responder allocates a resource per outstanding one). */
+ * READ and atomic tests (and --op-ab's READ turns); one otherwise (the responder allocates a resource per
+ * outstanding one). */
 static uint8_t
 rd_atomic_depth(struct perf_end *e, const struct perf_test *t)
 {

@@ -89,8 +89,6 @@ set_op_name(struct perf_opts *o, const char *arg)
 	return bad("--op", arg, "write, read, send, fetch_add or cmp_swap");
 }
 
-/* perftest's -o is --outs (READs/atomics outstanding); rnic-perf's -o names the operation: a number is the
- * one, a name the other. */
 /* --op-ab OP:MS */
 static int
 set_op_ab(struct perf_opts *o, const char *arg)
@@ -111,6 +109,8 @@ set_op_ab(struct perf_opts *o, const char *arg)
 	return bad("--op-ab", arg, "OP:MS, OP an op of -o (write, read, send), MS 10 .. 10000");
 }
 
+/* perftest's -o is --outs (READs/atomics outstanding); rnic-perf's -o names the operation: a number is the
+ * one, a name the other. */
 static int
 set_outs_or_op(struct perf_opts *o, const char *arg)
 {
@@ -769,7 +769,7 @@ check_turns(const struct perf_opts *o)
 	if (t->conn == RNIC_QPT_UD && t->op_ab != OP_SEND)
 		return refuse("--op-ab", "UD carries SEND only");
 	if (t->duplex || t->verify)
-		return refuse("--op-ab", "not with -b or --verify: one end posts, and what each message was is not kept");
+		return refuse("--op-ab", "not with -b or --verify (one end posts; each message's op is not kept)");
 	return 0;
 }
 

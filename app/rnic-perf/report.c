@@ -272,8 +272,8 @@ print_row(const struct perf_opts *o, const struct perf_result *r)
 	if (o->output == OUT_FULL && r->lost != 0)
 		printf(" (%" PRIu64 " messages not received: UC and UD drop a SEND that finds no receive)\n", r->lost);
 	if (o->output == OUT_FULL && perf_turn_ms(&o->t) != 0)
-		printf(" %s%s and %s in %u turns of %u ms: %s %.3f, %s %.3f Mpps (medians), %s / %s %.3f (median of %u, "
-		       "%.3f .. %.3f; %.0f %% of the time measured)\n", o->t.cc_ab_ms != 0 ? "DCQCN " : "",
+		printf(" %s%s and %s in %u turns of %u ms: %s %.3f, %s %.3f Mpps (medians), %s / %s %.3f (median of "
+		       "%u, %.3f .. %.3f; %.0f %% of the time measured)\n", o->t.cc_ab_ms != 0 ? "DCQCN " : "",
 		       turn_name(&o->t, 0), turn_name(&o->t, 1), r->ab_turns, perf_turn_ms(&o->t), turn_name(&o->t, 0),
 		       r->ab_b_Mpps, turn_name(&o->t, 1), r->ab_a_Mpps, turn_name(&o->t, 0), turn_name(&o->t, 1),
 		       r->ab_ratio, r->ab_pairs, r->ab_ratio_min, r->ab_ratio_max, r->ab_measured * 100);
