@@ -5,6 +5,7 @@ each the median of --runs runs, printed as JSON lines and as a table with the ra
 
     scripts/bench.py [--build DIR] [--runs N] [--seconds S] [--quick] [--split MPPS] [--out FILE.jsonl]
     scripts/bench.py --port af_xdp,af_packet,memif [--build DIR] [--runs N] [--seconds S] [--out FILE.jsonl]
+    scripts/bench.py --op-ab [--build DIR] [--runs N] [--seconds S] [--turn-ms MS] [--split MPPS] [--out FILE.jsonl]
 
 The machine's modes (scripts/bench_modes.py): right before each case run a short probe (rnic-baseline
 --probe, --probe-seconds each for forwarding and memcpy) classes the run fast or slow; every figure's ratio
@@ -14,6 +15,13 @@ sets the forwarding rate that divides the modes (otherwise found from the probes
 
 --port: the real port paths instead (scripts/bench_ports.py): rnic-perf server and client in two
 processes over each port kind named, against the raw rate of the same ports in the same run.
+
+--op-ab: issue 22's 64 B READ and SEND against WRITE message rates as ratios within one process (the modes
+go with the process, so ratios of separate runs mix them): each run is rnic-perf's --op-ab, WRITE and the
+other op in turns of --turn-ms ms, each turn of the other op against the mean of the WRITE turns either side,
+the run's figure their median; READ and SEND runs alternate, --runs of each. Each run's mode is told by its
+WRITE turns' median rate (the two-means split above, over these runs, or --split); the figure is the median
+of the runs' ratios, overall and per mode, judged against issue 22's 0.9.
 
 --quick: one run of each, one second each (a smoke test of the runner). The JSON lines (every run, then one
 "summary" line per figure) also go to --out, for scripts/plot.py.
@@ -64,6 +72,8 @@ def main():
     ap.add_argument("--split", type=float, default=None,
                     help="forwarding Mpps dividing the modes (default: found from the probes)")
     ap.add_argument("--port", default=None, help="real port paths: af_xdp, af_packet, memif, comma-separated")
+    ap.add_argument("--op-ab", action="store_true", help="READ and SEND against WRITE in turns within each run")
+    ap.add_argument("--turn-ms", type=int, default=50, help="--op-ab: each op for this long at a time")
     a = ap.parse_args()
     if a.quick:
         a.runs, a.seconds, a.qp_scaling, a.probe_seconds = 1, 1, "1,64", 0.1
@@ -78,6 +88,8 @@ def main():
 
     if a.port:
         return ports_main(a, emit, out)
+    if a.op_ab:
+        return op_ab_main(a, perf, emit, out)
 
     # What is measured: (name, rnic-perf arguments, the figure taken, its unit). A case taking several
     # figures of one run names them name_field. Every send is signaled (-Q 1, perftest's default moderates
@@ -216,6 +228,50 @@ def main():
     print("\nper-stage latency, 64 B WRITE ping-pong (last run), ns: stage queued p50/p99 busy p50/p99")
     for s in stages:    # rnic-perf --json: null where the stage measured nothing (doc/perftest.md)
         print(f"  {s['stage']:10} " + " ".join(f"{ns(s[k], q):>9}" for k in ("queued", "busy") for q in ("p50", "p99")))
+    if out:
+        out.close()
+    return 0
+
+
+def op_ab_main(a, perf, emit, out):
+    """--op-ab: the runs (READ and SEND alternating, each against WRITE in turns), each run's mode by its WRITE
+    rate, the medians of the runs' ratios overall and per mode with issue 22's target, then a table."""
+    runs = []
+    for r in range(a.runs):
+        for op in ("read", "send") if r % 2 == 0 else ("send", "read"):
+            (d,) = run_json([perf, "-o", "write", "-s", "64", "-t", "512", "-Q", "1", "-D", str(a.seconds),
+                             "--op-ab", f"{op}:{a.turn_ms}", "--json", "--"] + EAL)[-1:]
+            t = d["op_ab"]
+            runs.append({"case": f"{op}_over_write_64B", "op": op, "run": r, "ratio": t["ratio"],
+                         "pair_min": t["ratio_min"], "pair_max": t["ratio_max"], "pairs": t["pairs"],
+                         "turns": t["turns"], "write_Mpps": t["a_Mpps"], f"{op}_Mpps": t["b_Mpps"],
+                         "measured": t["measured"], "msg_rate_Mpps": d["msg_rate_Mpps"]})
+    sp = bench_modes.split([x["write_Mpps"] for x in runs], a.split)
+    emit(dict({"modes": bench_modes.modes_seen(sp), "by": "write_Mpps"}, **sp))
+    for x in runs:
+        x["mode"] = bench_modes.mode_of(x["write_Mpps"], sp)
+        emit(x)
+    summaries = []
+    for op in ("read", "send"):
+        for m in ["all"] + bench_modes.modes_seen(sp):
+            rs = [x["ratio"] for x in runs if x["op"] == op and x["pairs"] > 0 and m in ("all", x["mode"])]
+            line = {"summary": f"{op}_over_write_64B", "mode": m, "runs": len(rs), "ratios": rs, "least": 0.9,
+                    "issue": 22, "seen": bool(rs)}
+            if rs:
+                line.update(value=statistics.median(rs), met=statistics.median(rs) >= 0.9)
+            emit(line)
+            summaries.append(line)
+    print(f"\nmodes by the WRITE turns' rate: {sp['how']}"
+          + (f", split at {sp['threshold']:.2f} Mpps" if sp["threshold"] else ""))
+    print(f"{'run':>3} {'op':5} {'write Mpps':>10} {'mode':5} {'op Mpps':>8} {'op / write':>10} {'pairs':>6}  range")
+    for x in runs:
+        print(f"{x['run']:3} {x['op']:5} {x['write_Mpps']:10.3f} {x['mode']:5} {x[x['op'] + '_Mpps']:8.3f} "
+              f"{x['ratio']:10.3f} {x['pairs']:6}  {x['pair_min']:.3f} .. {x['pair_max']:.3f}")
+    print(f"\n{'figure':22} {'mode':5} {'runs':>4} {'median':>7} {'needs':>6}  met (issue)")
+    for x in summaries:
+        value = f"{x['value']:7.3f}" if x["seen"] else f"{'-':>7}"
+        met = ("yes" if x["met"] else "NO") if x["seen"] else "-"
+        print(f"{x['summary']:22} {x['mode']:5} {x['runs']:4} {value} {'>= 0.9':>6}  {met} ({x['issue']})")
     if out:
         out.close()
     return 0

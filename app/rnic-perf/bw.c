@@ -16,15 +16,24 @@
 #define PEAK_WINDOW_S 0.05
 
 /*
- * --cc-ab: DCQCN on and off in turns (rnic_set_cc on both devices), each turn's message rate kept. The two
- * settings compared within one run share the process, its lcores and their placement, which this machine's
- * runs do not (doc/performance.md, "DCQCN on and off").
+ * --cc-ab and --op-ab: a setting switched in turns within one -D run (DCQCN on and off; --op-ab's op and
+ * -o's), each turn's message rate kept. The two settings compared within one run share the process, its
+ * lcores and their placement, which this machine's runs do not (doc/performance.md, "Ratios within one
+ * run"). A turn's rate is the first end's, from the completion that leaves none of the messages posted
+ * before the turn in flight (on every QP) to the turn's last completion: the messages of the other setting
+ * still in flight at a switch count for neither turn.
  */
-struct cc_ab {
+struct turns {
 	double start;			/* of the turn */
-	uint64_t done;			/* the first end's completions then */
-	uint32_t n;			/* turns ended: even ones on, odd ones off */
-	double mpps[PERF_CC_AB_MAX_TURNS];
+	uint32_t n;			/* turns ended: even ones B (DCQCN on, --op-ab's op), odd ones A */
+	uint32_t unsettled;		/* QPs with a message of the turn before still in flight */
+	double from_t, last_t;		/* the turn's measured span: its first and last completions */
+	uint64_t from_done, last_done;	/* the first end's completions then */
+	double measured;		/* the spans' seconds */
+	uint64_t posted;		/* the first end's messages posted when the turn began */
+	uint64_t sends;			/* SENDs posted in the turns ended (--op-ab) */
+	double mpps[PERF_MAX_TURNS];	/* 0: no span (the turn before was still in flight at its end) */
+	uint64_t first[PERF_MAX_QP];	/* each QP's first message of the turn */
 };
 
 /* The state of one run over every end. */
@@ -38,7 +47,8 @@ struct bw_run {
 	struct perf_result *res;	/* one per end */
 	uint64_t window_done[2];
 	double window_start;
-	struct cc_ab *ab;		/* --cc-ab, else NULL */
+	struct perf_test t;		/* the test; its op --op-ab's turn's */
+	struct turns *turns;		/* --cc-ab, --op-ab, else NULL */
 };
 
 /* The most messages QP q may still post: the run's share, or at stopping one closing signaled send when its
@@ -55,7 +65,7 @@ post_limit(const struct bw_run *b, const struct perf_end *e, uint32_t q)
 static int
 fill_qp(const struct bw_run *b, struct perf_end *e, uint32_t q)
 {
-	const struct perf_test *t = &b->o->t;
+	const struct perf_test *t = &b->t;
 	uint64_t limit = post_limit(b, e, q);
 
 	while (e->posted[q] + e->post_list - e->done[q] <= e->slots_per_qp && e->posted[q] < limit) {
@@ -118,6 +128,8 @@ complete(struct bw_run *b, struct perf_end *e, const struct rnic_wc *wc)
 	if (covered == 0)
 		return perf_fail("%s: a completion for no message posted (wr_id %#llx)", e->name,
 				 (unsigned long long)wc->wr_id);
+	if (b->turns != NULL && e == b->ends[0] && from < b->turns->first[q] && from + covered >= b->turns->first[q])
+		b->turns->unsettled--;
 	for (uint64_t m = from; b->o->t.verify && m < from + covered; m++)
 		if (check_message(b, e, q, m) != 0)
 			return -1;
@@ -245,47 +257,92 @@ cc_switch(const struct bw_run *b, int on)
 	return 0;
 }
 
-/* --cc-ab: when the turn's time is up, its rate, and the other setting for the next turn. */
+/* Turn n's setting: B in even turns (DCQCN on; --op-ab's op), A in odd ones. */
 static int
-cc_ab_turn(struct bw_run *b, double now)
+turn_setting(struct bw_run *b, uint32_t n)
 {
-	struct cc_ab *ab = b->ab;
-	uint64_t done = b->ends[0]->completed;
-
-	if (ab == NULL || b->stopping || now - ab->start < b->o->t.cc_ab_ms / 1e3 || ab->n == PERF_CC_AB_MAX_TURNS)
-		return 0;
-	ab->mpps[ab->n++] = (double)(done - ab->done) / (now - ab->start) / 1e6;
-	ab->start = now;
-	ab->done = done;
-	return cc_switch(b, ab->n % 2 == 0);
+	if (b->o->t.op_ab_ms == 0)
+		return cc_switch(b, n % 2 == 0);
+	b->t.op = n % 2 == 0 ? b->o->t.op_ab : b->o->t.op;
+	return 0;
 }
 
-/* The turns in r: the first turn (the run's start) left out of the medians; each on turn's rate over the
- * mean of the off turns on both sides of it, so that a drift of the machine's speed cancels. */
+/* A turn's start: the SENDs the turn before posted (op, its op), and where this one's messages begin on each
+ * QP of e. At the run's end, the last turn's SENDs. */
 static void
-cc_ab_result(const struct cc_ab *ab, struct perf_result *r)
+turn_begin(struct turns *tr, const struct perf_end *e, enum perf_op op)
 {
-	static double on[PERF_CC_AB_MAX_TURNS / 2], off[PERF_CC_AB_MAX_TURNS / 2], ratio[PERF_CC_AB_MAX_TURNS / 2];
-	uint32_t n_on = 0, n_off = 0, n_ratio = 0;
+	uint64_t posted = e->completed + e->outstanding;
 
-	for (uint32_t i = 1; i < ab->n; i++) {
-		if (i % 2 == 0)
-			on[n_on++] = ab->mpps[i];
-		else
-			off[n_off++] = ab->mpps[i];
+	if (op == OP_SEND)
+		tr->sends += posted - tr->posted;
+	tr->posted = posted;
+	tr->unsettled = 0;
+	for (uint32_t q = 0; q < e->nb_qp; q++) {
+		tr->first[q] = e->posted[q];
+		tr->unsettled += e->done[q] < e->posted[q];
 	}
-	for (uint32_t i = 2; i + 1 < ab->n; i += 2)
-		if (ab->mpps[i - 1] + ab->mpps[i + 1] > 0)
-			ratio[n_ratio++] = ab->mpps[i] * 2 / (ab->mpps[i - 1] + ab->mpps[i + 1]);
-	r->cc_ab_turns = ab->n;
-	r->cc_ab_pairs = n_ratio;
-	r->cc_ab_on_Mpps = n_on > 0 ? perf_sort_median(on, n_on) : 0;
-	r->cc_ab_off_Mpps = n_off > 0 ? perf_sort_median(off, n_off) : 0;
+	tr->from_t = tr->last_t = 0;
+	tr->from_done = tr->last_done = e->completed;
+}
+
+/* Each loop: the turn's span once settled; when its time is up, its rate and the other setting. */
+static int
+turn_tick(struct bw_run *b, double now)
+{
+	struct turns *tr = b->turns;
+	uint64_t done = b->ends[0]->completed;
+	double span;
+
+	if (tr == NULL || b->stopping || tr->n == PERF_MAX_TURNS)
+		return 0;
+	if (tr->unsettled == 0 && done != tr->last_done) {
+		if (tr->from_t == 0) {
+			tr->from_t = now;
+			tr->from_done = done;
+		}
+		tr->last_t = now;
+		tr->last_done = done;
+	}
+	if (now - tr->start < perf_turn_ms(&b->o->t) / 1e3)
+		return 0;
+	span = tr->last_t - tr->from_t;
+	tr->mpps[tr->n++] = span > 0 ? (double)(tr->last_done - tr->from_done) / span / 1e6 : 0;
+	tr->measured += span;
+	tr->start = now;
+	turn_begin(tr, b->ends[0], b->t.op);
+	return turn_setting(b, tr->n);
+}
+
+/* The turns in r: the first turn (the run's start) left out of the medians; each B turn's rate over the
+ * mean of the A turns on both sides of it, so that a drift of the machine's speed cancels. */
+static void
+turns_result(const struct turns *tr, double seconds, struct perf_result *r)
+{
+	static double b_mpps[PERF_MAX_TURNS / 2], a_mpps[PERF_MAX_TURNS / 2], ratio[PERF_MAX_TURNS / 2];
+	uint32_t n_b = 0, n_a = 0, n_ratio = 0;
+
+	for (uint32_t i = 1; i < tr->n; i++) {
+		if (tr->mpps[i] == 0)
+			continue;
+		if (i % 2 == 0)
+			b_mpps[n_b++] = tr->mpps[i];
+		else
+			a_mpps[n_a++] = tr->mpps[i];
+	}
+	for (uint32_t i = 2; i + 1 < tr->n; i += 2)
+		if (tr->mpps[i - 1] > 0 && tr->mpps[i] > 0 && tr->mpps[i + 1] > 0)
+			ratio[n_ratio++] = tr->mpps[i] * 2 / (tr->mpps[i - 1] + tr->mpps[i + 1]);
+	r->ab_turns = tr->n;
+	r->ab_pairs = n_ratio;
+	r->ab_measured = seconds > 0 ? tr->measured / seconds : 0;
+	r->ab_b_Mpps = n_b > 0 ? perf_sort_median(b_mpps, n_b) : 0;
+	r->ab_a_Mpps = n_a > 0 ? perf_sort_median(a_mpps, n_a) : 0;
 	if (n_ratio == 0)
 		return;
-	r->cc_ab_ratio = perf_sort_median(ratio, n_ratio);
-	r->cc_ab_ratio_min = ratio[0];
-	r->cc_ab_ratio_max = ratio[n_ratio - 1];
+	r->ab_ratio = perf_sort_median(ratio, n_ratio);
+	r->ab_ratio_min = ratio[0];
+	r->ab_ratio_max = ratio[n_ratio - 1];
 }
 
 /* The polling loop until every sending end is done. */
@@ -315,7 +372,7 @@ run_loop(struct bw_run *b, perf_period_fn period, void *arg)
 			work += n;
 		}
 		peak_window(b, now);
-		if (cc_ab_turn(b, now) != 0)
+		if (turn_tick(b, now) != 0)
 			return -1;
 		progress_line(b, now, &last_line);
 		if (work > 0)
@@ -332,6 +389,13 @@ run_loop(struct bw_run *b, perf_period_fn period, void *arg)
 	return 0;
 }
 
+/* The SENDs peer posted to this process's other end: all its messages, but only --op-ab's SEND turns'. */
+static uint64_t
+sends_of(const struct bw_run *b, const struct perf_end *peer)
+{
+	return b->o->t.op_ab_ms != 0 ? b->turns->sends : peer->completed;
+}
+
 /* perf_run_bw's run: b set up. */
 static int
 run_bw(struct bw_run *b, perf_period_fn period, void *arg)
@@ -344,8 +408,8 @@ run_bw(struct bw_run *b, perf_period_fn period, void *arg)
 	double seconds;
 
 	b->start = b->window_start = perf_now_s();
-	if (b->ab != NULL)
-		b->ab->start = b->start;
+	if (b->turns != NULL)
+		b->turns->start = b->start;
 	for (int i = 0; i < n; i++)
 		for (uint32_t q = 0; ends[i]->sends && q < ends[i]->nb_qp; q++)
 			if (fill_qp(b, ends[i], q) != 0)
@@ -356,17 +420,22 @@ run_bw(struct bw_run *b, perf_period_fn period, void *arg)
 	for (int i = 0; i < n; i++)
 		if (ends[i]->sends)
 			set_result(b, i, seconds, &res[i]);
+	if (b->turns != NULL)
+		turn_begin(b->turns, ends[0], b->t.op);	/* the last turn's SENDs */
+	for (int i = 0; b->turns != NULL && i < n; i++)
+		if (ends[i]->sends)
+			turns_result(b->turns, b->turns->start - b->start, &res[i]);
 	for (int i = 0; i < n; i++) {
 		struct perf_end *peer = ends[i]->peer_end;
 
 		if (!ends[i]->receives || peer == NULL || !peer->sends)
 			continue;
-		if (perf_wait_received(ends[i], &o->t, size, peer->completed) != 0)
+		if (perf_wait_received(ends[i], &o->t, size, sends_of(b, peer)) != 0)
 			return -1;
 		/* The loss is the sender's figure. */
 		for (int j = 0; j < n; j++)
 			if (ends[j] == peer)
-				res[j].lost = peer->completed - ends[i]->received_total;
+				res[j].lost = sends_of(b, peer) - ends[i]->received_total;
 	}
 	if (perf_aborted(&o->t))
 		return perf_fail("interrupted");
@@ -382,28 +451,23 @@ int
 perf_run_bw(struct perf_end *const *ends, int n, const struct perf_opts *o, uint32_t size,
 	    struct perf_result *res, perf_period_fn period, void *arg)
 {
-	struct bw_run b = { .ends = ends, .n = n, .o = o, .size = size, .res = res };
+	struct bw_run b = { .ends = ends, .n = n, .o = o, .size = size, .res = res, .t = o->t };
 	int ret;
 
 	memset(res, 0, sizeof(*res) * (size_t)n);
-	if (o->t.cc_ab_ms != 0) {
-		b.ab = calloc(1, sizeof(*b.ab));
-		if (b.ab == NULL)
-			return perf_fail("--cc-ab: out of memory");
-		if (cc_switch(&b, 1) != 0) {
-			free(b.ab);
+	if (perf_turn_ms(&o->t) != 0) {
+		b.turns = calloc(1, sizeof(*b.turns));
+		if (b.turns == NULL)
+			return perf_fail("--cc-ab/--op-ab: out of memory");
+		if (turn_setting(&b, 0) != 0) {
+			free(b.turns);
 			return -1;
 		}
 	}
 	ret = run_bw(&b, period, arg);
-	if (b.ab != NULL) {
-		for (int i = 0; ret == 0 && i < n; i++)
-			if (ends[i]->sends)
-				cc_ab_result(b.ab, &res[i]);
-		free(b.ab);
-		if (cc_switch(&b, 1) != 0)	/* the run ends with DCQCN on, the engine's default */
-			ret = -1;
-	}
+	free(b.turns);
+	if (o->t.cc_ab_ms != 0 && cc_switch(&b, 1) != 0)	/* the run ends with DCQCN on, the engine's default */
+		ret = -1;
 	return ret;
 }
 

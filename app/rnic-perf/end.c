@@ -82,14 +82,15 @@ create_qps(struct perf_end *e, const struct perf_test *t)
 }
 
 /* READs and atomics a QP keeps outstanding: -o, else as many as the device allows (perftest's default) for
- * READ and atomic tests; one otherwise (the responder allocates a resource per outstanding one). */
+ * READ and atomic tests (and --op-ab's READ turns); one otherwise (the responder allocates a resource per
+ * outstanding one). */
 static uint8_t
 rd_atomic_depth(struct perf_end *e, const struct perf_test *t)
 {
 	struct rnic_device_attr attr;
 	uint32_t max = 16;
 
-	if (t->op != OP_READ && !perf_op_atomic(t->op))
+	if (!perf_test_uses(t, OP_READ) && !perf_op_atomic(t->op))
 		return 1;
 	if (rnic_query_device(e->ctx, &attr) == 0 && attr.max_qp_rd_atom >= 1)
 		max = (uint32_t)attr.max_qp_rd_atom;

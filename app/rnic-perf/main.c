@@ -173,7 +173,7 @@ loopback_bw(struct perf_end *a, struct perf_end *b, const struct perf_opts *o, u
 {
 	const struct perf_test *t = &o->t;
 	struct perf_end *ends[2] = { a, b };
-	int send = t->op == OP_SEND;
+	int send = perf_test_uses(t, OP_SEND);
 
 	a->sends = 1;
 	b->sends = t->duplex;
@@ -200,7 +200,7 @@ loopback_size(struct perf_end *a, struct perf_end *b, const struct perf_opts *o,
 	perf_stages_snapshot(&before, ends, 2);
 	perf_prepare_target(b, t, size);
 	perf_prepare_target(a, t, size);
-	ret = t->op == OP_SEND ? perf_post_receives(b) || perf_post_receives(a) : 0;
+	ret = perf_test_uses(t, OP_SEND) ? perf_post_receives(b) || perf_post_receives(a) : 0;
 	if (ret == 0)
 		ret = t->mode == MODE_BW ? loopback_bw(a, b, o, size, res) : perf_run_lat(a, b, o, size, &res[0]);
 	if (ret != 0)

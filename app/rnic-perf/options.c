@@ -89,6 +89,26 @@ set_op_name(struct perf_opts *o, const char *arg)
 	return bad("--op", arg, "write, read, send, fetch_add or cmp_swap");
 }
 
+/* --op-ab OP:MS */
+static int
+set_op_ab(struct perf_opts *o, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	uint64_t ms;
+
+	for (int op = 0; colon != NULL && op < OP_N; op++) {
+		if (strncmp(arg, perf_op_names[op], (size_t)(colon - arg)) != 0 ||
+		    perf_op_names[op][colon - arg] != '\0')
+			continue;
+		if (parse_u64(colon + 1, 10, 10000, &ms) != 0)
+			break;
+		o->t.op_ab = (enum perf_op)op;
+		o->t.op_ab_ms = (uint32_t)ms;
+		return 0;
+	}
+	return bad("--op-ab", arg, "OP:MS, OP an op of -o (write, read, send), MS 10 .. 10000");
+}
+
 /* perftest's -o is --outs (READs/atomics outstanding); rnic-perf's -o names the operation: a number is the
  * one, a name the other. */
 static int
@@ -411,6 +431,7 @@ static const struct optdef optdefs[] = {
 	FN("tclass", 0, 1, set_tclass, "TC", "traffic class of the QPs' GRH: DSCP << 2 | ECN (106: ECT(0))"),
 	FLAG8("verify", 0, verify, "check every byte of every message (and atomic results)"),
 	U32("cc-ab", 0, cc_ab_ms, 10, 10000, "MS", "DCQCN on and off in turns of MS ms, each turn's rate compared"),
+	FN("op-ab", 0, 1, set_op_ab, "OP:MS", "OP and -o's op in turns of MS ms, each turn's rate compared"),
 	/* where */
 	FN("loopback", 0, 0, set_loopback, NULL, "two devices in this process (rnic-perf's default)"),
 	FN("server", 0, 0, set_server, NULL, "wait for a client (rnic_* names: the default without HOST)"),
@@ -721,20 +742,34 @@ dependent_defaults(struct perf_opts *o)
 	return 0;
 }
 
-/* --cc-ab switches both ends' DCQCN: they must be in this process, and the turns fit one -D run. */
+/* --cc-ab switches both ends' DCQCN, --op-ab the op the first end posts: both ends in this process, one
+ * -D run the turns fit in. */
 static int
-check_cc_ab(const struct perf_opts *o)
+check_turns(const struct perf_opts *o)
 {
 	const struct perf_test *t = &o->t;
+	const char *name = t->cc_ab_ms != 0 ? "--cc-ab" : "--op-ab";
 
-	if (t->cc_ab_ms == 0)
+	if (t->cc_ab_ms == 0 && t->op_ab_ms == 0)
 		return 0;
+	if (t->cc_ab_ms != 0 && t->op_ab_ms != 0)
+		return refuse("--cc-ab", "not with --op-ab: one setting in turns");
 	if (o->role != ROLE_LOOPBACK)
-		return refuse("--cc-ab", "in loopback only: it switches DCQCN on both devices");
+		return refuse(name, "in loopback only: it switches both ends of the run");
 	if (t->duration == 0 || t->run_infinitely || t->sweep)
-		return refuse("--cc-ab", "needs -D (one size, not --run_infinitely)");
-	if (t->duration * 1000 / t->cc_ab_ms > PERF_CC_AB_MAX_TURNS)
-		return refuse("--cc-ab", "more than 4096 turns in -D");
+		return refuse(name, "needs -D (one size, not --run_infinitely)");
+	if (t->duration * 1000 / perf_turn_ms(t) > PERF_MAX_TURNS)
+		return refuse(name, "more than 4096 turns in -D");
+	if (t->op_ab_ms == 0)
+		return 0;
+	if (perf_op_atomic(t->op) || perf_op_atomic(t->op_ab))
+		return refuse("--op-ab", "write, read and send only (and -o one of them)");
+	if (t->conn != RNIC_QPT_RC && t->op_ab == OP_READ)
+		return refuse("--op-ab", "READ needs -c RC");
+	if (t->conn == RNIC_QPT_UD && t->op_ab != OP_SEND)
+		return refuse("--op-ab", "UD carries SEND only");
+	if (t->duplex || t->verify)
+		return refuse("--op-ab", "not with -b or --verify (one end posts; each message's op is not kept)");
 	return 0;
 }
 
@@ -748,8 +783,8 @@ check_bw_options(const struct perf_opts *o)
 			return refuse("-b", "bandwidth tests only (perftest's latency tests have no -b)");
 		if (t->run_infinitely)
 			return refuse("--run_infinitely", "bandwidth tests only, as perftest's");
-		if (t->cc_ab_ms != 0)
-			return refuse("--cc-ab", "bandwidth tests only");
+		if (t->cc_ab_ms != 0 || t->op_ab_ms != 0)
+			return refuse(t->cc_ab_ms != 0 ? "--cc-ab" : "--op-ab", "bandwidth tests only");
 		return 0;
 	}
 	if (t->post_list > t->tx_depth)
@@ -760,7 +795,7 @@ check_bw_options(const struct perf_opts *o)
 		return refuse("-l/--post_list", "must be a multiple of -Q/--cq-mod");
 	if (t->run_infinitely && t->duplex && o->role != ROLE_LOOPBACK)
 		return refuse("--run_infinitely", "with -b: in loopback only");
-	return check_cc_ab(o);
+	return check_turns(o);
 }
 
 static int

@@ -18,7 +18,7 @@
 #define PERF_MAX_SIZE (8u << 20)
 #define PERF_AREA_BYTES (256ull << 20)	/* per end and direction: slots = depth per QP within this */
 #define PERF_MAX_POST_LIST 64
-#define PERF_CC_AB_MAX_TURNS 4096	/* --cc-ab: turns in one run */
+#define PERF_MAX_TURNS 4096		/* --cc-ab, --op-ab: turns in one run */
 #define PERF_WAIT_S 10			/* bound of every wait for the peer or a completion */
 #define PERF_STOP_WAIT_S 1		/* ... once a signal asked the run to end */
 #define PERF_EXIT_S 15			/* a signalled rnic-perf exits within this, whatever the engine does */
@@ -65,7 +65,23 @@ struct perf_test {
 	uint8_t tclass;			/* --tclass: the address vectors' traffic class (DSCP, ECN) */
 	uint32_t rate_limit_kbps;	/* --rate_limit: every QP's rate_limit (0: none) */
 	uint32_t cc_ab_ms;		/* --cc-ab: DCQCN on and off in turns of this many ms (0: no) */
+	uint32_t op_ab_ms;		/* --op-ab: op_ab and op in turns of this many ms (0: no) */
+	enum perf_op op_ab;
 };
+
+/* The turns' length, ms: --cc-ab's or --op-ab's (the options refuse both), 0 without turns. */
+static inline uint32_t
+perf_turn_ms(const struct perf_test *t)
+{
+	return t->cc_ab_ms + t->op_ab_ms;
+}
+
+/* Whether the run posts op: -o's, or --op-ab's in its turns. */
+static inline int
+perf_test_uses(const struct perf_test *t, enum perf_op op)
+{
+	return t->op == op || (t->op_ab_ms != 0 && t->op_ab == op);
+}
 
 struct perf_opts {
 	struct perf_test t;
@@ -149,10 +165,11 @@ struct perf_result {
 	uint64_t lost;			/* UC/UD SEND: messages sent and not received */
 	/* latency, in microseconds (or TSC cycles with -C) */
 	double lat_min, lat_p50, lat_avg, lat_p99, lat_p999, lat_max, lat_stdev, tps;
-	/* --cc-ab: the turns measured, the medians of the message rates with DCQCN on and off, and of each on
-	 * turn's rate over the mean of the off turns either side of it (cc_ab_pairs of them), with their range */
-	uint32_t cc_ab_turns, cc_ab_pairs;
-	double cc_ab_on_Mpps, cc_ab_off_Mpps, cc_ab_ratio, cc_ab_ratio_min, cc_ab_ratio_max;
+	/* --cc-ab, --op-ab: the turns taken, the medians of the message rates of B (DCQCN on; --op-ab's op) and
+	 * A (DCQCN off; -o's op), and of each B turn's rate over the mean of the A turns either side of it
+	 * (ab_pairs of them), with their range; the share of the turns' time their rates cover */
+	uint32_t ab_turns, ab_pairs;
+	double ab_b_Mpps, ab_a_Mpps, ab_ratio, ab_ratio_min, ab_ratio_max, ab_measured;
 };
 
 /* The per-stage latency of the ends in this process (rnic_query_device_stage_latency). */

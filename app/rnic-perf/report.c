@@ -202,6 +202,31 @@ out_json(const struct perf_opts *o, const struct perf_result *r)
 		out_json_failed = perf_fail("--out_json_file %s: write error", o->out_json_file);
 }
 
+/* What B (0) and A (1) of --cc-ab's or --op-ab's turns are. */
+static const char *
+turn_name(const struct perf_test *t, int a)
+{
+	if (t->cc_ab_ms != 0)
+		return a ? "off" : "on";
+	return perf_op_names[a ? t->op : t->op_ab];
+}
+
+/* --cc-ab's object (B on, A off), --op-ab's (B its op, A -o's). */
+static void
+json_turns(const struct perf_test *t, const struct perf_result *r)
+{
+	if (t->cc_ab_ms != 0)
+		printf("\"cc_ab\": {\"on_Mpps\": %.6f, \"off_Mpps\": %.6f, ", r->ab_b_Mpps, r->ab_a_Mpps);
+	else if (t->op_ab_ms != 0)
+		printf("\"op_ab\": {\"b\": \"%s\", \"a\": \"%s\", \"b_Mpps\": %.6f, \"a_Mpps\": %.6f, ",
+		       perf_op_names[t->op_ab], perf_op_names[t->op], r->ab_b_Mpps, r->ab_a_Mpps);
+	else
+		return;
+	printf("\"turn_ms\": %u, \"turns\": %u, \"pairs\": %u, \"ratio\": %.6f, \"ratio_min\": %.6f, "
+	       "\"ratio_max\": %.6f, \"measured\": %.6f}, ", perf_turn_ms(t), r->ab_turns, r->ab_pairs, r->ab_ratio,
+	       r->ab_ratio_min, r->ab_ratio_max, r->ab_measured);
+}
+
 /* rnic-perf's --json line. */
 static void
 json_line(const struct perf_opts *o, const struct perf_result *r, const struct perf_stage_set *st)
@@ -217,11 +242,7 @@ json_line(const struct perf_opts *o, const struct perf_result *r, const struct p
 		printf("\"bw_peak_MBps\": %.6f, \"bw_avg_MBps\": %.6f, \"bw_avg_Gbps\": %.6f, \"msg_rate_Mpps\": %.6f, "
 		       "\"lost\": %" PRIu64 ", ", r->bw_peak_MBps, r->bw_avg_MBps, r->bw_avg_MBps * 1048576.0 * 8 / 1e9,
 		       r->msg_rate_Mpps, r->lost);
-	if (t->cc_ab_ms != 0)
-		printf("\"cc_ab\": {\"turn_ms\": %u, \"turns\": %u, \"on_Mpps\": %.6f, \"off_Mpps\": %.6f, "
-		       "\"pairs\": %u, \"ratio\": %.6f, \"ratio_min\": %.6f, \"ratio_max\": %.6f}, ", t->cc_ab_ms,
-		       r->cc_ab_turns, r->cc_ab_on_Mpps, r->cc_ab_off_Mpps, r->cc_ab_pairs, r->cc_ab_ratio,
-		       r->cc_ab_ratio_min, r->cc_ab_ratio_max);
+	json_turns(t, r);
 	if (t->mode != MODE_BW)
 		printf("\"lat_%s\": {\"min\": %.3f, \"p50\": %.3f, \"avg\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
 		       "\"max\": %.3f, \"stdev\": %.3f}, \"tps\": %.1f, ", o->report_cycles ? "cycles" : "us", r->lat_min,
@@ -250,10 +271,12 @@ print_row(const struct perf_opts *o, const struct perf_result *r)
 		       r->lat_stdev, r->lat_p99, r->lat_p999);
 	if (o->output == OUT_FULL && r->lost != 0)
 		printf(" (%" PRIu64 " messages not received: UC and UD drop a SEND that finds no receive)\n", r->lost);
-	if (o->output == OUT_FULL && o->t.cc_ab_ms != 0)
-		printf(" DCQCN on and off in %u turns of %u ms: on %.3f, off %.3f Mpps (medians), on / off %.3f (median "
-		       "of %u, %.3f .. %.3f)\n", r->cc_ab_turns, o->t.cc_ab_ms, r->cc_ab_on_Mpps, r->cc_ab_off_Mpps,
-		       r->cc_ab_ratio, r->cc_ab_pairs, r->cc_ab_ratio_min, r->cc_ab_ratio_max);
+	if (o->output == OUT_FULL && perf_turn_ms(&o->t) != 0)
+		printf(" %s%s and %s in %u turns of %u ms: %s %.3f, %s %.3f Mpps (medians), %s / %s %.3f (median of "
+		       "%u, %.3f .. %.3f; %.0f %% of the time measured)\n", o->t.cc_ab_ms != 0 ? "DCQCN " : "",
+		       turn_name(&o->t, 0), turn_name(&o->t, 1), r->ab_turns, perf_turn_ms(&o->t), turn_name(&o->t, 0),
+		       r->ab_b_Mpps, turn_name(&o->t, 1), r->ab_a_Mpps, turn_name(&o->t, 0), turn_name(&o->t, 1),
+		       r->ab_ratio, r->ab_pairs, r->ab_ratio_min, r->ab_ratio_max, r->ab_measured * 100);
 }
 
 /* One result: the table's row (or the JSON line), and --out_json's file. */
@@ -318,7 +341,7 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median of v[0 .. n) (n > 0), v sorted in place: the latency figures and --cc-ab's turns. */
+/* The median of v[0 .. n) (n > 0), v sorted in place: the latency figures and the turns of --cc-ab and --op-ab. */
 double
 perf_sort_median(double *v, uint64_t n)
 {

@@ -363,11 +363,36 @@ def check_errors():
     d = jrun(["--cc-ab", "50", "-D", "0.6", "-s", "64"])[-1]["cc_ab"]
     assert d["turn_ms"] == 50 and 9 <= d["turns"] <= 12 and d["pairs"] >= 3, d
     assert d["on_Mpps"] > 0 and d["off_Mpps"] > 0 and d["ratio_min"] <= d["ratio"] <= d["ratio_max"], d
+    assert 0.5 < d["measured"] <= 1, d
+    check_op_ab()
     # A WRITE ping that never lands (the receiver drops every frame): the sender's retries run out, and the
     # waiting side says so instead of only that nothing came.
     refused(["--lat", "-n", "10", "-u", "10", "--fault", "port=1,drop=1"], code=1, needle="retry counter exceeded")
     assert "--port NAME" in ok(["--help-engine"], eal=False)
     ok(["--config", os.path.join(SRC, "config", "softrnic.conf"), "-n", "10"])
+
+
+def check_op_ab():
+    """--op-ab OP:MS: -o's op and OP in turns of one -D run in loopback, the same refusals as --cc-ab's and its
+    own; SEND's turns find their receives (RC: every SEND received, none lost)."""
+    for args, needle in ((["-n", "10"], "needs -D"), (["--lat", "-D", "1"], "bandwidth tests only"),
+                         (["-D", "1", "somehost"], "in loopback only"), (["-D", "100"], "4096 turns"),
+                         (["-D", "1", "-a"], "needs -D"), (["-D", "1", "-b"], "not with -b"),
+                         (["-D", "1", "--verify"], "--verify"), (["-D", "1", "-c", "UC"], "READ needs -c RC"),
+                         (["-D", "1", "--cc-ab", "20"], "not with --op-ab")):
+        refused(["--op-ab", "read:20"] + args, needle=needle)
+    refused(["--op-ab", "fetch_add:20", "-D", "1"], needle="write, read and send only")
+    refused(["-A", "FETCH_AND_ADD", "--op-ab", "write:20", "-D", "1"], needle="write, read and send only")
+    refused(["-o", "send", "-c", "UD", "-s", "64", "--op-ab", "write:20", "-D", "1"], needle="UD carries SEND only")
+    for bad in ("read:5", "read", "bogus:20", "read:20x", ":20"):
+        refused(["--op-ab", bad, "-D", "1"], needle="OP:MS")
+    for op in ("read", "send"):
+        r = jrun(["-o", "write", "-s", "64", "-t", "128", "--op-ab", f"{op}:50", "-D", "0.6"])[-1]
+        d = r["op_ab"]
+        assert (d["a"], d["b"], d["turn_ms"]) == ("write", op, 50) and 9 <= d["turns"] <= 12, d
+        assert d["pairs"] >= 3 and d["a_Mpps"] > 0 and d["b_Mpps"] > 0, d
+        assert d["ratio_min"] <= d["ratio"] <= d["ratio_max"] and 0.5 < d["measured"] <= 1, d
+        assert r["lost"] == 0 and r["op"] == "write", r
 
 
 def check_names():
