@@ -11,7 +11,6 @@
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
-#include <rte_prefetch.h>
 
 #include "rnic_cq.h"
 
@@ -462,21 +461,6 @@ cqes_lost(struct rnic_cq_priv *cq, unsigned int n)
 	__atomic_fetch_add(&rnic_ctx_dev(cq->pub.context)->cqes_lost, n, __ATOMIC_RELAXED);
 }
 
-/* CQEs whose lines a push asks for ahead of the next pushes. */
-#define CQE_PREFETCH 8u
-
-/*
- * The entries the next pushes write, from prod on, asked for to be written: a CQ of a million entries (a
- * million messages in flight) has them in memory, and the fence after a push would wait for them.
- */
-static void
-prefetch_next_cqes(const struct rnic_cq_priv *cq, uint32_t prod)
-{
-	RTE_BUILD_BUG_ON(sizeof(struct rnic_cqe64) != RTE_CACHE_LINE_SIZE);
-	for (uint32_t i = 0; i < CQE_PREFETCH; i++)
-		rte_prefetch0_write(&cq->cqes[(prod + i) & ((1u << cq->log_nent) - 1)]);
-}
-
 int
 rnic_cq_push_burst(struct rnic_cq *pub, const struct rnic_cqe_desc *d, unsigned int n)
 {
@@ -514,7 +498,6 @@ rnic_cq_push_burst(struct rnic_cq *pub, const struct rnic_cqe_desc *d, unsigned 
 						       ((prod >> cq->log_nent) & 1)), __ATOMIC_RELEASE);
 		event |= d[i].solicited || d[i].status != RNIC_WC_SUCCESS;
 	}
-	prefetch_next_cqes(cq, (uint32_t)first + n);
 	/* The CQEs visible before the arm word is read: the other half of rnic_req_notify_cq's fence. */
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	armed = __atomic_load_n(&cq->hif->arm, __ATOMIC_ACQUIRE);

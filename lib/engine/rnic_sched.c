@@ -22,9 +22,7 @@ rnic_sched_init(struct rnic_sched *s, uint32_t nb_slots, int socket_id)
 		return -ENOMEM;
 	}
 	s->nb_slots = nb_slots;
-	/* As if the table's last slab had just been served: rnic_sched_peek then names nothing before the
-	 * first scan (which starts at slot 0). */
-	s->slab_pos = (nb_slots - 1) & ~63u;
+	s->slab_pos = 0;
 	s->slab = 0;
 	return 0;
 }

@@ -65,31 +65,27 @@ rnic_sched_unget(struct rnic_sched *s, uint32_t slot)
 	s->slab |= 1ULL << (slot - s->slab_pos);
 }
 
-/*
- * The slot rnic_sched_next will most likely return after `ahead` more calls (0: the next one), without taking
- * it: its QP's lines can be prefetched while the current one is served. It looks in the slab being served
- * and then in the next slab of the table (the first QPs of a slab are served soon after the last of the one
- * before: they are prefetched too); 0 when neither holds it.
- */
+/* The slot rnic_sched_next will most likely return next (one of the slab being served), without taking it:
+ * its QP's context can be prefetched while the current one is served. 0 when the slab is done. */
 static inline int
-rnic_sched_peek(const struct rnic_sched *s, unsigned int ahead, uint32_t *slot)
+rnic_sched_peek(const struct rnic_sched *s, uint32_t *slot)
 {
-	uint32_t pos = s->slab_pos;
-	uint64_t rest = s->slab;
+	if (s->slab == 0)
+		return 0;
+	*slot = s->slab_pos + (uint32_t)__builtin_ctzll(s->slab);
+	return 1;
+}
 
-	for (int slabs = 0; slabs < 2; slabs++) {
-		for (; ahead > 0 && rest != 0; ahead--)
-			rest &= rest - 1;
-		if (rest != 0) {
-			*slot = pos + (uint32_t)__builtin_ctzll(rest);
-			return 1;
-		}
-		pos += 64;
-		if (pos >= s->nb_slots)
-			return 0;
-		rest = s->active->array2[pos / 64];
-	}
-	return 0;
+/* The slot after the one rnic_sched_peek gives (in the same slab), for a prefetch one more turn ahead. */
+static inline int
+rnic_sched_peek2(const struct rnic_sched *s, uint32_t *slot)
+{
+	uint64_t rest = s->slab & (s->slab - 1);
+
+	if (rest == 0)
+		return 0;
+	*slot = s->slab_pos + (uint32_t)__builtin_ctzll(rest);
+	return 1;
 }
 
 #endif /* RNIC_SCHED_H */

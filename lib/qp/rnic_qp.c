@@ -7,7 +7,6 @@
 
 #include <rte_malloc.h>
 #include <rte_pause.h>
-#include <rte_prefetch.h>
 #include <rte_ring.h>
 
 #include "rnic_cq.h"
@@ -123,40 +122,13 @@ rnic_qp_rq_wrid(struct rnic_qp *qp, uint16_t wqe_counter)
 	return wq->wrid[wqe_counter & (wq->wqe_cnt - 1)];
 }
 
-/* Slots a retire asks for ahead of the posts that fill them, at most. */
-#define POST_PREFETCH 16u
-
-/*
- * The n slots the poster fills next from head, their wr_ids and post times, asked for to be written: with
- * thousands of QPs they are in memory when a retire frees room for them, and the post's sequentially
- * consistent head store would wait for its stores to them.
- */
-static void
-prefetch_post_slots(const struct rnic_wq *wq, uint32_t head, uint32_t n)
-{
-	uint32_t mask = wq->wqe_cnt - 1;
-
-	n = RTE_MIN(RTE_MIN(n, POST_PREFETCH), wq->wqe_cnt);
-	if (n == 0)
-		return;
-	for (uint32_t i = 0; i < n; i++)
-		rte_prefetch0_write(rnic_wq_slot(wq, head + i));
-	rte_prefetch0_write(&wq->wrid[head & mask]);
-	rte_prefetch0_write(&wq->wrid[(head + n - 1) & mask]);
-	if (wq->posted_tsc != NULL) {
-		rte_prefetch0_write(&wq->posted_tsc[head & mask]);
-		rte_prefetch0_write(&wq->posted_tsc[(head + n - 1) & mask]);
-	}
-}
-
 /* The CQE names the last WQE it retires, as a 16-bit counter; unsignaled WQEs before it retire with it. */
 static void
 wq_retire(struct rnic_wq *wq, uint16_t wqe_counter)
 {
-	uint32_t tail = wq->idx->tail, freed = (uint16_t)(wqe_counter + 1 - (uint16_t)tail);
+	uint32_t tail = wq->idx->tail;
 
-	__atomic_store_n(&wq->idx->tail, tail + freed, __ATOMIC_RELEASE);
-	prefetch_post_slots(wq, __atomic_load_n(&wq->idx->head, __ATOMIC_RELAXED), freed);
+	__atomic_store_n(&wq->idx->tail, tail + (uint16_t)(wqe_counter + 1 - (uint16_t)tail), __ATOMIC_RELEASE);
 }
 
 void
