@@ -1330,8 +1330,8 @@ serve(struct rnic_pipeline *p, struct rnic_qp *qp, unsigned int quantum, int *id
 
 /*
  * The lines a QP's visit uses, which the poster wrote long ago with thousands of QPs in turn: the SQ head,
- * and for the quantum of WQEs a visit may start, their post times and in-flight entries, and the first
- * WQEs and their copies' slots (the hardware prefetcher follows the rest of the run).
+ * and for the quantum of WQEs a visit may start, their slots, their post times, their in-flight entries and
+ * where the engine's copy of each goes (a slot written once per WQE).
  */
 static void
 prefetch_next_wqe(const struct rnic_qp_priv *q)
@@ -1340,9 +1340,8 @@ prefetch_next_wqe(const struct rnic_qp_priv *q)
 
 	RTE_BUILD_BUG_ON(sizeof(struct rnic_inflight) > RTE_CACHE_LINE_SIZE);
 	rte_prefetch0(q->sq.idx);
-	for (uint32_t i = 0; i < RTE_MIN(n, 4u); i++) {
+	for (uint32_t i = 0; i < RTE_MIN(n, q->req.infl_mask + 1); i++) {
 		rte_prefetch0(rnic_wq_slot(&q->sq, next + i));
-		/* ... and where the engine's copy of each will go (a slot written once per WQE). */
 		rte_prefetch0_write(rnic_req_wqe(q, rnic_req_infl(&q->req, q->req.infl_tail + i)));
 	}
 	for (uint32_t i = 0; i < n; i += RTE_CACHE_LINE_SIZE / sizeof(uint64_t))
@@ -1350,6 +1349,60 @@ prefetch_next_wqe(const struct rnic_qp_priv *q)
 	for (uint32_t i = 0; i < RTE_MIN(n, q->req.infl_mask + 1);
 	     i += RTE_CACHE_LINE_SIZE / sizeof(struct rnic_inflight))
 		rte_prefetch0_write(rnic_req_infl(&q->req, q->req.infl_tail + i));
+}
+
+/*
+ * The payloads of the WQEs a QP's visit may start, once their slots are at hand (prefetch_next_wqe, a turn
+ * earlier): the application's buffer, written long ago with thousands of QPs, which the gather and the ICRC
+ * after it would otherwise wait for. Only the WQEs the head says are posted: a slot past it holds an old WQE.
+ */
+static void
+prefetch_payloads(const struct rnic_qp_priv *q)
+{
+	uint32_t next = q->req.sq_next;
+	uint32_t n = RTE_MIN(RTE_MIN(QUANTUM, q->req.infl_mask + 1),
+			     __atomic_load_n(&q->sq.idx->head, __ATOMIC_RELAXED) - next);
+	int ud = q->pub.qp_type == RNIC_QPT_UD;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t addr;
+		uint32_t len;
+
+		if (!rnic_send_wqe_first_sge(rnic_wq_slot(&q->sq, next + i), q->sq.stride, ud, &addr, &len))
+			continue;
+		rte_prefetch0((const void *)(uintptr_t)addr);
+		rte_prefetch0((const void *)(uintptr_t)(addr + RTE_MIN(len, 2u * RTE_CACHE_LINE_SIZE) - 1));
+	}
+}
+
+/* The QP rnic_sched_next will most likely return after `ahead` more calls, or NULL. */
+static struct rnic_qp_priv *
+qp_ahead(struct rnic_pipeline *p, unsigned int ahead)
+{
+	struct rnic_qp *qp;
+	uint32_t slot;
+
+	if (!rnic_sched_peek(&p->sched, ahead, &slot) || (qp = rnic_qp_by_slot(p->dev, slot)) == NULL)
+		return NULL;
+	return rnic_qp_priv(qp);
+}
+
+/*
+ * Three turns of the round robin ahead, the QP's context (its address needs no load); two turns ahead, that
+ * context at hand, the host-interface lines it points to; one turn ahead, the WQE slots at hand, the payloads
+ * they name. A lone QP has no turn ahead: nothing is asked for.
+ */
+static void
+prefetch_turns_ahead(struct rnic_pipeline *p)
+{
+	struct rnic_qp_priv *q;
+
+	if ((q = qp_ahead(p, 2)) != NULL)
+		rnic_qp_prefetch(&q->pub);
+	if ((q = qp_ahead(p, 1)) != NULL)
+		prefetch_next_wqe(q);
+	if ((q = qp_ahead(p, 0)) != NULL)
+		prefetch_payloads(q);
 }
 
 /* Signed distance of virtual time a from b (they wrap). */
@@ -1569,17 +1622,11 @@ rnic_stage_requester(void *arg, unsigned int budget)
 		rnic_sched_activate(&p->sched, slots[i]);
 	p->req_pass++;
 	while (work < budget && rnic_sched_next(&p->sched, &slot)) {
-		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot), *next;
-		uint32_t next_slot;
+		struct rnic_qp *qp = rnic_qp_by_slot(p->dev, slot);
 		unsigned int sent = 0;
 		int idle = 1;
 
-		/* Two turns ahead the QP's context (its address needs no load); one turn ahead, that context
-		 * now at hand, the host-interface lines it points to. */
-		if (rnic_sched_peek2(&p->sched, &next_slot) && (next = rnic_qp_by_slot(p->dev, next_slot)) != NULL)
-			rnic_qp_prefetch(next);
-		if (rnic_sched_peek(&p->sched, &next_slot) && (next = rnic_qp_by_slot(p->dev, next_slot)) != NULL)
-			prefetch_next_wqe(rnic_qp_priv(next));
+		prefetch_turns_ahead(p);
 
 		/* The round robin came back to a QP on a lossy path: the pass ends (on_lossy_path). The QP keeps
 		 * its place: it is served first in the next pass. */

@@ -65,23 +65,16 @@ rnic_sched_unget(struct rnic_sched *s, uint32_t slot)
 	s->slab |= 1ULL << (slot - s->slab_pos);
 }
 
-/* The slot rnic_sched_next will most likely return next (one of the slab being served), without taking it:
- * its QP's context can be prefetched while the current one is served. 0 when the slab is done. */
+/* The slot rnic_sched_next will most likely return after `ahead` more calls (0: the next one), one of the
+ * slab being served, without taking it: its QP's lines can be prefetched while the current one is served.
+ * 0 when the slab ends before it. */
 static inline int
-rnic_sched_peek(const struct rnic_sched *s, uint32_t *slot)
+rnic_sched_peek(const struct rnic_sched *s, unsigned int ahead, uint32_t *slot)
 {
-	if (s->slab == 0)
-		return 0;
-	*slot = s->slab_pos + (uint32_t)__builtin_ctzll(s->slab);
-	return 1;
-}
+	uint64_t rest = s->slab;
 
-/* The slot after the one rnic_sched_peek gives (in the same slab), for a prefetch one more turn ahead. */
-static inline int
-rnic_sched_peek2(const struct rnic_sched *s, uint32_t *slot)
-{
-	uint64_t rest = s->slab & (s->slab - 1);
-
+	for (unsigned int i = 0; i < ahead && rest != 0; i++)
+		rest &= rest - 1;
 	if (rest == 0)
 		return 0;
 	*slot = s->slab_pos + (uint32_t)__builtin_ctzll(rest);

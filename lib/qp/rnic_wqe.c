@@ -366,6 +366,30 @@ rnic_send_wqe_copy(uint8_t *dst, const uint8_t *slot, uint32_t stride)
 	return size;
 }
 
+int
+rnic_send_wqe_first_sge(const uint8_t *slot, uint32_t stride, int is_ud, uint64_t *addr, uint32_t *len)
+{
+	struct rnic_wqe_next next;
+	struct rnic_wqe_data d;
+	uint32_t flags, size, off = sizeof(next);
+	uint8_t op;
+
+	memcpy(&next, slot, sizeof(next));
+	flags = rte_be_to_cpu_32(next.flags);
+	op = (uint8_t)(flags >> RNIC_WQE_F_OPCODE_SHIFT);
+	size = ((flags >> RNIC_WQE_F_SIZE_SHIFT) & RNIC_WQE_F_SIZE_MASK) * RNIC_WQE_SEG;
+	if (is_ud)
+		off += sizeof(struct rnic_wqe_ud);
+	else if (rnic_wqe_op_has_raddr(op))
+		off += sizeof(struct rnic_wqe_raddr) + (rnic_wqe_op_is_atomic(op) ? sizeof(struct rnic_wqe_atomic) : 0);
+	if ((flags & RNIC_WQE_F_INLINE) || size > stride || off + sizeof(d) > size)
+		return 0;
+	memcpy(&d, slot + off, sizeof(d));
+	*addr = rte_be_to_cpu_64(d.addr);
+	*len = rte_be_to_cpu_32(d.byte_count);
+	return 1;
+}
+
 /* ------------------------------------------------------------------------------------------------------ */
 /* Receive                                                                                                  */
 

@@ -200,6 +200,14 @@ int rnic_send_wqe_parse(const uint8_t *wqe, uint32_t size16, int is_ud, struct r
  */
 uint32_t rnic_send_wqe_copy(uint8_t *dst, const uint8_t *slot, uint32_t stride);
 
+/*
+ * The address and length the first DataSeg of the send WQE in an SQ slot of stride bytes names, to prefetch
+ * the payload before the engine takes the WQE (in an application's own engine an MR maps an address to
+ * itself). Returns 0 when there is none (inline data, which lies in the slot, or a WQE that does not fit the
+ * slot). Reads the slot without copying it and checks no key: only a prefetch, which never faults, uses it.
+ */
+int rnic_send_wqe_first_sge(const uint8_t *slot, uint32_t stride, int is_ud, uint64_t *addr, uint32_t *len);
+
 /* Bytes of a receive queue slot for max_sge scatter entries: NextSeg, the entries, the all-zero delimiter,
  * rounded up to a power of two of at least 64. */
 static inline uint32_t

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * QP scheduler (digest seed-001-002-004 §4.4 case 28): round-robin fairness, idle QPs never scheduled,
- * deactivation, a slot given back unserved, the same behaviour at 64K slots, and the prefetch hints (peek, peek2) naming the slots
- * served next.
+ * deactivation, a slot given back unserved, the same behaviour at 64K slots, and the prefetch hints (peek 0, 1
+ * and 2 turns ahead) naming the slots served next.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,18 +25,22 @@ serve_rounds(struct rnic_sched *s, unsigned int picks)
 
 	memset(served, 0, sizeof(served));
 	for (unsigned int i = 0; i < picks; i++) {
-		uint32_t peeked = 0, peeked2 = 0, after = 0;
-		int has_peek = rnic_sched_peek(s, &peeked), has_peek2 = rnic_sched_peek2(s, &peeked2);
+		uint32_t peeked[3] = { 0 }, after = 0;
+		int has_peek[3];
 
+		for (unsigned int a = 0; a < 3; a++)
+			has_peek[a] = rnic_sched_peek(s, a, &peeked[a]);
 		assert_int_equal(rnic_sched_next(s, &slot), 1);
 		assert_true(slot < s->nb_slots);
 		served[slot]++;
-		/* The prefetch hints name what comes next and after it, when they name anything. */
-		if (has_peek)
-			assert_int_equal(slot, peeked);
-		if (has_peek2) {
-			assert_int_equal(rnic_sched_peek(s, &after), 1);
-			assert_int_equal(after, peeked2);
+		/* The prefetch hints name what comes next and the turns after it, when they name anything. */
+		if (has_peek[0])
+			assert_int_equal(slot, peeked[0]);
+		for (unsigned int a = 1; a < 3; a++) {
+			if (!has_peek[a])
+				continue;
+			assert_int_equal(rnic_sched_peek(s, a - 1, &after), 1);
+			assert_int_equal(after, peeked[a]);
 		}
 	}
 }

@@ -464,12 +464,29 @@ take_doorbell(void)
 	return db;
 }
 
+/* The requester's prefetch hint names the first DataSeg the parser finds, and nothing for inline data. */
+static void
+check_first_sge(const struct rnic_qp *qp, const uint8_t *wqe, const struct rnic_send_wqe *w)
+{
+	uint64_t addr = 0;
+	uint32_t len = 0;
+	int has = rnic_send_wqe_first_sge(wqe, rnic_qp_priv((struct rnic_qp *)qp)->sq.stride,
+					  qp->qp_type == RNIC_QPT_UD, &addr, &len);
+
+	assert_int_equal(has, w->inline_data == NULL && w->nb_sge > 0);
+	if (has) {
+		assert_int_equal(addr, rte_be_to_cpu_64(w->sge[0].addr));
+		assert_int_equal(len, rte_be_to_cpu_32(w->sge[0].byte_count));
+	}
+}
+
 static void
 parse_at(struct rnic_qp *qp, uint32_t offset16, uint8_t size16, struct rnic_send_wqe *w)
 {
 	const uint8_t *wqe = rnic_qp_priv(qp)->sq.buf + offset16 * RNIC_WQE_SEG;
 
 	assert_int_equal(rnic_send_wqe_parse(wqe, size16, qp->qp_type == RNIC_QPT_UD, w), 0);
+	check_first_sge(qp, wqe, w);
 }
 
 static void
@@ -566,6 +583,14 @@ test_wqe_layouts(void **state)
 		assert_int_equal(rnic_poll_cq(cq, 1, &wc), 1);
 		assert_int_equal(wc.wr_id, 0x5000 + i);
 	}
+	/* A WQE whose stated size overruns its slot names no payload (the hint reads nothing past the slot). */
+	uint8_t slot[128] = { 0 };
+	uint64_t addr;
+	uint32_t len;
+
+	rnic_wqe_finish(slot, slot + 64 + RNIC_WQE_SEG, 0);
+	assert_int_equal(rnic_send_wqe_first_sge(slot, 64, 0, &addr, &len), 0);
+	assert_int_equal(rnic_send_wqe_first_sge(slot, 128, 0, &addr, &len), 1);
 	assert_int_equal(rnic_destroy_qp(qp), 0);
 }
 
