@@ -231,6 +231,12 @@ place_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rn
 		fail_at(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);
 		return -1;
 	}
+	/* The destination as translated when the READ started, while no region was deregistered since (the
+	 * READ's may be the one: translated again, the response then fails with a protection error). */
+	if (e->dst != NULL && e->dst_epoch == __atomic_load_n(&p->dev->mr_table->epoch, __ATOMIC_ACQUIRE)) {
+		memcpy(e->dst + off, d->payload, len);
+		return 0;
+	}
 	rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, 0, &w);	/* the engine's copy: its SGEs as they started */
 	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, rnic_pd_priv(qp->pd)->pdn, RNIC_MR_NEED_LOCAL_WRITE,
 			  off, (uint8_t *)(uintptr_t)d->payload, len, 1) != RNIC_MR_OK) {

@@ -87,6 +87,10 @@ struct rnic_inflight {
 					 * at received + (i + 1) x PMTU */
 	uint32_t asked_end;		/* READ: where what it asked for again ends (asked stays set while
 					 * received is short of it: the hole's later responses are coming) */
+	uint32_t dst_epoch;		/* READ: the MR table's epoch when dst was translated */
+	uint8_t *dst;			/* READ: where its data lands, when that is one run of this process's
+					 * memory, translated when it started: its responses are copied there
+					 * while no region was deregistered since (else NULL: each translated) */
 };
 
 /*
