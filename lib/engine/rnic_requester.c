@@ -151,7 +151,8 @@ rtx_release(struct rnic_pipeline *p, struct rnic_req_ctx *r)
 			e->next = p->rtx_free;
 			p->rtx_free = i;
 		}
-		rte_pktmbuf_free_bulk(run, n);
+		if (n != 0)	/* a READ's progress has none (its requests are not kept) */
+			rte_pktmbuf_free_bulk(run, n);
 	} while (n == RTE_DIM(run));
 	if (r->rtx_head == 0)
 		r->rtx_tail = r->rtx_next = 0;
