@@ -231,9 +231,8 @@ place_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rn
 		fail_at(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);
 		return -1;
 	}
-	/* The destination as translated when the READ started, while no region was deregistered since (the
-	 * READ's may be the one: translated again, the response then fails with a protection error). */
-	if (e->dst != NULL && e->dst_epoch == __atomic_load_n(&p->dev->mr_table->epoch, __ATOMIC_ACQUIRE)) {
+	/* The destination as translated when the READ started, while that holds. */
+	if (e->dst != NULL && rnic_mr_epoch_holds(p->dev->mr_table, e->dst_epoch)) {
 		memcpy(e->dst + off, d->payload, len);
 		return 0;
 	}

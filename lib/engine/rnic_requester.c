@@ -37,15 +37,12 @@ gather(struct rnic_pipeline *p, const struct rnic_send_wqe *w, uint32_t pdn, uin
 	return rnic_sge_copy(p, &p->req_cache, w->sge, w->nb_sge, pdn, RNIC_MR_NEED_LOCAL_READ, off, dst, len, 0);
 }
 
-/*
- * Check every SGE of a WQE before it starts (local keys, rights, bounds). With run: the address of the WQE's
- * data when it is one SGE of at most two pages that follow each other in this process's memory (any READ of
- * up to 4 KB into one SGE), else NULL.
- */
+/* Check every SGE of a WQE before it starts (local keys, rights, bounds). With run: the address of the WQE's
+ * data when it is one SGE and one run of this process's memory (rnic_mr_run), else NULL. */
 static enum rnic_mr_status
 check_sges(struct rnic_pipeline *p, const struct rnic_send_wqe *w, uint32_t pdn, uint32_t need, uint8_t **run)
 {
-	struct rnic_mr_seg seg[2];
+	struct rnic_mr_seg seg[RNIC_MR_RUN_SEGS];
 	uint32_t max = run != NULL && w->nb_sge == 1 ? RTE_DIM(seg) : 0, n = 0;
 
 	for (uint32_t i = 0; w->inline_data == NULL && i < w->nb_sge; i++) {
@@ -58,8 +55,7 @@ check_sges(struct rnic_pipeline *p, const struct rnic_send_wqe *w, uint32_t pdn,
 			return st;
 	}
 	if (run != NULL)
-		*run = n != 0 && seg[0].len + (n == 2 ? seg[1].len : 0) == w->length &&
-		       (n == 1 || seg[0].addr + seg[0].len == seg[1].addr) ? seg[0].addr : NULL;
+		*run = rnic_mr_run(seg, n, w->length);
 	return RNIC_MR_OK;
 }
 

@@ -1413,6 +1413,36 @@ test_responder_zero_length(void **state)
 #define READ_REQ RNIC_OP_RDMA_READ_REQUEST
 
 /*
+ * A READ's responses come from the address the responder translated when it took the request, while no region
+ * is deregistered: a duplicate of it after its region was deregistered sends none of that memory, but a
+ * remote access NAK (and the QP fails).
+ */
+static void
+test_responder_read_deregistered(void **state)
+{
+	struct rnic_mr *src = rnic_reg_mr(pd, buf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_READ);
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint8_t ops[3] = { RNIC_OP_RDMA_READ_RESPONSE_FIRST, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE,
+				 RNIC_OP_RDMA_READ_RESPONSE_LAST };
+	const uint32_t psn[3] = { 10, 11, 12 }, msn[3] = { 1, 1, 1 };
+	struct frame f[MAX_FRAMES];
+	uint32_t rkey;
+
+	(void)state;
+	assert_non_null(src);
+	rkey = src->rkey;
+	peer_request(qp, RNIC_OP_RDMA_READ_REQUEST, 10, (uintptr_t)buf, rkey, 3000, 0);
+	expect_responses(3, ops, psn, msn);
+	assert_int_equal(rnic_dereg_mr(src), 0);
+	peer_request(qp, RNIC_OP_RDMA_READ_REQUEST, 11, (uintptr_t)buf + 1024, rkey, 3000 - 1024, 0);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	assert_int_equal(f[0].op, RNIC_OP_ACKNOWLEDGE);
+	assert_int_equal(f[0].syndrome, RNIC_AETH_NAK_REMOTE_ACCESS);
+	assert_int_equal(qp->state, RNIC_QPS_ERR);
+	done(qp);
+}
+
+/*
  * Duplicate READs (IBA 9.7.5.1.6) at a responder with max_dest_rd_atomic 2: each is answered again by the
  * resource of its original, from the PSN it names, and takes no resource of its own. A duplicate of a READ
  * still queued does not add a job (the READ behind it once found the resources full: an invalid request NAK,
@@ -1986,6 +2016,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_responder_coalesces_acks),
 		cmocka_unit_test(test_responder_zero_length),
 		cmocka_unit_test(test_responder_duplicate_reads),
+		cmocka_unit_test(test_responder_read_deregistered),
 		cmocka_unit_test(test_responder_read_msn),
 		cmocka_unit_test(test_responder_reads_in_turn),
 		cmocka_unit_test(test_responder_resources_resize),
