@@ -231,6 +231,11 @@ place_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rn
 		fail_at(p, qp, d->psn, RNIC_WC_BAD_RESP_ERR);
 		return -1;
 	}
+	/* The destination as translated when the READ started, while that holds. */
+	if (e->dst != NULL && rnic_mr_epoch_holds(p->dev->mr_table, e->dst_epoch)) {
+		memcpy(e->dst + off, d->payload, len);
+		return 0;
+	}
 	rnic_send_wqe_parse(rnic_req_wqe(q, e), 0, 0, &w);	/* the engine's copy: its SGEs as they started */
 	if (rnic_sge_copy(p, &p->req_cache, w.sge, w.nb_sge, rnic_pd_priv(qp->pd)->pdn, RNIC_MR_NEED_LOCAL_WRITE,
 			  off, (uint8_t *)(uintptr_t)d->payload, len, 1) != RNIC_MR_OK) {
@@ -309,9 +314,15 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	}
 	e->ahead >>= 1;
 	e->asked &= e->received < e->asked_end;
-	rnic_requester_progress(p, qp);
-	/* A READ response acknowledges every request before the READ (implicit ACK). */
-	ack_upto(p, qp, rnic_psn_prev(e->first_psn));
+	/* The data placed is progress. The last response of the oldest READ unanswered makes it below: una
+	 * moves past the READ in got_answer (it does not move before: nothing unanswered precedes the READ). */
+	if (e->received != e->length || unanswered(r) != e)
+		rnic_requester_progress(p, qp);
+	/* A READ response acknowledges every request before the READ (implicit ACK): news only while una is
+	 * short of the READ (acked short of it too matters to no got_answer: each takes the READ's last PSN
+	 * at least). */
+	if (rnic_psn_diff(e->first_psn, r->una) > 0)
+		ack_upto(p, qp, rnic_psn_prev(e->first_psn));
 	if (e->received == e->length) {
 		e->answered = 1;
 		rnic_requester_read_answered(r, e, pmtu);

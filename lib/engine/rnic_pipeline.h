@@ -493,14 +493,17 @@ rnic_prefetch_mbuf_desc(struct rte_mbuf *m)
 static inline void
 rnic_prefetch_qps(struct rnic_device *dev, struct rte_mbuf **pkts, unsigned int n)
 {
+	struct rnic_qp *prev = NULL;
+
 	for (unsigned int i = 0; i < n; i++)
 		rnic_prefetch_mbuf_desc(pkts[i]);
 	for (unsigned int i = 0; i < n; i++) {
 		const struct rnic_pkt_desc *d = rnic_mbuf_desc(pkts[i]);
 		struct rnic_qp *qp = d != NULL ? rnic_qp_lookup(dev, d->dqpn) : NULL;
 
-		if (qp != NULL)
+		if (qp != NULL && qp != prev)	/* a run of one QP's frames: its lines asked for once */
 			rnic_qp_prefetch(qp);
+		prev = qp;
 		if (d != NULL && d->payload_len != 0) {
 			rte_prefetch0(d->payload);
 			rte_prefetch0(d->payload + d->payload_len - 1);

@@ -37,20 +37,25 @@ gather(struct rnic_pipeline *p, const struct rnic_send_wqe *w, uint32_t pdn, uin
 	return rnic_sge_copy(p, &p->req_cache, w->sge, w->nb_sge, pdn, RNIC_MR_NEED_LOCAL_READ, off, dst, len, 0);
 }
 
-/* Check every SGE of a WQE before it starts (local keys, rights, bounds). */
+/* Check every SGE of a WQE before it starts (local keys, rights, bounds). With run: the address of the WQE's
+ * data when it is one SGE and one run of this process's memory (rnic_mr_run), else NULL. */
 static enum rnic_mr_status
-check_sges(struct rnic_pipeline *p, const struct rnic_send_wqe *w, uint32_t pdn, uint32_t need)
+check_sges(struct rnic_pipeline *p, const struct rnic_send_wqe *w, uint32_t pdn, uint32_t need, uint8_t **run)
 {
+	struct rnic_mr_seg seg[RNIC_MR_RUN_SEGS];
+	uint32_t max = run != NULL && w->nb_sge == 1 ? RTE_DIM(seg) : 0, n = 0;
+
 	for (uint32_t i = 0; w->inline_data == NULL && i < w->nb_sge; i++) {
-		uint32_t n;
 		enum rnic_mr_status st = rnic_mr_translate(p->dev->mr_table, &p->req_cache,
 							   rte_be_to_cpu_32(w->sge[i].lkey), pdn, need,
 							   rte_be_to_cpu_64(w->sge[i].addr),
-							   rte_be_to_cpu_32(w->sge[i].byte_count), NULL, 0, &n);
+							   rte_be_to_cpu_32(w->sge[i].byte_count), seg, max, &n);
 
 		if (st != RNIC_MR_OK)
 			return st;
 	}
+	if (run != NULL)
+		*run = rnic_mr_run(seg, n, w->length);
 	return RNIC_MR_OK;
 }
 
@@ -142,7 +147,8 @@ rtx_release(struct rnic_pipeline *p, struct rnic_req_ctx *r)
 			e->next = p->rtx_free;
 			p->rtx_free = i;
 		}
-		rte_pktmbuf_free_bulk(run, n);
+		if (n != 0)	/* a READ's progress has none (its requests are not kept) */
+			rte_pktmbuf_free_bulk(run, n);
 	} while (n == RTE_DIM(run));
 	if (r->rtx_head == 0)
 		r->rtx_tail = r->rtx_next = 0;
@@ -416,6 +422,7 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	struct rnic_send_wqe *w = &p->wqe;	/* kept for send_packet, which comes next */
 	struct rnic_inflight *e;
 	enum rnic_wc_status st;
+	uint8_t *dst = NULL;
 	int posted, reads;
 	uint32_t pmtu;
 
@@ -448,11 +455,14 @@ start_wqe(struct rnic_pipeline *p, struct rnic_qp *qp)
 	pmtu = rnic_mtu_bytes(qp->qp_type == RNIC_QPT_UD ? p->dev->active_mtu : q->attr.path_mtu);
 	if (w->opcode == RNIC_WQE_OP_RDMA_READ && read_window_full(r, msg_span(w->length, pmtu)))
 		return 0;
-	if (check_sges(p, w, pdn, reads ? RNIC_MR_NEED_LOCAL_WRITE : RNIC_MR_NEED_LOCAL_READ) != RNIC_MR_OK) {
+	if (check_sges(p, w, pdn, reads ? RNIC_MR_NEED_LOCAL_WRITE : RNIC_MR_NEED_LOCAL_READ,
+		       w->opcode == RNIC_WQE_OP_RDMA_READ ? &dst : NULL) != RNIC_MR_OK) {
 		reject_wqe(p, qp, index, w->opcode, RNIC_WC_LOC_PROT_ERR);
 		return 0;
 	}
 	memset(e, 0, sizeof(*e));
+	e->dst = dst;
+	e->dst_epoch = p->req_cache.epoch;	/* the epoch the translation was made in */
 	e->index = index;
 	e->opcode = w->opcode;
 	e->signaled = w->signaled;

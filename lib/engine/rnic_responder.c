@@ -599,9 +599,12 @@ send_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_resp
 		res->hole_off = res->hole_end;
 		return 1;
 	}
-	if (chunk != 0 && rnic_mr_translate(p->dev->mr_table, &p->resp_cache, res->rkey, pdn,
-					    RNIC_MR_NEED_REMOTE_READ, res->va + *off, chunk, seg, RTE_DIM(seg),
-					    &n) != RNIC_MR_OK) {
+	if (chunk != 0 && res->src != NULL && rnic_mr_epoch_holds(p->dev->mr_table, res->src_epoch)) {
+		seg[0] = (struct rnic_mr_seg){ .addr = res->src + *off, .len = chunk };
+		n = 1;
+	} else if (chunk != 0 && rnic_mr_translate(p->dev->mr_table, &p->resp_cache, res->rkey, pdn,
+						   RNIC_MR_NEED_REMOTE_READ, res->va + *off, chunk, seg, RTE_DIM(seg),
+						   &n) != RNIC_MR_OK) {
 		/* The region went away, or a duplicate asks again from one deregistered since: the QP fails,
 		 * nothing more is answered. */
 		rte_pktmbuf_free(m);
@@ -729,7 +732,8 @@ do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc 
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_resp_ctx *r = &q->resp;
-	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, n;
+	uint32_t pdn = rnic_pd_priv(qp->pd)->pdn, n = 0;
+	struct rnic_mr_seg seg[RNIC_MR_RUN_SEGS];
 	struct rnic_resp_res *res;
 
 	/* A zero-length READ touches no memory: its R_Key and VA are not checked (IBA 9.7.4.1), and it is
@@ -739,7 +743,7 @@ do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc 
 	if (!(q->attr.qp_access_flags & RNIC_ACCESS_REMOTE_READ) ||
 	    (req->reth.dma_len != 0 &&
 	     rnic_mr_translate(p->dev->mr_table, &p->resp_cache, req->reth.rkey, pdn, RNIC_MR_NEED_REMOTE_READ,
-			       req->reth.va, req->reth.dma_len, NULL, 0, &n) != RNIC_MR_OK))
+			       req->reth.va, req->reth.dma_len, seg, RTE_DIM(seg), &n) != RNIC_MR_OK))
 		return V_NAK_ACCESS;
 	res = res_take(r);
 	if (res == NULL)
@@ -747,7 +751,8 @@ do_read(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt_desc 
 	r->msn = rnic_psn_add(r->msn, 1);
 	*res = (struct rnic_resp_res){
 		.va = req->reth.va, .rkey = req->reth.rkey, .len = req->reth.dma_len, .psn = req->psn,
-		.msn = r->msn, .queued = 1,
+		.msn = r->msn, .queued = 1, .src = rnic_mr_run(seg, n, req->reth.dma_len),
+		.src_epoch = p->resp_cache.epoch,
 	};
 	covered_by_response(r, req->psn);
 	queue_responses(p, q);

@@ -479,7 +479,12 @@ mpt_lookup(struct rnic_mr_table *t, struct rnic_mr_cache *cache, uint32_t index,
 			cache->hits++;
 			return &set[w].entry;
 		}
-		if (set[w].tag == 0 || (victim->tag != 0 && set[w].last_use < victim->last_use))
+		/* Ways fill in order and empty only all together (a flush): none is used past an empty one. */
+		if (set[w].tag == 0) {
+			victim = &set[w];
+			break;
+		}
+		if (set[w].last_use < victim->last_use)
 			victim = &set[w];
 	}
 	cache->misses++;

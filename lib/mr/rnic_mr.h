@@ -129,6 +129,29 @@ enum rnic_mr_status rnic_mr_translate(struct rnic_mr_table *t, struct rnic_mr_ca
 				      uint32_t pdn, uint32_t need, uint64_t va, uint64_t len,
 				      struct rnic_mr_seg *segs, uint32_t max_segs, uint32_t *nb_segs);
 
+#define RNIC_MR_RUN_SEGS 2
+
+/*
+ * The address of an access of len bytes that rnic_mr_translate split into the n segments of seg (at most
+ * RNIC_MR_RUN_SEGS asked for) when it is one run of this process's memory (two pages at most that follow
+ * each other there: any access of up to 4 KB), else NULL. A data path keeps it for the accesses within it,
+ * each a copy without a translation, while rnic_mr_epoch_holds for the epoch of the cache that made it.
+ */
+static inline uint8_t *
+rnic_mr_run(const struct rnic_mr_seg *seg, uint32_t n, uint64_t len)
+{
+	return n != 0 && seg[0].len + (n == 2 ? seg[1].len : 0) == len &&
+	       (n == 1 || seg[0].addr + seg[0].len == seg[1].addr) ? seg[0].addr : NULL;
+}
+
+/* Whether a translation made while a cache's epoch was epoch still holds: no region was deregistered since
+ * (one that was may be its region: translated again, an access to it fails as it must). */
+static inline int
+rnic_mr_epoch_holds(struct rnic_mr_table *t, uint32_t epoch)
+{
+	return __atomic_load_n(&t->epoch, __ATOMIC_ACQUIRE) == epoch;
+}
+
 /*
  * rnic_reg_mr for memory this process reaches at another address than the registrant's: rnicd registers a
  * client's buffer at the client's VA (addr: what keys and WQEs name) while the MTT maps it to the daemon's

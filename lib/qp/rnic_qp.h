@@ -87,6 +87,10 @@ struct rnic_inflight {
 					 * at received + (i + 1) x PMTU */
 	uint32_t asked_end;		/* READ: where what it asked for again ends (asked stays set while
 					 * received is short of it: the hole's later responses are coming) */
+	uint32_t dst_epoch;		/* READ: the MR table's epoch when dst was translated */
+	uint8_t *dst;			/* READ: where its data lands, when that is one run of this process's
+					 * memory, translated when it started: its responses are copied there
+					 * while no region was deregistered since (else NULL: each translated) */
 };
 
 /*
@@ -210,7 +214,13 @@ rnic_req_infl(const struct rnic_req_ctx *r, uint32_t i)
  */
 struct rnic_resp_res {
 	uint64_t va;			/* READ: address of the request's first byte */
-	uint64_t orig;			/* atomic: the value before its execution */
+	union {
+		uint64_t orig;		/* atomic: the value before its execution */
+		uint8_t *src;		/* READ: where va is in this process's memory, when the request
+					 * is one run of it (rnic_mr_run; else NULL): its responses copy from
+					 * there while no region was deregistered since src_epoch */
+	};
+	uint32_t src_epoch;
 	uint32_t rkey;
 	uint32_t len;			/* READ: the request's DMA length */
 	uint32_t off;			/* READ: offset of the next response to send */

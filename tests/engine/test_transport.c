@@ -1131,6 +1131,89 @@ test_read_scatter(void **state)
 	done(qp);
 }
 
+/* READs into one SGE whose pages follow each other (the completer copies their responses to the address the
+ * requester translated when the READ started): across a page boundary, and over three pages (each response
+ * translated). */
+static void
+test_read_one_run(void **state)
+{
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	struct frame f[MAX_FRAMES];
+
+	(void)state;
+	post(qp, RNIC_WR_RDMA_READ, 0, 4096 - 1000, 3000);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	peer_answer_read3000(qp, 10, 'a', 'b', 'c');
+	expect_ok(1, 0);
+	assert_int_equal(buf[4096 - 1001], 0);
+	assert_int_equal(buf[4096 - 1000], 'a');
+	assert_int_equal(buf[4096 + 23], 'a');
+	assert_int_equal(buf[4096 + 24], 'b');
+	assert_int_equal(buf[4096 + 1048], 'c');
+	assert_int_equal(buf[4096 + 1999], 'c');
+	assert_int_equal(buf[4096 + 2000], 0);
+	done(qp);
+
+	qp = new_qp(10, RNIC_MTU_4096, 20, 7);
+	post(qp, RNIC_WR_RDMA_READ, 0, 100, 8192);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 10, '1', 4096);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, 11, '2', 4096);
+	expect_ok(1, 0);
+	assert_int_equal(buf[99], 0);
+	assert_int_equal(buf[100], '1');
+	assert_int_equal(buf[4195], '1');
+	assert_int_equal(buf[4196], '2');
+	assert_int_equal(buf[8291], '2');
+	assert_int_equal(buf[8292], 0);
+	done(qp);
+}
+
+/*
+ * A READ's local key: a bad one, or a region without local write, fails the READ before it is sent (a local
+ * protection error); a region deregistered while the READ is out takes none of the responses that come after
+ * (the one before it landed): the READ fails with a local protection error and the QP with it.
+ */
+static void
+test_read_local_keys(void **state)
+{
+	const uint32_t off = 4096, len = 3000;
+	const uint64_t id[2] = { 0, 1 };
+	const enum rnic_wc_status st[2] = { RNIC_WC_LOC_PROT_ERR, RNIC_WC_WR_FLUSH_ERR };
+	struct rnic_mr *read_only = rnic_reg_mr(pd, buf, BUF, 0);
+	struct rnic_mr *target = rnic_reg_mr(pd, buf, BUF, RNIC_ACCESS_LOCAL_WRITE);
+	struct rnic_qp *qp;
+	struct frame f[MAX_FRAMES];
+
+	(void)state;
+	assert_non_null(read_only);
+	assert_non_null(target);
+	for (int k = 0; k < 2; k++) {
+		qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+		post_sges(qp, RNIC_WR_RDMA_READ, 0, 1, &off, &len, k == 0 ? mr->lkey ^ 0x100 : read_only->lkey);
+		post(qp, RNIC_WR_RDMA_READ, 1, off, len);
+		expect_frames(0, NULL, NULL);
+		expect_wc(2, id, st);
+		assert_int_equal(qp->state, RNIC_QPS_ERR);
+		done(qp);
+	}
+
+	qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	post_sges(qp, RNIC_WR_RDMA_READ, 0, 1, &off, &len, target->lkey);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_FIRST, 10, 'f', 1024);
+	assert_int_equal(rnic_dereg_mr(target), 0);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE, 11, 'm', 1024);
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_LAST, 12, 'l', 952);
+	expect_wc(1, id, st);
+	assert_int_equal(qp->state, RNIC_QPS_ERR);
+	assert_int_equal(buf[4096 + 1023], 'f');
+	assert_int_equal(buf[4096 + 1024], 0);
+	assert_int_equal(buf[4096 + 2999], 0);
+	done(qp);
+	assert_int_equal(rnic_dereg_mr(read_only), 0);
+}
+
 /* Test 33 (and 7): a WQE with a bad L_Key behind an outstanding SEND sends nothing; it completes in error
  * only after the SEND is acknowledged and completes; then the QP is in error and later WQEs are flushed. */
 static void
@@ -1328,6 +1411,36 @@ test_responder_zero_length(void **state)
 #define R_LAST RNIC_OP_RDMA_READ_RESPONSE_LAST
 #define R_ONLY RNIC_OP_RDMA_READ_RESPONSE_ONLY
 #define READ_REQ RNIC_OP_RDMA_READ_REQUEST
+
+/*
+ * A READ's responses come from the address the responder translated when it took the request, while no region
+ * is deregistered: a duplicate of it after its region was deregistered sends none of that memory, but a
+ * remote access NAK (and the QP fails).
+ */
+static void
+test_responder_read_deregistered(void **state)
+{
+	struct rnic_mr *src = rnic_reg_mr(pd, buf, BUF, RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_READ);
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+	const uint8_t ops[3] = { RNIC_OP_RDMA_READ_RESPONSE_FIRST, RNIC_OP_RDMA_READ_RESPONSE_MIDDLE,
+				 RNIC_OP_RDMA_READ_RESPONSE_LAST };
+	const uint32_t psn[3] = { 10, 11, 12 }, msn[3] = { 1, 1, 1 };
+	struct frame f[MAX_FRAMES];
+	uint32_t rkey;
+
+	(void)state;
+	assert_non_null(src);
+	rkey = src->rkey;
+	peer_request(qp, RNIC_OP_RDMA_READ_REQUEST, 10, (uintptr_t)buf, rkey, 3000, 0);
+	expect_responses(3, ops, psn, msn);
+	assert_int_equal(rnic_dereg_mr(src), 0);
+	peer_request(qp, RNIC_OP_RDMA_READ_REQUEST, 11, (uintptr_t)buf + 1024, rkey, 3000 - 1024, 0);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 1);
+	assert_int_equal(f[0].op, RNIC_OP_ACKNOWLEDGE);
+	assert_int_equal(f[0].syndrome, RNIC_AETH_NAK_REMOTE_ACCESS);
+	assert_int_equal(qp->state, RNIC_QPS_ERR);
+	done(qp);
+}
 
 /*
  * Duplicate READs (IBA 9.7.5.1.6) at a responder with max_dest_rd_atomic 2: each is answered again by the
@@ -1897,10 +2010,13 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_read_window),
 		cmocka_unit_test(test_read_response_acks_before),
 		cmocka_unit_test(test_read_scatter),
+		cmocka_unit_test(test_read_one_run),
+		cmocka_unit_test(test_read_local_keys),
 		cmocka_unit_test(test_bad_wqe_behind_outstanding),
 		cmocka_unit_test(test_responder_coalesces_acks),
 		cmocka_unit_test(test_responder_zero_length),
 		cmocka_unit_test(test_responder_duplicate_reads),
+		cmocka_unit_test(test_responder_read_deregistered),
 		cmocka_unit_test(test_responder_read_msn),
 		cmocka_unit_test(test_responder_reads_in_turn),
 		cmocka_unit_test(test_responder_resources_resize),
