@@ -69,6 +69,8 @@ command -v "$tool" >/dev/null || { echo "$tool missing (rdmacm-utils, perftest):
 fail() {
 	echo "$what: $*"
 	tail -n 20 "$tmp"/*.log 2>/dev/null
+	# A sanitizer's report whole: the tails above cut its stack off.
+	grep -h -A 80 '^==[0-9]*==ERROR: ' "$tmp"/*.log 2>/dev/null
 	exit 1
 }
 
