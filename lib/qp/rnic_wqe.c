@@ -44,6 +44,18 @@ wqe_op_known(uint8_t opcode)
 	       rnic_wqe_op_has_raddr(opcode);
 }
 
+/* The bytes between a send WQE's next segment and its data: the UD address vector, or the remote address and
+ * an atomic's operands. The builder writes them, the parser and the prefetch step over them. */
+static size_t
+wqe_ctrl_size(uint8_t opcode, int is_ud)
+{
+	if (is_ud)
+		return sizeof(struct rnic_wqe_ud);
+	if (!rnic_wqe_op_has_raddr(opcode))
+		return 0;
+	return sizeof(struct rnic_wqe_raddr) + (rnic_wqe_op_is_atomic(opcode) ? sizeof(struct rnic_wqe_atomic) : 0);
+}
+
 /* ------------------------------------------------------------------------------------------------------ */
 /* Send                                                                                                     */
 
@@ -306,31 +318,25 @@ rnic_send_wqe_parse(const uint8_t *wqe, uint32_t size16, int is_ud, struct rnic_
 	if (!wqe_op_known(out->opcode))
 		return -EINVAL;
 
+	if ((size_t)(end - p) < wqe_ctrl_size(out->opcode, is_ud))
+		return -EINVAL;
 	if (is_ud) {
-		if (p + sizeof(struct rnic_wqe_ud) > end)
-			return -EINVAL;
 		out->ud = (const struct rnic_wqe_ud *)p;
-		p += sizeof(struct rnic_wqe_ud);
 	} else if (rnic_wqe_op_has_raddr(out->opcode)) {
 		struct rnic_wqe_raddr r;
 
-		if (p + sizeof(r) > end)
-			return -EINVAL;
 		memcpy(&r, p, sizeof(r));
 		out->raddr = rte_be_to_cpu_64(r.raddr);
 		out->rkey = rte_be_to_cpu_32(r.rkey);
-		p += sizeof(r);
 		if (rnic_wqe_op_is_atomic(out->opcode)) {
 			struct rnic_wqe_atomic a;
 
-			if (p + sizeof(a) > end)
-				return -EINVAL;
-			memcpy(&a, p, sizeof(a));
+			memcpy(&a, p + sizeof(r), sizeof(a));
 			out->swap_add = rte_be_to_cpu_64(a.swap_add);
 			out->compare = rte_be_to_cpu_64(a.compare);
-			p += sizeof(a);
 		}
 	}
+	p += wqe_ctrl_size(out->opcode, is_ud);
 	if (flags & RNIC_WQE_F_INLINE) {
 		uint32_t len;
 
@@ -378,10 +384,7 @@ rnic_send_wqe_first_sge(const uint8_t *slot, uint32_t stride, int is_ud, uint64_
 	flags = rte_be_to_cpu_32(next.flags);
 	op = (uint8_t)(flags >> RNIC_WQE_F_OPCODE_SHIFT);
 	size = ((flags >> RNIC_WQE_F_SIZE_SHIFT) & RNIC_WQE_F_SIZE_MASK) * RNIC_WQE_SEG;
-	if (is_ud)
-		off += sizeof(struct rnic_wqe_ud);
-	else if (rnic_wqe_op_has_raddr(op))
-		off += sizeof(struct rnic_wqe_raddr) + (rnic_wqe_op_is_atomic(op) ? sizeof(struct rnic_wqe_atomic) : 0);
+	off += wqe_ctrl_size(op, is_ud);
 	if ((flags & RNIC_WQE_F_INLINE) || size > stride || off + sizeof(d) > size)
 		return 0;
 	memcpy(&d, slot + off, sizeof(d));
