@@ -176,6 +176,18 @@ int rnic_cq_push(struct rnic_cq *cq, const struct rnic_cqe_desc *desc);
 /* n CQEs in order with one reservation (the same results as n rnic_cq_push calls). */
 int rnic_cq_push_burst(struct rnic_cq *cq, const struct rnic_cqe_desc *desc, unsigned int n);
 
+/*
+ * A CQE the calling thread pushes later, with the ones it defers after it: up to RNIC_CQ_DEFER_MAX to one CQ
+ * go with one reservation, one fence and one look at the arm word, where a push each costs all three. A
+ * deferral to another CQ, the batch full, and every push of the thread (rnic_cq_push, rnic_cq_push_burst)
+ * push what is deferred first, so a thread's CQEs reach each CQ in the order it produced them. The thread
+ * makes them visible with rnic_cq_flush_deferred before it lets go (the engine's stages: at the end of
+ * their burst).
+ */
+#define RNIC_CQ_DEFER_MAX 32
+void rnic_cq_defer(struct rnic_cq *cq, const struct rnic_cqe_desc *desc);
+void rnic_cq_flush_deferred(void);
+
 /* Entries the producer may still write before the CQ is full (by the consumer's doorbell record). */
 uint32_t rnic_cq_free_slots(struct rnic_cq *cq);
 
