@@ -11,7 +11,6 @@
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
-#include <rte_per_lcore.h>
 
 #include "rnic_cq.h"
 
@@ -505,36 +504,18 @@ push_now(struct rnic_cq *pub, const struct rnic_cqe_desc *d, unsigned int n)
 	return 0;
 }
 
-/* The calling thread's deferred CQEs (rnic_cq_defer), all to one CQ. */
-struct cq_deferred {
-	struct rnic_cq *cq;
-	unsigned int n;
-	struct rnic_cqe_desc d[RNIC_CQ_DEFER_MAX];
-};
-
-static RTE_DEFINE_PER_LCORE(struct cq_deferred, cq_deferred);
+RTE_DEFINE_PER_LCORE(struct rnic_cq_deferred, rnic_cq_deferred);
 
 void
 rnic_cq_flush_deferred(void)
 {
-	struct cq_deferred *b = &RTE_PER_LCORE(cq_deferred);
+	struct rnic_cq_deferred *b = &RTE_PER_LCORE(rnic_cq_deferred);
 	unsigned int n = b->n;
 
 	if (n == 0)
 		return;
 	b->n = 0;
 	push_now(b->cq, b->d, n);	/* a CQ in error counts what it did not take */
-}
-
-void
-rnic_cq_defer(struct rnic_cq *pub, const struct rnic_cqe_desc *d)
-{
-	struct cq_deferred *b = &RTE_PER_LCORE(cq_deferred);
-
-	if (b->n != 0 && (b->cq != pub || b->n == RNIC_CQ_DEFER_MAX))
-		rnic_cq_flush_deferred();
-	b->cq = pub;
-	b->d[b->n++] = *d;
 }
 
 int

@@ -301,10 +301,10 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 		/* Deferred: the stage pushes what its burst completed together (rnic_cq_flush_deferred at its
 		 * end), an error completion after them. */
 		if (e->signaled)
-			rnic_cq_defer(qp->send_cq, &(struct rnic_cqe_desc){
+			*rnic_cq_defer_slot(qp->send_cq) = (struct rnic_cqe_desc){
 				.qpn = qp->qp_num, .wqe_counter = (uint16_t)e->index, .is_send = 1,
 				.wqe_opcode = e->opcode, .status = RNIC_WC_SUCCESS, .byte_cnt = e->length,
-			});
+			};
 		q->req.sq_done = e->index + 1;
 		r->infl_head++;
 	}

@@ -267,7 +267,7 @@ expect_bytes(struct rnic_cq *cq, int n, uint32_t first)
 		assert_int_equal(wc[i].byte_len, first + (uint32_t)i);
 }
 
-/* Deferred CQEs (rnic_cq_defer, as a stage retires WQEs): none visible before the thread flushes, all of
+/* Deferred CQEs (rnic_cq_defer_slot, as a stage retires WQEs): none visible before the thread flushes, all of
  * them after; a push of the thread, a deferral to another CQ and a full batch push them first, so the CQ
  * sees them in the order they were produced; an armed CQ gets one event for the batch. */
 static void
@@ -285,7 +285,7 @@ test_deferred(void **state)
 		d[i] = send_desc(9, i, 100u + i);
 	assert_int_equal(rnic_req_notify_cq(cq, 0), 0);
 	for (int i = 0; i < 3; i++)
-		rnic_cq_defer(cq, &d[i]);
+		*rnic_cq_defer_slot(cq) = d[i];
 	expect_bytes(cq, 0, 0);
 	assert_false(readable(ch->fd));
 	rnic_cq_flush_deferred();
@@ -296,15 +296,15 @@ test_deferred(void **state)
 	expect_bytes(cq, 0, 0);
 
 	/* A push of the thread comes after what it deferred. */
-	rnic_cq_defer(cq, &d[0]);
-	rnic_cq_defer(cq, &d[1]);
+	*rnic_cq_defer_slot(cq) = d[0];
+	*rnic_cq_defer_slot(cq) = d[1];
 	assert_int_equal(rnic_cq_push(cq, &d[2]), 0);
 	expect_bytes(cq, 3, 100);
 
 	/* A deferral to another CQ pushes the first CQ's. */
-	rnic_cq_defer(cq, &d[0]);
-	rnic_cq_defer(cq, &d[1]);
-	rnic_cq_defer(other, &d[2]);
+	*rnic_cq_defer_slot(cq) = d[0];
+	*rnic_cq_defer_slot(cq) = d[1];
+	*rnic_cq_defer_slot(other) = d[2];
 	expect_bytes(cq, 2, 100);
 	expect_bytes(other, 0, 0);
 	rnic_cq_flush_deferred();
@@ -312,7 +312,7 @@ test_deferred(void **state)
 
 	/* A full batch goes when the next one is deferred. */
 	for (unsigned int i = 0; i < RTE_DIM(d); i++)
-		rnic_cq_defer(cq, &d[i]);
+		*rnic_cq_defer_slot(cq) = d[i];
 	expect_bytes(cq, RNIC_CQ_DEFER_MAX, 100);
 	rnic_cq_flush_deferred();
 	expect_bytes(cq, 1, 100 + RNIC_CQ_DEFER_MAX);

@@ -1177,7 +1177,7 @@ test_read_one_run(void **state)
 }
 
 /*
- * The completer pushes a burst's completions together, by the end of the burst (rnic_cq_defer): one pass of
+ * The completer pushes a burst's completions together, by the end of the burst (rnic_cq_defer_slot): one pass of
  * the parser and the completer over READ responses with the ACK of a WRITE between them leaves every
  * completion visible, in the order of the WQEs; with a NAK for the last READ, its error comes after the
  * successes before it.
