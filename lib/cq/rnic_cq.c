@@ -461,21 +461,19 @@ cqes_lost(struct rnic_cq_priv *cq, unsigned int n)
 	__atomic_fetch_add(&rnic_ctx_dev(cq->pub.context)->cqes_lost, n, __ATOMIC_RELAXED);
 }
 
-int
-rnic_cq_push_burst(struct rnic_cq *pub, const struct rnic_cqe_desc *d, unsigned int n)
+static int
+push_now(struct rnic_cq *pub, const struct rnic_cqe_desc *d, unsigned int n)
 {
 	struct rnic_cq_priv *cq = rnic_cq_priv(pub);
 	int64_t first;
 	uint32_t armed;
 	int event = 0;
 
-	if (n == 0)
-		return 0;
 	first = reserve(cq, n);
 	if (first == -EAGAIN) {
 		/* Not room for all: as many as fit, one by one, then the overflow where it happens. */
 		for (unsigned int i = 0; i < n; i++) {
-			int ret = rnic_cq_push_burst(pub, &d[i], 1);
+			int ret = push_now(pub, &d[i], 1);
 
 			if (ret != 0) {
 				cqes_lost(cq, n - i - 1);	/* the one that failed counted itself */
@@ -504,6 +502,29 @@ rnic_cq_push_burst(struct rnic_cq *pub, const struct rnic_cqe_desc *d, unsigned 
 	if ((armed & RNIC_CQ_ARMED) && (!(armed & RNIC_CQ_ARMED_SOLICITED) || event))
 		fire(cq, armed);
 	return 0;
+}
+
+RTE_DEFINE_PER_LCORE(struct rnic_cq_deferred, rnic_cq_deferred);
+
+void
+rnic_cq_flush_deferred(void)
+{
+	struct rnic_cq_deferred *b = &RTE_PER_LCORE(rnic_cq_deferred);
+	unsigned int n = b->n;
+
+	if (n == 0)
+		return;
+	b->n = 0;
+	push_now(b->cq, b->d, n);	/* a CQ in error counts what it did not take */
+}
+
+int
+rnic_cq_push_burst(struct rnic_cq *pub, const struct rnic_cqe_desc *d, unsigned int n)
+{
+	if (n == 0)
+		return 0;
+	rnic_cq_flush_deferred();	/* the thread's CQEs in the order it produced them */
+	return push_now(pub, d, n);
 }
 
 int

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_per_lcore.h>
 #include <rte_ring.h>
 
 #include "rnic_priv.h"
@@ -175,6 +176,36 @@ void rnic_cq_table_free(struct rnic_device *dev);
 int rnic_cq_push(struct rnic_cq *cq, const struct rnic_cqe_desc *desc);
 /* n CQEs in order with one reservation (the same results as n rnic_cq_push calls). */
 int rnic_cq_push_burst(struct rnic_cq *cq, const struct rnic_cqe_desc *desc, unsigned int n);
+
+/*
+ * CQEs the calling thread pushes later, with the ones it defers after them: up to RNIC_CQ_DEFER_MAX to one CQ
+ * go with one reservation, one fence and one look at the arm word, where a push each costs all three. A
+ * deferral to another CQ, the batch full, and every push of the thread (rnic_cq_push, rnic_cq_push_burst)
+ * push what is deferred first, so a thread's CQEs reach each CQ in the order it produced them. The thread
+ * makes them visible with rnic_cq_flush_deferred before it lets go (the engine's stages: at the end of
+ * their burst).
+ */
+#define RNIC_CQ_DEFER_MAX 32
+struct rnic_cq_deferred {
+	struct rnic_cq *cq;
+	unsigned int n;
+	struct rnic_cqe_desc d[RNIC_CQ_DEFER_MAX];
+};
+RTE_DECLARE_PER_LCORE(struct rnic_cq_deferred, rnic_cq_deferred);
+
+void rnic_cq_flush_deferred(void);
+
+/* The entry of the next CQE the thread defers for cq: the caller fills every field (it held an older CQE). */
+static inline struct rnic_cqe_desc *
+rnic_cq_defer_slot(struct rnic_cq *cq)
+{
+	struct rnic_cq_deferred *b = &RTE_PER_LCORE(rnic_cq_deferred);
+
+	if (b->n != 0 && (b->cq != cq || b->n == RNIC_CQ_DEFER_MAX))
+		rnic_cq_flush_deferred();
+	b->cq = cq;
+	return &b->d[b->n++];
+}
 
 /* Entries the producer may still write before the CQ is full (by the consumer's doorbell record). */
 uint32_t rnic_cq_free_slots(struct rnic_cq *cq);

@@ -8,6 +8,7 @@
 #include <rte_cycles.h>
 #include <rte_ring.h>
 
+#include "rnic_cq.h"
 #include "rnic_dcqcn.h"
 #include "rnic_pipeline.h"
 #include "rnic_requester.h"
@@ -54,13 +55,30 @@ answered_past(struct rnic_pipeline *p, struct rnic_qp *qp, struct rnic_inflight 
 }
 
 /*
+ * Progress (rnic_requester_progress: the retry counts refilled, the loss timer restarted, the round trip
+ * sampled) made once for a run of a QP's READ responses in a burst, at its end, where a coalesced ACK
+ * makes it once for the requests it acknowledges: una moves at once, progress_done catches up with it before
+ * anything else of the QP is handled (another frame, a NAK, a failure) and at the end of the burst.
+ */
+static void
+progress_done(struct rnic_pipeline *p)
+{
+	struct rnic_qp *qp = p->progress_qp;
+
+	if (qp != NULL) {
+		p->progress_qp = NULL;
+		rnic_requester_progress(p, qp);
+	}
+}
+
+/*
  * Everything up to and including psn is acknowledged, but never past a READ or atomic still waiting for its
  * data: its responses were lost if a later ACK or response arrives (IBA 9.7.5.1.5), and it is asked again
  * for them alone (the requests after it went through). The newest PSN acknowledged is remembered, and una
  * moves up to it once that READ or atomic has its answer.
  */
 static void
-ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
+ack_upto_later(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, int later)
 {
 	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
 	struct rnic_inflight *e = unanswered(r);
@@ -79,18 +97,27 @@ ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
 		r->una = next;
 		if (rnic_psn_diff(next, r->npsn) > 0)
 			rnic_requester_skip_acked(p, qp);
-		rnic_requester_progress(p, qp);
+		if (later)
+			p->progress_qp = qp;	/* handle_response made it this QP's or none */
+		else
+			rnic_requester_progress(p, qp);
 	}
+}
+
+static void
+ack_upto(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn)
+{
+	ack_upto_later(p, qp, psn, 0);
 }
 
 /* READ or atomic e has its answer: una moves past it, and up to the newest PSN acknowledged while it
  * waited. */
 static void
-got_answer(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_inflight *e)
+got_answer(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_inflight *e, int later)
 {
 	const struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
 
-	ack_upto(p, qp, rnic_psn_diff(r->acked, e->last_psn) > 0 ? r->acked : e->last_psn);
+	ack_upto_later(p, qp, rnic_psn_diff(r->acked, e->last_psn) > 0 ? r->acked : e->last_psn, later);
 }
 
 /* RNR NAK timer field -> microseconds (IBA table 45). */
@@ -145,6 +172,7 @@ fail_at(struct rnic_pipeline *p, struct rnic_qp *qp, uint32_t psn, enum rnic_wc_
 	struct rnic_req_ctx *r = &q->req;
 	struct rnic_inflight *e = find_named(r, psn, rnic_mtu_bytes(q->attr.path_mtu));
 
+	progress_done(p);	/* the progress before the failure, made before it */
 	if (e == NULL) {
 		RNIC_STATS(p, COMPLETER)->unexpected_responses++;
 		return;
@@ -317,7 +345,7 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	/* The data placed is progress. The last response of the oldest READ unanswered makes it below: una
 	 * moves past the READ in got_answer (it does not move before: nothing unanswered precedes the READ). */
 	if (e->received != e->length || unanswered(r) != e)
-		rnic_requester_progress(p, qp);
+		p->progress_qp = qp;	/* made at the end of the run (progress_done) */
 	/* A READ response acknowledges every request before the READ (implicit ACK): news only while una is
 	 * short of the READ (acked short of it too matters to no got_answer: each takes the READ's last PSN
 	 * at least). */
@@ -326,7 +354,7 @@ on_read_response(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_
 	if (e->received == e->length) {
 		e->answered = 1;
 		rnic_requester_read_answered(r, e, pmtu);
-		got_answer(p, qp, e);
+		got_answer(p, qp, e, 1);
 	} else if (e->ahead != 0 && e->sent) {
 		rnic_requester_reask(p, qp, e);		/* the next part missing */
 	}
@@ -358,7 +386,7 @@ on_atomic_ack(struct rnic_pipeline *p, struct rnic_qp *qp, const struct rnic_pkt
 		return;
 	}
 	e->answered = 1;
-	got_answer(p, qp, e);
+	got_answer(p, qp, e, 0);
 }
 
 /*
@@ -410,6 +438,10 @@ handle_response(struct rnic_pipeline *p, struct rte_mbuf *m)
 		rnic_np_marked(p, &p->req_tx, qp, &q->cc.cnp_tsc, q->req.dmac, &q->req.dmac_known);
 	}
 	op = d->opcode & 0x1f;
+	/* A READ response of the QP whose progress is put off puts it off further; anything else sees it
+	 * made (an RNR NAK spends the retry count progress refills). */
+	if (p->progress_qp != qp || op < RNIC_OP_RDMA_READ_RESPONSE_FIRST || op > RNIC_OP_RDMA_READ_RESPONSE_ONLY)
+		progress_done(p);
 	if (op == RNIC_OP_ACKNOWLEDGE)
 		on_ack(p, qp, d);
 	else if (op == RNIC_OP_ATOMIC_ACKNOWLEDGE)
@@ -434,5 +466,7 @@ rnic_stage_completer(void *arg, unsigned int budget)
 	n = rnic_edge_dequeue_burst(p->response_ring, pkts, sizeof(pkts[0]), RTE_MIN(budget, (unsigned int)RNIC_BURST));
 	rnic_prefetch_qps(p->dev, pkts, n);
 	rnic_stage_frames(p, RNIC_LAT_COMPLETER, pkts, n, handle_response);
+	progress_done(p);
+	rnic_cq_flush_deferred();	/* the burst's completions, visible together */
 	return n;
 }

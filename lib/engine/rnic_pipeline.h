@@ -306,6 +306,9 @@ struct rnic_pipeline {
 		uint32_t rtt_slot;
 		uint32_t rtt_psn;
 		uint64_t req_clock;	/* latency stamps: when the current WQE started */
+		/* The completer's: the QP whose progress its in-order READ responses put off to the end of
+		 * their run in the burst (rnic_completer.c), NULL for none. */
+		struct rnic_qp *progress_qp;
 		struct rnic_qp *wqe_qp;	/* the send WQE start_wqe parsed last (this QP's, this index), */
 		uint32_t wqe_index;	/* for send_packet in the same visit of the QP */
 		struct rnic_send_wqe wqe;

@@ -279,15 +279,12 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 {
 	struct rnic_qp_priv *q = rnic_qp_priv(qp);
 	struct rnic_req_ctx *r = &q->req;
-	struct rnic_cqe_desc done[RNIC_BURST];	/* successful completions, pushed with one reservation */
-	unsigned int nb_done = 0;
 
 	while (r->infl_head != r->infl_tail) {
 		struct rnic_inflight *e = rnic_req_infl(r, r->infl_head);
 		int needs_answer = e->opcode == RNIC_WQE_OP_RDMA_READ || rnic_wqe_op_is_atomic(e->opcode);
 
 		if (e->status != RNIC_WC_SUCCESS) {
-			rnic_cq_push_burst(qp->send_cq, done, nb_done);
 			r->infl_head++;		/* every WQE before it has completed: now its error */
 			fail_wqe(p, qp, e->index, e->opcode, (enum rnic_wc_status)e->status);
 			return;
@@ -301,20 +298,16 @@ rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp)
 		/* A READ or atomic counts against max_rd_atomic until it retires: the responder keeps that
 		 * many resources, and a duplicate of any not retired must still find its own. */
 		r->rd_atomic -= needs_answer;
-		if (e->signaled) {
-			done[nb_done++] = (struct rnic_cqe_desc){
+		/* Deferred: the stage pushes what its burst completed together (rnic_cq_flush_deferred at its
+		 * end), an error completion after them. */
+		if (e->signaled)
+			*rnic_cq_defer_slot(qp->send_cq) = (struct rnic_cqe_desc){
 				.qpn = qp->qp_num, .wqe_counter = (uint16_t)e->index, .is_send = 1,
 				.wqe_opcode = e->opcode, .status = RNIC_WC_SUCCESS, .byte_cnt = e->length,
 			};
-			if (nb_done == RTE_DIM(done)) {
-				rnic_cq_push_burst(qp->send_cq, done, nb_done);
-				nb_done = 0;
-			}
-		}
 		q->req.sq_done = e->index + 1;
 		r->infl_head++;
 	}
-	rnic_cq_push_burst(qp->send_cq, done, nb_done);
 }
 
 /* What rnic_post_send writes for the QP: no more SGEs or inline bytes than the QP was created with, a message
@@ -1665,6 +1658,7 @@ rnic_stage_requester(void *arg, unsigned int budget)
 			break;
 	}
 	rnic_tx_flush(&p->req_tx);
+	rnic_cq_flush_deferred();	/* what rnic_requester_retire completed (UC and UD once sent) */
 	if (work == 0)
 		rnic_tx_idle(&p->req_tx, p->pool);
 	return work;

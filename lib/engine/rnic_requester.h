@@ -103,7 +103,8 @@ void rnic_requester_watch(struct rnic_pipeline *p, struct rnic_qp_priv *q);
 /* PSNs of an in-flight WQE: its packets (SEND/WRITE, READ responses) or 1 (atomic, or no payload). */
 uint32_t rnic_wqe_span(const struct rnic_inflight *e, uint32_t pmtu);
 
-/* Complete, in order, the in-flight send WQEs that are done (requester lcore). */
+/* Complete, in order, the in-flight send WQEs that are done (requester lcore): their successful CQEs are
+ * deferred (rnic_cq_defer_slot), the calling stage flushes them at the end of its burst. */
 void rnic_requester_retire(struct rnic_pipeline *p, struct rnic_qp *qp);
 
 #endif /* RNIC_REQUESTER_H */

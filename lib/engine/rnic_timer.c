@@ -89,19 +89,21 @@ void
 rnic_timer_set(struct rnic_timer_wheel *w, uint32_t slot, uint64_t tsc)
 {
 	uint32_t b = w->bucket_of[slot];
-	uint64_t tick;
 
 	w->due[slot] = tsc;
 	if (tsc == 0)
 		return;		/* dropped when its tick comes */
-	tick = filing_tick(w, tsc);
 	if (b != RNIC_WHEEL_NONE) {
 		/* Filed ticks lie in [next_tick, next_tick + RNIC_WHEEL_SIZE): the bucket names one. */
-		if (w->next_tick + ((b - w->next_tick) & WHEEL_MASK) <= tick)
-			return;	/* looked at in time: re-filed then if still later */
+		uint64_t filed = w->next_tick + ((b - w->next_tick) & WHEEL_MASK);
+
+		/* Looked at in time (re-filed then if still later): the deadline's tick is the filed one or later,
+		 * told by a product, not filing_tick's division: a QP's every progress moves its deadline later. */
+		if (filed == w->next_tick || tsc >= filed * w->tick_cycles)
+			return;
 		unlink_slot(w, slot);
 	}
-	link_slot(w, slot, tick);
+	link_slot(w, slot, filing_tick(w, tsc));
 }
 
 unsigned int

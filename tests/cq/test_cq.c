@@ -256,6 +256,71 @@ test_push_burst(void **state)
 	assert_int_equal(rnic_destroy_comp_channel(ch), 0);
 }
 
+/* Polls n CQEs from cq, byte_len first, first + 1, ...; nothing after them. */
+static void
+expect_bytes(struct rnic_cq *cq, int n, uint32_t first)
+{
+	struct rnic_wc wc[64];
+
+	assert_int_equal(rnic_poll_cq(cq, 64, wc), n);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(wc[i].byte_len, first + (uint32_t)i);
+}
+
+/* Deferred CQEs (rnic_cq_defer_slot, as a stage retires WQEs): none visible before the thread flushes, all of
+ * them after; a push of the thread, a deferral to another CQ and a full batch push them first, so the CQ
+ * sees them in the order they were produced; an armed CQ gets one event for the batch. */
+static void
+test_deferred(void **state)
+{
+	struct rnic_comp_channel *ch = nonblocking_channel();
+	struct rnic_cq *cq = rnic_create_cq(ctx, 64, NULL, ch, 0), *other = rnic_create_cq(ctx, 64, NULL, NULL, 0);
+	struct rnic_cqe_desc d[RNIC_CQ_DEFER_MAX + 1];
+	struct rnic_cq *got;
+	void *got_ctx;
+
+	(void)state;
+	assert_true(RNIC_CQ_DEFER_MAX + 1 <= 64);
+	for (uint16_t i = 0; i < RTE_DIM(d); i++)
+		d[i] = send_desc(9, i, 100u + i);
+	assert_int_equal(rnic_req_notify_cq(cq, 0), 0);
+	for (int i = 0; i < 3; i++)
+		*rnic_cq_defer_slot(cq) = d[i];
+	expect_bytes(cq, 0, 0);
+	assert_false(readable(ch->fd));
+	rnic_cq_flush_deferred();
+	take_event(ch, cq);
+	assert_int_equal(rnic_get_cq_event(ch, &got, &got_ctx), -1);	/* one event for the batch */
+	expect_bytes(cq, 3, 100);
+	rnic_cq_flush_deferred();					/* nothing left: nothing pushed */
+	expect_bytes(cq, 0, 0);
+
+	/* A push of the thread comes after what it deferred. */
+	*rnic_cq_defer_slot(cq) = d[0];
+	*rnic_cq_defer_slot(cq) = d[1];
+	assert_int_equal(rnic_cq_push(cq, &d[2]), 0);
+	expect_bytes(cq, 3, 100);
+
+	/* A deferral to another CQ pushes the first CQ's. */
+	*rnic_cq_defer_slot(cq) = d[0];
+	*rnic_cq_defer_slot(cq) = d[1];
+	*rnic_cq_defer_slot(other) = d[2];
+	expect_bytes(cq, 2, 100);
+	expect_bytes(other, 0, 0);
+	rnic_cq_flush_deferred();
+	expect_bytes(other, 1, 102);
+
+	/* A full batch goes when the next one is deferred. */
+	for (unsigned int i = 0; i < RTE_DIM(d); i++)
+		*rnic_cq_defer_slot(cq) = d[i];
+	expect_bytes(cq, RNIC_CQ_DEFER_MAX, 100);
+	rnic_cq_flush_deferred();
+	expect_bytes(cq, 1, 100 + RNIC_CQ_DEFER_MAX);
+	assert_int_equal(rnic_destroy_cq(other), 0);
+	assert_int_equal(rnic_destroy_cq(cq), 0);
+	assert_int_equal(rnic_destroy_comp_channel(ch), 0);
+}
+
 /* Cases 7 and 8: ARM_NEXT fires once on the next CQE, or at once when CQEs are waiting; no arm, no event */
 static void
 test_arm_next(void **state)
@@ -650,6 +715,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_batch_doorbell_record),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_push_burst),
+		cmocka_unit_test(test_deferred),
 		cmocka_unit_test(test_arm_next),
 		cmocka_unit_test(test_arm_solicited),
 		cmocka_unit_test(test_arm_sequence),

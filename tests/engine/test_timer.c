@@ -116,6 +116,32 @@ test_later_and_cancelled(void **state)
 	rnic_timer_free(&w);
 }
 
+/* rnic_timer_set tells a deadline's tick against the filed one without dividing: a deadline moved later
+ * within the filed tick stays there, one a cycle before it is filed earlier, and one already past stays under
+ * the oldest tick not expired, which the next expiry hands back. */
+static void
+test_filed_tick_edges(void **state)
+{
+	struct rnic_timer_wheel w;
+	struct fired f;
+
+	(void)state;
+	new_wheel(&w, &f);
+	rnic_timer_set(&w, 3, tick_tsc(&w, 10));
+	rnic_timer_set(&w, 3, tick_tsc(&w, 11) - 1);		/* the same tick, later */
+	assert_int_equal(w.bucket_of[3], (uint32_t)((w.next_tick + 10) & (RNIC_WHEEL_SIZE - 1)));
+	rnic_timer_set(&w, 3, tick_tsc(&w, 10) - 1);		/* the tick before */
+	assert_int_equal(w.bucket_of[3], (uint32_t)((w.next_tick + 9) & (RNIC_WHEEL_SIZE - 1)));
+	rnic_timer_set(&w, 4, tick_tsc(&w, 0));
+	rnic_timer_set(&w, 4, tick_tsc(&w, 0) - 1000);		/* already past: filed under the oldest tick */
+	assert_int_equal(w.bucket_of[4], (uint32_t)(w.next_tick & (RNIC_WHEEL_SIZE - 1)));
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 1), on_expire, &f), 1);
+	assert_int_equal(f.count[4], 1);
+	assert_int_equal(rnic_timer_expire(&w, tick_tsc(&w, 9), on_expire, &f), 1);	/* ticks 1-9 */
+	assert_int_equal(f.count[3], 1);
+	rnic_timer_free(&w);
+}
+
 static void
 test_horizon(void **state)
 {
@@ -190,6 +216,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_earlier_deadline),
 		cmocka_unit_test(test_later_and_cancelled),
 		cmocka_unit_test(test_horizon),
+		cmocka_unit_test(test_filed_tick_edges),
 		cmocka_unit_test(test_refile_from_callback),
 		cmocka_unit_test(test_far_behind),
 	};

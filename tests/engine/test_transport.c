@@ -190,9 +190,9 @@ take_only(uint32_t psn, int n)
 	return got;
 }
 
-/* The peer answers A's QP: an ACK/NAK (payload NULL), or a READ response with payload. */
+/* The peer answers A's QP: an ACK/NAK (payload NULL), or a READ response with payload; A's stages not run. */
 static void
-peer_send(struct rnic_qp *qp, uint8_t op, uint32_t psn, uint8_t syndrome, const uint8_t *payload, uint32_t len)
+peer_queue(struct rnic_qp *qp, uint8_t op, uint32_t psn, uint8_t syndrome, const uint8_t *payload, uint32_t len)
 {
 	struct rnic_pkt_desc d = route;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
@@ -207,6 +207,13 @@ peer_send(struct rnic_qp *qp, uint8_t op, uint32_t psn, uint8_t syndrome, const 
 	d.payload_len = len;
 	assert_true(rnic_pkt_build_mbuf(&d, m) >= 0);
 	assert_int_equal(rte_eth_tx_burst(peer_port, 0, &m, 1), 1);
+}
+
+/* ... and A's stages run. */
+static void
+peer_send(struct rnic_qp *qp, uint8_t op, uint32_t psn, uint8_t syndrome, const uint8_t *payload, uint32_t len)
+{
+	peer_queue(qp, op, psn, syndrome, payload, len);
 	pump();
 }
 
@@ -1170,6 +1177,80 @@ test_read_one_run(void **state)
 }
 
 /*
+ * The completer pushes a burst's completions together, by the end of the burst (rnic_cq_defer_slot): one pass of
+ * the parser and the completer over READ responses with the ACK of a WRITE between them leaves every
+ * completion visible, in the order of the WQEs; with a NAK for the last READ, its error comes after the
+ * successes before it.
+ */
+static void
+test_read_burst_completions(void **state)
+{
+	static const uint8_t data[64];
+	struct frame f[MAX_FRAMES];
+	struct rnic_wc wc[16];
+
+	(void)state;
+	for (int nak = 0; nak < 2; nak++) {
+		struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 20, 7);
+
+		for (uint32_t i = 0; i < 8; i++)
+			post(qp, i == 3 ? RNIC_WR_RDMA_WRITE : RNIC_WR_RDMA_READ, i, 64 * i, 64);
+		assert_int_equal(peer_take(f, MAX_FRAMES), 8);
+		for (uint32_t i = 0; i < 8; i++) {
+			if (i == 7 && nak)
+				peer_queue(qp, RNIC_OP_ACKNOWLEDGE, 10 + i, RNIC_AETH_NAK_REMOTE_ACCESS, NULL, 0);
+			else if (i == 3)
+				peer_queue(qp, RNIC_OP_ACKNOWLEDGE, 10 + i, RNIC_AETH_ACK, NULL, 0);
+			else
+				peer_queue(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 10 + i, RNIC_AETH_ACK, data, 64);
+		}
+		assert_int_equal(rnic_stage_parser(pipe_a, 64), 8);
+		assert_int_equal(rnic_stage_completer(pipe_a, 64), 8);
+		assert_int_equal(rnic_poll_cq(cq, 16, wc), 8);	/* nothing run in between */
+		for (uint32_t i = 0; i < 8; i++) {
+			assert_int_equal(wc[i].wr_id, i);
+			assert_int_equal(wc[i].status, i == 7 && nak ? RNIC_WC_REM_ACCESS_ERR : RNIC_WC_SUCCESS);
+		}
+		assert_int_equal(qp->state, nak ? RNIC_QPS_ERR : RNIC_QPS_RTS);
+		done(qp);
+	}
+}
+
+/*
+ * The progress of a run of READ responses in a burst is made once, at its end: the retry counts refilled
+ * (spent here by hand) and the loss timer set for the READ still out, whose answer is lost: the QP asks
+ * for it again, and completes it when it comes.
+ */
+static void
+test_read_burst_progress(void **state)
+{
+	static const uint8_t data[64];
+	struct rnic_qp *qp = new_qp(10, RNIC_MTU_1024, 12, 7);
+	struct rnic_req_ctx *r = &rnic_qp_priv(qp)->req;
+	struct frame f[MAX_FRAMES];
+
+	(void)state;
+	for (uint32_t i = 0; i < 3; i++)
+		post(qp, RNIC_WR_RDMA_READ, i, 64 * i, 64);
+	assert_int_equal(peer_take(f, MAX_FRAMES), 3);
+	r->retry_left = 0;
+	peer_queue(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 10, RNIC_AETH_ACK, data, 64);
+	peer_queue(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 11, RNIC_AETH_ACK, data, 64);
+	assert_int_equal(rnic_stage_parser(pipe_a, 64), 2);
+	assert_int_equal(rnic_stage_completer(pipe_a, 64), 2);
+	assert_null(pipe_a->progress_qp);
+	assert_int_equal(r->retry_left, 7);
+	assert_int_equal(r->una, 12);
+	assert_int_not_equal(r->deadline, 0);
+	expect_ok(2, 0);
+	assert_int_equal(take_only(12, 1), 1);	/* READ 2 asked for again */
+	peer_read_response(qp, RNIC_OP_RDMA_READ_RESPONSE_ONLY, 12, 'x', 64);
+	expect_ok(1, 2);
+	assert_int_equal(buf[128], 'x');
+	done(qp);
+}
+
+/*
  * A READ's local key: a bad one, or a region without local write, fails the READ before it is sent (a local
  * protection error); a region deregistered while the READ is out takes none of the responses that come after
  * (the one before it landed): the READ fails with a local protection error and the QP with it.
@@ -2011,6 +2092,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_read_response_acks_before),
 		cmocka_unit_test(test_read_scatter),
 		cmocka_unit_test(test_read_one_run),
+		cmocka_unit_test(test_read_burst_completions),
+		cmocka_unit_test(test_read_burst_progress),
 		cmocka_unit_test(test_read_local_keys),
 		cmocka_unit_test(test_bad_wqe_behind_outstanding),
 		cmocka_unit_test(test_responder_coalesces_acks),
