@@ -48,7 +48,8 @@ struct bw_run {
 	uint64_t window_done[2];
 	double window_start;
 	struct perf_test t;		/* the test; its op --op-ab's turn's */
-	uint32_t posting;		/* QPs 0 .. posting - 1 post: every QP, or --qp-ab's first ones in their turns */
+	uint32_t posting;		/* QPs 0 .. posting - 1 post: every QP, or --qp-ab's first ones */
+	uint32_t turn_qps;		/* the turn's posting (--qp-ab: a wider one once the turn settles) */
 	struct turns *turns;		/* --cc-ab, --op-ab, --qp-ab, else NULL */
 };
 
@@ -67,7 +68,7 @@ post_limit(const struct bw_run *b, const struct perf_end *e, uint32_t q)
 static uint32_t
 qp_room(const struct bw_run *b, const struct perf_end *e, uint32_t q)
 {
-	return b->posting < e->nb_qp ? perf_qp_slots(e, q) : e->slots_per_qp;
+	return b->turn_qps < e->nb_qp ? perf_qp_slots(e, q) : e->slots_per_qp;
 }
 
 /* Post on QP q whole lists while it has room for one (and its limit allows). */
@@ -283,9 +284,23 @@ turn_setting(struct bw_run *b, uint32_t n)
 		return cc_switch(b, n % 2 == 0);
 	if (t->op_ab_ms != 0)
 		b->t.op = n % 2 == 0 ? t->op_ab : t->op;
-	else
-		b->posting = n % 2 == 0 ? UINT32_MAX : t->qp_ab_n;
+	b->turn_qps = t->qp_ab_ms != 0 && n % 2 != 0 ? t->qp_ab_n : UINT32_MAX;
+	b->posting = RTE_MIN(b->posting, b->turn_qps);
 	return 0;
+}
+
+/*
+ * --qp-ab's turn of every QP: the QPs beyond the first N post once the first N have none of their deeper
+ * turn's messages in flight. Posting on them at the switch would leave that backlog a 1/Q share of the round
+ * robin, many rounds of every QP. The turn's span starts after this posting. 1 when it posted.
+ */
+static int
+turn_widen(struct bw_run *b)
+{
+	if (b->turns->unsettled != 0 || b->posting == b->turn_qps)
+		return 0;
+	b->posting = b->turn_qps;
+	return fill_all(b) != 0 ? -1 : 1;
 }
 
 /* A turn's start: the SENDs the turn before posted (op, its op), and where this one's messages begin on each
@@ -314,9 +329,13 @@ turn_tick(struct bw_run *b, double now)
 	struct turns *tr = b->turns;
 	uint64_t done = b->ends[0]->completed;
 	double span;
+	int widened;
 
 	if (tr == NULL || b->stopping || tr->n == PERF_MAX_TURNS)
 		return 0;
+	widened = turn_widen(b);
+	if (widened != 0)
+		return widened < 0 ? -1 : 0;
 	if (tr->unsettled == 0 && done != tr->last_done) {
 		if (tr->from_t == 0) {
 			tr->from_t = now;
@@ -469,7 +488,8 @@ int
 perf_run_bw(struct perf_end *const *ends, int n, const struct perf_opts *o, uint32_t size,
 	    struct perf_result *res, perf_period_fn period, void *arg)
 {
-	struct bw_run b = { .ends = ends, .n = n, .o = o, .size = size, .res = res, .t = o->t, .posting = UINT32_MAX };
+	struct bw_run b = { .ends = ends, .n = n, .o = o, .size = size, .res = res, .t = o->t, .posting = UINT32_MAX,
+			    .turn_qps = UINT32_MAX };
 	int ret;
 
 	memset(res, 0, sizeof(*res) * (size_t)n);
