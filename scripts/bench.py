@@ -6,6 +6,7 @@ each the median of --runs runs, printed as JSON lines and as a table with the ra
     scripts/bench.py [--build DIR] [--runs N] [--seconds S] [--quick] [--split MPPS] [--out FILE.jsonl]
     scripts/bench.py --port af_xdp,af_packet,memif [--build DIR] [--runs N] [--seconds S] [--out FILE.jsonl]
     scripts/bench.py --op-ab [--build DIR] [--runs N] [--seconds S] [--turn-ms MS] [--split MPPS] [--out FILE.jsonl]
+    scripts/bench.py --qp-ab [--qp-ab-qps Q] [--build DIR] [--runs N] [--seconds S] [--turn-ms MS] [--split MPPS] ...
 
 The machine's modes (scripts/bench_modes.py): right before each case run a short probe (rnic-baseline
 --probe, --probe-seconds each for forwarding and memcpy) classes the run fast or slow; every figure's ratio
@@ -21,7 +22,12 @@ go with the process, so ratios of separate runs mix them): each run is rnic-perf
 other op in turns of --turn-ms ms, each turn of the other op against the mean of the WRITE turns either side,
 the run's figure their median; READ and SEND runs alternate, --runs of each. Each run's mode is told by its
 WRITE turns' median rate (the two-means split above, over these runs, or --split); the figure is the median
-of the runs' ratios, overall and per mode, judged against issue 22's 0.9.
+of the runs' ratios, overall and per mode, judged against issue 22's 0.9 (bench_modes.judge_all).
+
+--qp-ab: issue 22's 65 536 QPs against 1 QP the same way: each run is rnic-perf's --qp-ab, every one of
+--qp-ab-qps QPs with 16 messages in flight (the scaling case's -t 16) and the first QP alone with 512 (the
+1-QP case's -t 512) in turns of --turn-ms ms (default 3000: a 1-QP turn begins with the other turn's
+million messages completing), each run's mode by its 1-QP turns' rate. Give it --seconds of 20 or more.
 
 --quick: one run of each, one second each (a smoke test of the runner). The JSON lines (every run, then one
 "summary" line per figure) also go to --out, for scripts/plot.py.
@@ -73,8 +79,13 @@ def main():
                     help="forwarding Mpps dividing the modes (default: found from the probes)")
     ap.add_argument("--port", default=None, help="real port paths: af_xdp, af_packet, memif, comma-separated")
     ap.add_argument("--op-ab", action="store_true", help="READ and SEND against WRITE in turns within each run")
-    ap.add_argument("--turn-ms", type=int, default=50, help="--op-ab: each op for this long at a time")
+    ap.add_argument("--qp-ab", action="store_true", help="many QPs against 1 QP in turns within each run")
+    ap.add_argument("--qp-ab-qps", type=int, default=65536, help="--qp-ab: the many QPs")
+    ap.add_argument("--turn-ms", type=int, default=None,
+                    help="--op-ab, --qp-ab: each setting for this long at a time (default 50, --qp-ab 3000)")
     a = ap.parse_args()
+    if a.turn_ms is None:
+        a.turn_ms = 3000 if a.qp_ab else 50
     if a.quick:
         a.runs, a.seconds, a.qp_scaling, a.probe_seconds = 1, 1, "1,64", 0.1
     perf = os.path.join(a.build, "app/rnic-perf/rnic-perf")
@@ -88,8 +99,8 @@ def main():
 
     if a.port:
         return ports_main(a, emit, out)
-    if a.op_ab:
-        return op_ab_main(a, perf, emit, out)
+    if a.op_ab or a.qp_ab:
+        return turns_main(a, perf, emit, out)
 
     # What is measured: (name, rnic-perf arguments, the figure taken, its unit). A case taking several
     # figures of one run names them name_field. Every send is signaled (-Q 1, perftest's default moderates
@@ -233,45 +244,55 @@ def main():
     return 0
 
 
-def op_ab_main(a, perf, emit, out):
-    """--op-ab: the runs (READ and SEND alternating, each against WRITE in turns), each run's mode by its WRITE
-    rate, the medians of the runs' ratios overall and per mode with issue 22's target, then a table."""
+def turns_cases(a, perf, r):
+    """Run r's cases of --op-ab or --qp-ab: (case, the rnic-perf command, its JSON object's name)."""
+    dur = ["-s", "64", "-Q", "1", "-D", str(a.seconds), "--json"]
+    if a.qp_ab:
+        q = a.qp_ab_qps
+        # bench's 1-QP case (-t 512) against its many-QP case (-t 16 each), the two in one process
+        return [(f"{q}qp_over_1qp_64B", [perf, "-o", "write", "-q", str(q), "-t", "16", "--max-qp", str(max(q, 4096)),
+                                         "--max-cqe", str(1 << 22), "--qp-ab", f"1:512:{a.turn_ms}"] + dur, "qp_ab")]
+    ops = ("read", "send") if r % 2 == 0 else ("send", "read")
+    return [(f"{op}_over_write_64B", [perf, "-o", "write", "-t", "512", "--op-ab", f"{op}:{a.turn_ms}"] + dur, "op_ab")
+            for op in ops]
+
+
+def turns_main(a, perf, emit, out):
+    """--op-ab and --qp-ab: the runs (for --op-ab READ and SEND alternating), each a ratio of B turns over the A
+    turns either side within one rnic-perf run, each run's mode by its A turns' rate, the medians of the runs'
+    ratios overall and per mode (bench_modes.judge_all) against issue 22's 0.9, then a table."""
     runs = []
     for r in range(a.runs):
-        for op in ("read", "send") if r % 2 == 0 else ("send", "read"):
-            (d,) = run_json([perf, "-o", "write", "-s", "64", "-t", "512", "-Q", "1", "-D", str(a.seconds),
-                             "--op-ab", f"{op}:{a.turn_ms}", "--json", "--"] + EAL)[-1:]
-            t = d["op_ab"]
-            runs.append({"case": f"{op}_over_write_64B", "op": op, "run": r, "ratio": t["ratio"],
+        for case, cmd, key in turns_cases(a, perf, r):
+            (d,) = run_json(cmd + ["--"] + EAL)[-1:]
+            t = d[key]
+            names = (t["b"], t["a"]) if key == "op_ab" else (f"{t['b_qps']}qp", f"{t['a_qps']}qp")
+            runs.append({"case": case, "b": names[0], "a": names[1], "run": r, "ratio": t["ratio"],
                          "pair_min": t["ratio_min"], "pair_max": t["ratio_max"], "pairs": t["pairs"],
-                         "turns": t["turns"], "write_Mpps": t["a_Mpps"], f"{op}_Mpps": t["b_Mpps"],
-                         "measured": t["measured"], "msg_rate_Mpps": d["msg_rate_Mpps"]})
-    sp = bench_modes.split([x["write_Mpps"] for x in runs], a.split)
-    emit(dict({"modes": bench_modes.modes_seen(sp), "by": "write_Mpps"}, **sp))
+                         "turns": t["turns"], f"{names[1]}_Mpps": t["a_Mpps"], f"{names[0]}_Mpps": t["b_Mpps"],
+                         "a_Mpps": t["a_Mpps"], "measured": t["measured"], "msg_rate_Mpps": d["msg_rate_Mpps"]})
+    sp = bench_modes.split([x["a_Mpps"] for x in runs], a.split)
+    emit(dict({"modes": bench_modes.modes_seen(sp), "by": "a_Mpps"}, **sp))
     for x in runs:
-        x["mode"] = bench_modes.mode_of(x["write_Mpps"], sp)
+        x["mode"] = bench_modes.mode_of(x["a_Mpps"], sp)
         emit(x)
-    summaries = []
-    for op in ("read", "send"):
-        for m in ["all"] + bench_modes.modes_seen(sp):
-            rs = [x["ratio"] for x in runs if x["op"] == op and x["pairs"] > 0 and m in ("all", x["mode"])]
-            line = {"summary": f"{op}_over_write_64B", "mode": m, "runs": len(rs), "ratios": rs, "least": 0.9,
-                    "issue": 22, "seen": bool(rs)}
-            if rs:
-                line.update(value=statistics.median(rs), met=statistics.median(rs) >= 0.9)
-            emit(line)
-            summaries.append(line)
-    print(f"\nmodes by the WRITE turns' rate: {sp['how']}"
+    cases = list(dict.fromkeys(x["case"] for x in runs))
+    figures = {c: [{"value": x["ratio"], "probe": x["a_Mpps"]} for x in runs if x["case"] == c and x["pairs"] > 0]
+               for c in cases}
+    checks = bench_modes.judge_all([(c, None, ">=", 0.9, 22) for c in cases], figures, sp)
+    for c in checks:
+        emit(dict(c, summary=c["target"]))
+    print(f"\nmodes by the A turns' rate: {sp['how']}"
           + (f", split at {sp['threshold']:.2f} Mpps" if sp["threshold"] else ""))
-    print(f"{'run':>3} {'op':5} {'write Mpps':>10} {'mode':5} {'op Mpps':>8} {'op / write':>10} {'pairs':>6}  range")
+    print(f"{'run':>3} {'B':8} {'A':6} {'A Mpps':>8} {'mode':5} {'B Mpps':>8} {'B / A':>7} {'pairs':>6}  range")
     for x in runs:
-        print(f"{x['run']:3} {x['op']:5} {x['write_Mpps']:10.3f} {x['mode']:5} {x[x['op'] + '_Mpps']:8.3f} "
-              f"{x['ratio']:10.3f} {x['pairs']:6}  {x['pair_min']:.3f} .. {x['pair_max']:.3f}")
+        print(f"{x['run']:3} {x['b']:8} {x['a']:6} {x['a_Mpps']:8.3f} {x['mode']:5} {x[x['b'] + '_Mpps']:8.3f} "
+              f"{x['ratio']:7.3f} {x['pairs']:6}  {x['pair_min']:.3f} .. {x['pair_max']:.3f}")
     print(f"\n{'figure':22} {'mode':5} {'runs':>4} {'median':>7} {'needs':>6}  met (issue)")
-    for x in summaries:
-        value = f"{x['value']:7.3f}" if x["seen"] else f"{'-':>7}"
-        met = ("yes" if x["met"] else "NO") if x["seen"] else "-"
-        print(f"{x['summary']:22} {x['mode']:5} {x['runs']:4} {value} {'>= 0.9':>6}  {met} ({x['issue']})")
+    for c in checks:
+        value = f"{c['value']:7.3f}" if c["seen"] else f"{'-':>7}"
+        met = ("yes" if c["met"] else "NO") if c["seen"] else "-"
+        print(f"{c['target']:22} {c['mode']:5} {c.get('runs', 0):4} {value} {'>= 0.9':>6}  {met} ({c['issue']})")
     if out:
         out.close()
     return 0

@@ -56,8 +56,9 @@ def modes_seen(sp):
 
 
 def per_mode(runs, sp):
-    """runs: [{"value", "probe", "copy"}] of one figure. Per mode: the runs' values, and the medians of the value,
-    of the probes' forwarding and of their memcpy; None for a mode not seen."""
+    """runs: [{"value", "probe", "copy"}] of one figure ("copy" may be left out: then None). Per mode: the runs'
+    values, and the medians of the value, of the probes' forwarding and of their memcpy; None for a mode not
+    seen."""
     out = {}
     for m in modes_seen(sp):
         rs = [r for r in runs if mode_of(r["probe"], sp) == m]
@@ -65,7 +66,7 @@ def per_mode(runs, sp):
             "runs": len(rs), "values": [r["value"] for r in rs],
             "value": statistics.median(r["value"] for r in rs),
             "forward": statistics.median(r["probe"] for r in rs),
-            "copy": statistics.median(r["copy"] for r in rs)}
+            "copy": statistics.median(r["copy"] for r in rs) if all("copy" in r for r in rs) else None}
     return out
 
 
@@ -100,7 +101,7 @@ def judge(targets, figures, sp):
     """Every target per mode. targets: (name, against, op, bound, label); against a figure's name, "forward" (the
     same mode's probe forwarding rate) or "copy" (its memcpy Gb/s), or None (the value itself). figures:
     name -> the runs per_mode takes. Returns one dict per target and mode, "seen": False where a figure or the
-    one it is compared with has no run in that mode."""
+    one it is compared with has no run in that mode, else with the figure's runs and values in that mode."""
     out = []
     pm = {name: per_mode(runs, sp) for name, runs in figures.items()}
     for name, against, op, bound, label in targets:
@@ -120,8 +121,14 @@ def judge(targets, figures, sp):
                 value = mine["value"] / mine[against]
             else:
                 value = mine["value"] / other["value"]
-            out.append(dict(res, seen=True, value=value, met=value >= bound if op == ">=" else value <= bound))
+            out.append(dict(res, seen=True, value=value, met=value >= bound if op == ">=" else value <= bound,
+                            runs=mine["runs"], values=mine["values"]))
     return out
+
+
+def judge_all(targets, figures, sp):
+    """judge over every run as one ("mode": "all"), then per mode."""
+    return [dict(c, mode="all") for c in judge(targets, figures, {"threshold": None})] + judge(targets, figures, sp)
 
 
 def within_of_median(runs, limit=SPREAD):

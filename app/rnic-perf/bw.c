@@ -16,16 +16,16 @@
 #define PEAK_WINDOW_S 0.05
 
 /*
- * --cc-ab and --op-ab: a setting switched in turns within one -D run (DCQCN on and off; --op-ab's op and
- * -o's), each turn's message rate kept. The two settings compared within one run share the process, its
- * lcores and their placement, which this machine's runs do not (doc/performance.md, "Ratios within one
- * run"). A turn's rate is the first end's, from the completion that leaves none of the messages posted
- * before the turn in flight (on every QP) to the turn's last completion: the messages of the other setting
- * still in flight at a switch count for neither turn.
+ * --cc-ab, --op-ab and --qp-ab: a setting switched in turns within one -D run (DCQCN on and off; --op-ab's op
+ * and -o's; every QP and --qp-ab's first ones), each turn's message rate kept. The two settings compared
+ * within one run share the process, its lcores and their placement, which this machine's runs do not
+ * (doc/performance.md, "Ratios within one run"). A turn's rate is the first end's, from the completion that
+ * leaves none of the messages posted before the turn in flight (on every QP) to the turn's last completion:
+ * the messages of the other setting still in flight at a switch count for neither turn.
  */
 struct turns {
 	double start;			/* of the turn */
-	uint32_t n;			/* turns ended: even ones B (DCQCN on, --op-ab's op), odd ones A */
+	uint32_t n;			/* turns ended: even ones B (DCQCN on, --op-ab's op, every QP), odd ones A */
 	uint32_t unsettled;		/* QPs with a message of the turn before still in flight */
 	double from_t, last_t;		/* the turn's measured span: its first and last completions */
 	uint64_t from_done, last_done;	/* the first end's completions then */
@@ -48,17 +48,27 @@ struct bw_run {
 	uint64_t window_done[2];
 	double window_start;
 	struct perf_test t;		/* the test; its op --op-ab's turn's */
-	struct turns *turns;		/* --cc-ab, --op-ab, else NULL */
+	uint32_t posting;		/* QPs 0 .. posting - 1 post: every QP, or --qp-ab's first ones */
+	uint32_t turn_qps;		/* the turn's posting (--qp-ab: a wider one once the turn settles) */
+	struct turns *turns;		/* --cc-ab, --op-ab, --qp-ab, else NULL */
 };
 
-/* The most messages QP q may still post: the run's share, or at stopping one closing signaled send when its
- * last one was not signaled (that send's completion then covers every send before it). */
+/* The most messages QP q may still post: the run's share, or when it stops posting (the run's end, a --qp-ab
+ * turn it has no part in) one closing signaled send when its last one was not signaled (that send's
+ * completion then covers every send before it). */
 static uint64_t
 post_limit(const struct bw_run *b, const struct perf_end *e, uint32_t q)
 {
-	if (!b->stopping)
+	if (!b->stopping && q < b->posting)
 		return b->o->t.duration > 0 ? UINT64_MAX : b->o->t.iters;
 	return e->posted[q] + !e->tail_signaled[q];
+}
+
+/* The messages QP q may have in flight: -t's, and --qp-ab's depth for its first QPs in their own turns. */
+static uint32_t
+qp_room(const struct bw_run *b, const struct perf_end *e, uint32_t q)
+{
+	return b->turn_qps < e->nb_qp ? perf_qp_slots(e, q) : e->slots_per_qp;
 }
 
 /* Post on QP q whole lists while it has room for one (and its limit allows). */
@@ -68,7 +78,7 @@ fill_qp(const struct bw_run *b, struct perf_end *e, uint32_t q)
 	const struct perf_test *t = &b->t;
 	uint64_t limit = post_limit(b, e, q);
 
-	while (e->posted[q] + e->post_list - e->done[q] <= e->slots_per_qp && e->posted[q] < limit) {
+	while (e->posted[q] + e->post_list - e->done[q] <= qp_room(b, e, q) && e->posted[q] < limit) {
 		uint64_t msg = e->posted[q];
 		uint32_t n = (uint32_t)RTE_MIN((uint64_t)e->post_list, limit - msg);
 
@@ -99,7 +109,7 @@ check_message(const struct bw_run *b, struct perf_end *e, uint32_t q, uint64_t m
 			ok = perf_check(perf_rx_slot(e->peer_end, q, msg), b->size, q, msg) == 0;
 		break;
 	case OP_READ:
-		ok = perf_check(perf_rx_slot(e, q, msg), b->size, q, msg % e->slots_per_qp) == 0;
+		ok = perf_check(perf_rx_slot(e, q, msg), b->size, q, msg % perf_qp_slots(e, q)) == 0;
 		memset(perf_rx_slot(e, q, msg), 0, b->size);	/* the next READ into it must write it again */
 		break;
 	case OP_FETCH_ADD:
@@ -205,17 +215,24 @@ finished(const struct bw_run *b)
 	return 1;
 }
 
+/* Post on every QP of the sending ends what it may: at the run's start, its end, and a turn's start. */
+static int
+fill_all(const struct bw_run *b)
+{
+	for (int i = 0; i < b->n; i++)
+		for (uint32_t q = 0; b->ends[i]->sends && q < b->ends[i]->nb_qp; q++)
+			if (fill_qp(b, b->ends[i], q) != 0)
+				return -1;
+	return 0;
+}
+
 /* The run's end (-D's time is up, or a signal): only the closing sends now, posted where there is room (the
  * others post theirs at their next completion). */
 static int
 stop(struct bw_run *b)
 {
 	b->stopping = 1;
-	for (int i = 0; i < b->n; i++)
-		for (uint32_t q = 0; b->ends[i]->sends && q < b->ends[i]->nb_qp; q++)
-			if (fill_qp(b, b->ends[i], q) != 0)
-				return -1;
-	return 0;
+	return fill_all(b);
 }
 
 /* --run_infinitely: a result for the last period, to the period callback; the counts start again. */
@@ -257,14 +274,33 @@ cc_switch(const struct bw_run *b, int on)
 	return 0;
 }
 
-/* Turn n's setting: B in even turns (DCQCN on; --op-ab's op), A in odd ones. */
+/* Turn n's setting: B in even turns (DCQCN on; --op-ab's op; every QP), A in odd ones. */
 static int
 turn_setting(struct bw_run *b, uint32_t n)
 {
-	if (b->o->t.op_ab_ms == 0)
+	const struct perf_test *t = &b->o->t;
+
+	if (t->cc_ab_ms != 0)
 		return cc_switch(b, n % 2 == 0);
-	b->t.op = n % 2 == 0 ? b->o->t.op_ab : b->o->t.op;
+	if (t->op_ab_ms != 0)
+		b->t.op = n % 2 == 0 ? t->op_ab : t->op;
+	b->turn_qps = t->qp_ab_ms != 0 && n % 2 != 0 ? t->qp_ab_n : UINT32_MAX;
+	b->posting = RTE_MIN(b->posting, b->turn_qps);
 	return 0;
+}
+
+/*
+ * --qp-ab's turn of every QP: the QPs beyond the first N post once the first N have none of their deeper
+ * turn's messages in flight. Posting on them at the switch would leave that backlog a 1/Q share of the round
+ * robin, many rounds of every QP. The turn's span starts after this posting. 1 when it posted.
+ */
+static int
+turn_widen(struct bw_run *b)
+{
+	if (b->turns->unsettled != 0 || b->posting == b->turn_qps)
+		return 0;
+	b->posting = b->turn_qps;
+	return fill_all(b) != 0 ? -1 : 1;
 }
 
 /* A turn's start: the SENDs the turn before posted (op, its op), and where this one's messages begin on each
@@ -293,9 +329,13 @@ turn_tick(struct bw_run *b, double now)
 	struct turns *tr = b->turns;
 	uint64_t done = b->ends[0]->completed;
 	double span;
+	int widened;
 
 	if (tr == NULL || b->stopping || tr->n == PERF_MAX_TURNS)
 		return 0;
+	widened = turn_widen(b);
+	if (widened != 0)
+		return widened < 0 ? -1 : 0;
 	if (tr->unsettled == 0 && done != tr->last_done) {
 		if (tr->from_t == 0) {
 			tr->from_t = now;
@@ -311,7 +351,8 @@ turn_tick(struct bw_run *b, double now)
 	tr->measured += span;
 	tr->start = now;
 	turn_begin(tr, b->ends[0], b->t.op);
-	return turn_setting(b, tr->n);
+	/* --qp-ab's QPs that had no part or no room in the turn before post now */
+	return turn_setting(b, tr->n) != 0 || fill_all(b) != 0 ? -1 : 0;
 }
 
 /* The turns in r: the first turn (the run's start) left out of the medians; each B turn's rate over the
@@ -410,11 +451,7 @@ run_bw(struct bw_run *b, perf_period_fn period, void *arg)
 	b->start = b->window_start = perf_now_s();
 	if (b->turns != NULL)
 		b->turns->start = b->start;
-	for (int i = 0; i < n; i++)
-		for (uint32_t q = 0; ends[i]->sends && q < ends[i]->nb_qp; q++)
-			if (fill_qp(b, ends[i], q) != 0)
-				return -1;
-	if (run_loop(b, period, arg) != 0)
+	if (fill_all(b) != 0 || run_loop(b, period, arg) != 0)
 		return -1;
 	seconds = perf_now_s() - b->start;
 	for (int i = 0; i < n; i++)
@@ -451,14 +488,15 @@ int
 perf_run_bw(struct perf_end *const *ends, int n, const struct perf_opts *o, uint32_t size,
 	    struct perf_result *res, perf_period_fn period, void *arg)
 {
-	struct bw_run b = { .ends = ends, .n = n, .o = o, .size = size, .res = res, .t = o->t };
+	struct bw_run b = { .ends = ends, .n = n, .o = o, .size = size, .res = res, .t = o->t, .posting = UINT32_MAX,
+			    .turn_qps = UINT32_MAX };
 	int ret;
 
 	memset(res, 0, sizeof(*res) * (size_t)n);
 	if (perf_turn_ms(&o->t) != 0) {
 		b.turns = calloc(1, sizeof(*b.turns));
 		if (b.turns == NULL)
-			return perf_fail("--cc-ab/--op-ab: out of memory");
+			return perf_fail("--cc-ab/--op-ab/--qp-ab: out of memory");
 		if (turn_setting(&b, 0) != 0) {
 			free(b.turns);
 			return -1;

@@ -24,16 +24,28 @@ slot_bytes(const struct perf_test *t, uint32_t size)
 	return RTE_ALIGN_CEIL((uint64_t)size + (t->conn == RNIC_QPT_UD ? UD_GRH : 0), 64);
 }
 
-/* The buffer areas, sized for the largest message: as many slots per QP as messages in flight. */
+/* Slots per QP for n QPs of depth messages in flight within a budget of slots: at least one. */
+static uint32_t
+fit_slots(uint32_t depth, uint64_t budget, uint32_t n)
+{
+	return (uint32_t)RTE_MIN((uint64_t)depth, RTE_MAX(budget / n, (uint64_t)1));
+}
+
+/* The buffer areas, sized for the largest message: as many slots per QP as messages in flight (--qp-ab's
+ * few QPs: their turns' depth, within a budget of their own). */
 static int
 alloc_area(struct perf_end *e, const struct perf_test *t)
 {
 	uint32_t depth = t->mode == MODE_BW ? t->tx_depth : 2;
+	uint64_t budget;
 
 	e->slot = slot_bytes(t, perf_max_size(t));
-	e->slots_per_qp = (uint32_t)RTE_MIN((uint64_t)depth, RTE_MAX(PERF_AREA_BYTES / 2 / t->nb_qp / e->slot,
-								     (uint64_t)1));
-	e->area_bytes = 2ull * t->nb_qp * e->slots_per_qp * e->slot;
+	budget = PERF_AREA_BYTES / 2 / e->slot;
+	e->slots_per_qp = fit_slots(depth, budget, t->nb_qp);
+	e->few_qps = t->qp_ab_ms != 0 ? t->qp_ab_n : 0;
+	e->few_slots = e->few_qps != 0 ? RTE_MAX(fit_slots(t->qp_ab_depth, budget, e->few_qps), e->slots_per_qp) :
+					 e->slots_per_qp;
+	e->area_bytes = 2 * perf_qp_first_slot(e, t->nb_qp) * e->slot;
 	/* rnic_alloc_buf: memory rnicd can map when this process is its client (RNIC_DAEMON). */
 	e->area = rnic_alloc_buf(e->area_bytes);
 	if (e->area == NULL)
@@ -47,7 +59,7 @@ alloc_area(struct perf_end *e, const struct perf_test *t)
 static int
 create_cqs(struct perf_end *e, const struct perf_test *t)
 {
-	int cqe = (int)(t->nb_qp * e->slots_per_qp + 64);
+	int cqe = (int)(perf_qp_first_slot(e, t->nb_qp) + 64);
 
 	if (t->events) {
 		e->channel = rnic_create_comp_channel(e->ctx);
@@ -69,7 +81,7 @@ create_qps(struct perf_end *e, const struct perf_test *t)
 	for (uint32_t q = 0; q < t->nb_qp; q++) {
 		struct rnic_qp_init_attr ia = {
 			.send_cq = e->cq, .recv_cq = e->rcq, .qp_type = t->conn,
-			.cap = { .max_send_wr = e->slots_per_qp + 1, .max_recv_wr = e->slots_per_qp + 1,
+			.cap = { .max_send_wr = perf_qp_slots(e, q) + 1, .max_recv_wr = perf_qp_slots(e, q) + 1,
 				 .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = t->inline_size },
 		};
 
@@ -311,7 +323,7 @@ int
 perf_post_receives(struct perf_end *e)
 {
 	for (uint32_t q = 0; q < e->nb_qp; q++)
-		for (uint32_t k = 0; k < e->slots_per_qp; k++)
+		for (uint32_t k = 0; k < perf_qp_slots(e, q); k++)
 			if (perf_post_recv(e, q, k) != 0)
 				return -1;
 	return 0;
@@ -372,7 +384,7 @@ void
 perf_prepare_target(struct perf_end *e, const struct perf_test *t, uint32_t size)
 {
 	for (uint32_t q = 0; q < e->nb_qp; q++) {
-		for (uint32_t k = 0; k < e->slots_per_qp && t->op == OP_READ; k++)
+		for (uint32_t k = 0; k < perf_qp_slots(e, q) && t->op == OP_READ; k++)
 			perf_fill(perf_tx_slot(e, q, k), size, q, k);
 		if (perf_op_atomic(t->op))
 			memset(perf_tx_slot(e, q, 0), 0, 8);
@@ -385,7 +397,7 @@ static int
 target_state(struct perf_end *e, const struct perf_test *t, uint32_t size, const uint64_t *count, int final)
 {
 	for (uint32_t q = 0; q < e->nb_qp; q++) {
-		uint64_t counter, from = count[q] > e->slots_per_qp ? count[q] - e->slots_per_qp : 0;
+		uint64_t counter, from = count[q] > perf_qp_slots(e, q) ? count[q] - perf_qp_slots(e, q) : 0;
 
 		for (uint64_t m = from; t->op == OP_WRITE && m < count[q]; m++) {
 			if (perf_check(perf_rx_slot(e, q, m), size, q, m) == 0)
@@ -478,7 +490,7 @@ perf_serve_receives(struct perf_end *e, const struct perf_test *t, uint32_t size
 					 (unsigned long long)e->received[q]);
 		e->received[q]++;
 		e->received_total++;
-		if (perf_post_recv(e, q, idx + e->slots_per_qp) != 0)
+		if (perf_post_recv(e, q, idx + perf_qp_slots(e, q)) != 0)
 			return -1;
 	}
 	return n < 0 ? -1 : 0;

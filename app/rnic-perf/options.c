@@ -109,6 +109,30 @@ set_op_ab(struct perf_opts *o, const char *arg)
 	return bad("--op-ab", arg, "OP:MS, OP an op of -o (write, read, send), MS 10 .. 10000");
 }
 
+/* --qp-ab N:T:MS */
+static int
+set_qp_ab(struct perf_opts *o, const char *arg)
+{
+	char buf[64], *field[3] = { buf, NULL, NULL };
+	uint64_t n, depth, ms;
+
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		return bad("--qp-ab", arg, "too long");
+	for (int i = 1; i < 3 && field[i - 1] != NULL; i++) {
+		field[i] = strchr(field[i - 1], ':');
+		if (field[i] != NULL)
+			*field[i]++ = '\0';
+	}
+	if (field[2] == NULL || parse_u64(field[0], 1, PERF_MAX_QP - 1, &n) != 0 ||
+	    parse_u64(field[1], 1, 4096, &depth) != 0 || parse_u64(field[2], 10, 10000, &ms) != 0)
+		return bad("--qp-ab", arg, "N:T:MS, the first N QPs (below -q) with T messages in flight each "
+			   "(1 .. 4096), MS 10 .. 10000");
+	o->t.qp_ab_n = (uint32_t)n;
+	o->t.qp_ab_depth = (uint32_t)depth;
+	o->t.qp_ab_ms = (uint32_t)ms;
+	return 0;
+}
+
 /* perftest's -o is --outs (READs/atomics outstanding); rnic-perf's -o names the operation: a number is the
  * one, a name the other. */
 static int
@@ -432,6 +456,7 @@ static const struct optdef optdefs[] = {
 	FLAG8("verify", 0, verify, "check every byte of every message (and atomic results)"),
 	U32("cc-ab", 0, cc_ab_ms, 10, 10000, "MS", "DCQCN on and off in turns of MS ms, each turn's rate compared"),
 	FN("op-ab", 0, 1, set_op_ab, "OP:MS", "OP and -o's op in turns of MS ms, each turn's rate compared"),
+	FN("qp-ab", 0, 1, set_qp_ab, "N:T:MS", "every QP (-t each) and the first N (T each) in turns of MS ms"),
 	/* where */
 	FN("loopback", 0, 0, set_loopback, NULL, "two devices in this process (rnic-perf's default)"),
 	FN("server", 0, 0, set_server, NULL, "wait for a client (rnic_* names: the default without HOST)"),
@@ -742,26 +767,17 @@ dependent_defaults(struct perf_opts *o)
 	return 0;
 }
 
-/* --cc-ab switches both ends' DCQCN, --op-ab the op the first end posts: both ends in this process, one
- * -D run the turns fit in. */
-static int
-check_turns(const struct perf_opts *o)
+/* --cc-ab's name, --op-ab's or --qp-ab's: the first of them given. */
+static const char *
+turns_name(const struct perf_test *t)
 {
-	const struct perf_test *t = &o->t;
-	const char *name = t->cc_ab_ms != 0 ? "--cc-ab" : "--op-ab";
+	return t->cc_ab_ms != 0 ? "--cc-ab" : t->op_ab_ms != 0 ? "--op-ab" : "--qp-ab";
+}
 
-	if (t->cc_ab_ms == 0 && t->op_ab_ms == 0)
-		return 0;
-	if (t->cc_ab_ms != 0 && t->op_ab_ms != 0)
-		return refuse("--cc-ab", "not with --op-ab: one setting in turns");
-	if (o->role != ROLE_LOOPBACK)
-		return refuse(name, "in loopback only: it switches both ends of the run");
-	if (t->duration == 0 || t->run_infinitely || t->sweep)
-		return refuse(name, "needs -D (one size, not --run_infinitely)");
-	if (t->duration * 1000 / perf_turn_ms(t) > PERF_MAX_TURNS)
-		return refuse(name, "more than 4096 turns in -D");
-	if (t->op_ab_ms == 0)
-		return 0;
+/* --op-ab's own limits: the op the first end posts switches. */
+static int
+check_op_ab(const struct perf_test *t)
+{
 	if (perf_op_atomic(t->op) || perf_op_atomic(t->op_ab))
 		return refuse("--op-ab", "write, read and send only (and -o one of them)");
 	if (t->conn != RNIC_QPT_RC && t->op_ab == OP_READ)
@@ -771,6 +787,43 @@ check_turns(const struct perf_opts *o)
 	if (t->duplex || t->verify)
 		return refuse("--op-ab", "not with -b or --verify (one end posts; each message's op is not kept)");
 	return 0;
+}
+
+/* --qp-ab's: the QPs that post switch, their first N taking the deeper depth in their own turns. */
+static int
+check_qp_ab(const struct perf_test *t)
+{
+	if (t->qp_ab_n >= t->nb_qp)
+		return refuse("--qp-ab", "N must be below -q (N QPs in turns against all -q of them)");
+	if (t->qp_ab_depth < t->tx_depth)
+		return refuse("--qp-ab", "T below -t (the first N QPs are -t deep in the turns of every QP; -Q and -l "
+			      "fit -t)");
+	if (t->duplex)
+		return refuse("--qp-ab", "not with -b (one end posts: its QPs' turns are measured)");
+	return 0;
+}
+
+/* --cc-ab switches both ends' DCQCN, --op-ab the op the first end posts, --qp-ab the QPs it posts on: both
+ * ends in this process, one -D run the turns fit in. */
+static int
+check_turns(const struct perf_opts *o)
+{
+	const struct perf_test *t = &o->t;
+	const char *name = turns_name(t);
+
+	if (perf_turn_ms(t) == 0)
+		return 0;
+	if ((t->cc_ab_ms != 0) + (t->op_ab_ms != 0) + (t->qp_ab_ms != 0) > 1)
+		return refuse(name, "not with --cc-ab, --op-ab or --qp-ab together: one setting in turns");
+	if (o->role != ROLE_LOOPBACK)
+		return refuse(name, "in loopback only: it switches both ends of the run");
+	if (t->duration == 0 || t->run_infinitely || t->sweep)
+		return refuse(name, "needs -D (one size, not --run_infinitely)");
+	if (t->duration * 1000 / perf_turn_ms(t) > PERF_MAX_TURNS)
+		return refuse(name, "more than 4096 turns in -D");
+	if (t->op_ab_ms != 0)
+		return check_op_ab(t);
+	return t->qp_ab_ms != 0 ? check_qp_ab(t) : 0;
 }
 
 static int
@@ -783,8 +836,8 @@ check_bw_options(const struct perf_opts *o)
 			return refuse("-b", "bandwidth tests only (perftest's latency tests have no -b)");
 		if (t->run_infinitely)
 			return refuse("--run_infinitely", "bandwidth tests only, as perftest's");
-		if (t->cc_ab_ms != 0 || t->op_ab_ms != 0)
-			return refuse(t->cc_ab_ms != 0 ? "--cc-ab" : "--op-ab", "bandwidth tests only");
+		if (perf_turn_ms(t) != 0)
+			return refuse(turns_name(t), "bandwidth tests only");
 		return 0;
 	}
 	if (t->post_list > t->tx_depth)

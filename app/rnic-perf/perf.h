@@ -16,9 +16,10 @@
 #define PERF_MAX_QP 65536
 #define PERF_MAX_QP_REMOTE 1024	/* between two processes: the counts of one control message */
 #define PERF_MAX_SIZE (8u << 20)
-#define PERF_AREA_BYTES (256ull << 20)	/* per end and direction: slots = depth per QP within this */
+#define PERF_AREA_BYTES (256ull << 20)	/* per end, both directions: slots = depth per QP within this (and */
+					/* as much again for --qp-ab's few QPs) */
 #define PERF_MAX_POST_LIST 64
-#define PERF_MAX_TURNS 4096		/* --cc-ab, --op-ab: turns in one run */
+#define PERF_MAX_TURNS 4096		/* --cc-ab, --op-ab, --qp-ab: turns in one run */
 #define PERF_WAIT_S 10			/* bound of every wait for the peer or a completion */
 #define PERF_STOP_WAIT_S 1		/* ... once a signal asked the run to end */
 #define PERF_EXIT_S 15			/* a signalled rnic-perf exits within this, whatever the engine does */
@@ -67,13 +68,16 @@ struct perf_test {
 	uint32_t cc_ab_ms;		/* --cc-ab: DCQCN on and off in turns of this many ms (0: no) */
 	uint32_t op_ab_ms;		/* --op-ab: op_ab and op in turns of this many ms (0: no) */
 	enum perf_op op_ab;
+	/* --qp-ab: every QP (tx_depth in flight each) and the first qp_ab_n only (qp_ab_depth each) in turns of
+	 * qp_ab_ms ms (0: no) */
+	uint32_t qp_ab_ms, qp_ab_n, qp_ab_depth;
 };
 
-/* The turns' length, ms: --cc-ab's or --op-ab's (the options refuse both), 0 without turns. */
+/* The turns' length, ms: --cc-ab's, --op-ab's or --qp-ab's (the options refuse two), 0 without turns. */
 static inline uint32_t
 perf_turn_ms(const struct perf_test *t)
 {
-	return t->cc_ab_ms + t->op_ab_ms;
+	return t->cc_ab_ms + t->op_ab_ms + t->qp_ab_ms;
 }
 
 /* Whether the run posts op: -o's, or --op-ab's in its turns. */
@@ -126,10 +130,13 @@ struct perf_end {
 	struct rnic_mr *mr;
 	struct rnic_ah *ah;		/* UD: the peer */
 	struct perf_end *peer_end;	/* the peer when it is in this process (loopback), else NULL */
-	uint8_t *area;			/* tx area, then rx area, each slots_per_qp x nb_qp x slot bytes */
+	uint8_t *area;			/* tx area, then rx area, each every QP's slots (perf_qp_slots) x slot bytes */
 	uint64_t area_bytes;
 	uint64_t slot;			/* bytes per slot (the message size, 8-aligned, at least 64) */
 	uint32_t slots_per_qp;
+	/* --qp-ab: the first few_qps QPs have few_slots slots each (their own turns' depth), the others
+	 * slots_per_qp */
+	uint32_t few_qps, few_slots;
 	uint32_t nb_qp;
 	uint32_t cq_mod;		/* the test's, at most slots_per_qp */
 	uint32_t post_list;		/* the test's, at most slots_per_qp */
@@ -165,9 +172,10 @@ struct perf_result {
 	uint64_t lost;			/* UC/UD SEND: messages sent and not received */
 	/* latency, in microseconds (or TSC cycles with -C) */
 	double lat_min, lat_p50, lat_avg, lat_p99, lat_p999, lat_max, lat_stdev, tps;
-	/* --cc-ab, --op-ab: the turns taken, the medians of the message rates of B (DCQCN on; --op-ab's op) and
-	 * A (DCQCN off; -o's op), and of each B turn's rate over the mean of the A turns either side of it
-	 * (ab_pairs of them), with their range; the share of the turns' time their rates cover */
+	/* --cc-ab, --op-ab, --qp-ab: the turns taken, the medians of the message rates of B (DCQCN on; --op-ab's
+	 * op; every QP) and A (DCQCN off; -o's op; --qp-ab's first QPs), and of each B turn's rate over the mean of
+	 * the A turns either side of it (ab_pairs of them), with their range; the share of the turns' time their
+	 * rates cover */
 	uint32_t ab_turns, ab_pairs;
 	double ab_b_Mpps, ab_a_Mpps, ab_ratio, ab_ratio_min, ab_ratio_max, ab_measured;
 };
@@ -189,10 +197,26 @@ perf_aborted(const struct perf_test *t)
 	return perf_interrupted > (t->run_infinitely ? 1 : 0);
 }
 
+/* QP qp's slots: as many as it may have messages in flight. */
+static inline uint32_t
+perf_qp_slots(const struct perf_end *e, uint32_t qp)
+{
+	return qp < e->few_qps ? e->few_slots : e->slots_per_qp;
+}
+
+/* The first slot of QP qp in an area: the few QPs' slots come first. */
+static inline uint64_t
+perf_qp_first_slot(const struct perf_end *e, uint32_t qp)
+{
+	if (qp < e->few_qps)
+		return (uint64_t)qp * e->few_slots;
+	return (uint64_t)qp * e->slots_per_qp + (uint64_t)e->few_qps * (e->few_slots - e->slots_per_qp);
+}
+
 static inline uint8_t *
 perf_tx_slot(const struct perf_end *e, uint32_t qp, uint64_t msg)
 {
-	return e->area + ((uint64_t)qp * e->slots_per_qp + msg % e->slots_per_qp) * e->slot;
+	return e->area + (perf_qp_first_slot(e, qp) + msg % perf_qp_slots(e, qp)) * e->slot;
 }
 
 static inline uint8_t *

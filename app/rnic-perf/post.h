@@ -55,7 +55,7 @@ perf_build_wr(struct perf_end *e, const struct perf_test *t, uint32_t q, uint64_
 		wr->wr.ud.remote_qkey = PERF_QKEY;
 	} else {
 		wr->wr.rdma.remote_addr = (t->op == OP_READ ? p->tx_addr : p->rx_addr) +
-					  (msg % e->slots_per_qp) * e->slot;
+					  (msg % perf_qp_slots(e, q)) * e->slot;
 		wr->wr.rdma.rkey = p->rkey;
 	}
 }

@@ -111,6 +111,9 @@ perf_print_header(const struct perf_opts *o, const struct perf_end *e)
 	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n", conn_name(t->conn));
 	printf(" PCIe relax order: Unsupported\n ibv_wr* API     : OFF\n");
 	printf(" TX depth        : %u\n", t->mode == MODE_BW ? e->slots_per_qp : 1);
+	if (t->qp_ab_ms != 0)
+		printf(" --qp-ab         : the first %u QP%s %u deep in their turns\n", e->few_qps,
+		       e->few_qps > 1 ? "s" : "", e->few_slots);
 	if (t->post_list > 1 && t->mode == MODE_BW)
 		printf(" Post List       : %u\n", e->post_list);
 	if (t->mode == MODE_BW)
@@ -202,16 +205,22 @@ out_json(const struct perf_opts *o, const struct perf_result *r)
 		out_json_failed = perf_fail("--out_json_file %s: write error", o->out_json_file);
 }
 
-/* What B (0) and A (1) of --cc-ab's or --op-ab's turns are. */
+/* What B (0) and A (1) of --cc-ab's, --op-ab's or --qp-ab's turns are. */
 static const char *
 turn_name(const struct perf_test *t, int a)
 {
+	static char qps[2][24];
+	uint32_t n = a ? t->qp_ab_n : t->nb_qp;
+
 	if (t->cc_ab_ms != 0)
 		return a ? "off" : "on";
-	return perf_op_names[a ? t->op : t->op_ab];
+	if (t->op_ab_ms != 0)
+		return perf_op_names[a ? t->op : t->op_ab];
+	snprintf(qps[a], sizeof(qps[a]), "%u QP%s", n, n > 1 ? "s" : "");
+	return qps[a];
 }
 
-/* --cc-ab's object (B on, A off), --op-ab's (B its op, A -o's). */
+/* --cc-ab's object (B on, A off), --op-ab's (B its op, A -o's), --qp-ab's (B every QP, A the first ones). */
 static void
 json_turns(const struct perf_test *t, const struct perf_result *r)
 {
@@ -220,6 +229,10 @@ json_turns(const struct perf_test *t, const struct perf_result *r)
 	else if (t->op_ab_ms != 0)
 		printf("\"op_ab\": {\"b\": \"%s\", \"a\": \"%s\", \"b_Mpps\": %.6f, \"a_Mpps\": %.6f, ",
 		       perf_op_names[t->op_ab], perf_op_names[t->op], r->ab_b_Mpps, r->ab_a_Mpps);
+	else if (t->qp_ab_ms != 0)
+		printf("\"qp_ab\": {\"b\": \"%s\", \"a\": \"%s\", \"b_qps\": %u, \"b_depth\": %u, \"a_qps\": %u, "
+		       "\"a_depth\": %u, \"b_Mpps\": %.6f, \"a_Mpps\": %.6f, ", turn_name(t, 0), turn_name(t, 1),
+		       t->nb_qp, t->tx_depth, t->qp_ab_n, t->qp_ab_depth, r->ab_b_Mpps, r->ab_a_Mpps);
 	else
 		return;
 	printf("\"turn_ms\": %u, \"turns\": %u, \"pairs\": %u, \"ratio\": %.6f, \"ratio_min\": %.6f, "

@@ -365,6 +365,7 @@ def check_errors():
     assert d["on_Mpps"] > 0 and d["off_Mpps"] > 0 and d["ratio_min"] <= d["ratio"] <= d["ratio_max"], d
     assert 0.5 < d["measured"] <= 1, d
     check_op_ab()
+    check_qp_ab()
     # A WRITE ping that never lands (the receiver drops every frame): the sender's retries run out, and the
     # waiting side says so instead of only that nothing came.
     refused(["--lat", "-n", "10", "-u", "10", "--fault", "port=1,drop=1"], code=1, needle="retry counter exceeded")
@@ -379,7 +380,7 @@ def check_op_ab():
                          (["-D", "1", "somehost"], "in loopback only"), (["-D", "100"], "4096 turns"),
                          (["-D", "1", "-a"], "needs -D"), (["-D", "1", "-b"], "not with -b"),
                          (["-D", "1", "--verify"], "--verify"), (["-D", "1", "-c", "UC"], "READ needs -c RC"),
-                         (["-D", "1", "--cc-ab", "20"], "not with --op-ab")):
+                         (["-D", "1", "--cc-ab", "20"], "one setting in turns")):
         refused(["--op-ab", "read:20"] + args, needle=needle)
     refused(["--op-ab", "fetch_add:20", "-D", "1"], needle="write, read and send only")
     refused(["-A", "FETCH_AND_ADD", "--op-ab", "write:20", "-D", "1"], needle="write, read and send only")
@@ -393,6 +394,32 @@ def check_op_ab():
         assert d["pairs"] >= 3 and d["a_Mpps"] > 0 and d["b_Mpps"] > 0, d
         assert d["ratio_min"] <= d["ratio"] <= d["ratio_max"] and 0.5 < d["measured"] <= 1, d
         assert r["lost"] == 0 and r["op"] == "write", r
+
+
+def check_qp_ab():
+    """--qp-ab N:T:MS: every QP (-t deep) and the first N (T deep) in turns of one -D run in loopback, the same
+    refusals as --op-ab's and its own; the first N QPs' slots and SQs sized for T, every message verified in
+    both kinds of turn, and with one signaled send in 8 (-Q) a QP leaving its turn still completes its last ones."""
+    for args, needle in ((["-n", "10"], "needs -D"), (["--lat", "-D", "1"], "bandwidth tests only"),
+                         (["-D", "1", "somehost"], "in loopback only"), (["-D", "100"], "4096 turns"),
+                         (["-D", "1", "-b"], "not with -b"),
+                         (["-D", "1", "--op-ab", "read:20"], "one setting in turns"),
+                         (["-D", "1", "--cc-ab", "20"], "one setting in turns")):
+        refused(["-q", "4", "-t", "16", "--qp-ab", "1:64:20"] + args, needle=needle)
+    refused(["-q", "4", "-D", "1", "--qp-ab", "4:128:20"], needle="N must be below -q")
+    refused(["-q", "4", "-t", "64", "-D", "1", "--qp-ab", "1:32:20"], needle="T below -t")
+    for bad in ("1:64", "0:64:20", "1:0:20", "1:5000:20", "1:64:5", "1::20", "1:64:20:3", "x:64:20"):
+        refused(["-q", "4", "--qp-ab", bad, "-D", "1"], needle="N:T:MS")
+    for op, extra in (("write", ["--verify"]), ("send", ["--verify"]), ("read", ["--verify"]), ("write", [])):
+        r = jrun(["-o", op, "-s", "64", "-q", "16", "-t", "8", "--qp-ab", "2:64:50", "-D", "0.6"] + extra)[-1]
+        d = r["qp_ab"]
+        assert (d["b"], d["a"], d["b_qps"], d["b_depth"], d["a_qps"], d["a_depth"]) == \
+            ("16 QPs", "2 QPs", 16, 8, 2, 64) and d["turn_ms"] == 50 and 9 <= d["turns"] <= 12, d
+        assert d["pairs"] >= 3 and d["a_Mpps"] > 0 and d["b_Mpps"] > 0, d
+        assert d["ratio_min"] <= d["ratio"] <= d["ratio_max"] and 0.5 < d["measured"] <= 1, d
+        assert r["lost"] == 0 and r["verified"] == bool(extra) and r["cq_mod"] == 8, r
+    out = ok(["-o", "write", "-s", "64", "-q", "16", "-t", "8", "--qp-ab", "2:64:50", "-D", "0.3"])
+    assert "the first 2 QPs 64 deep in their turns" in out and "16 QPs and 2 QPs in" in out, out
 
 
 def check_names():
