@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include <rdma/rdma_cma.h>
 
@@ -20,10 +21,12 @@ struct rnic_verbs_cm_channel {
 	struct rnic_cm_event_channel *ch;
 };
 
-/* The rnic_cm_id's context is this object; the program's context is in ibv.context. */
+/* The program's view of an rnic_cm_id, found by it in rnic_verbs_cm_ids (its context is in ibv.context). */
 struct rnic_verbs_cm_id {
 	struct rdma_cm_id ibv;
 	struct rnic_cm_id *id;
+	TAILQ_ENTRY(rnic_verbs_cm_id) next;	/* in rnic_verbs_cm_ids until destroyed */
+	uint32_t events;		/* given to the program and not yet acknowledged (rnic_verbs_cm_ids_lock) */
 	uint8_t own_cqs;		/* rdma_create_qp made the CQs and their channels */
 	uint8_t sync;			/* made without a channel: its calls wait for their events on its own */
 	struct ibv_qp_init_attr *ep_qp_attr;	/* rdma_create_ep's passive id: the QP of each request */
@@ -32,7 +35,18 @@ struct rnic_verbs_cm_id {
 struct rnic_verbs_cm_event {
 	struct rdma_cm_event ibv;
 	struct rnic_cm_event *ev;
+	struct rnic_verbs_cm_id *owner;	/* the id that counts it: a connection request's listener, else its id */
 };
+
+/* librdmacm's rdma_destroy_id blocks until the events given for the id are acknowledged (rdma_get_cm_event(3)),
+ * which a program with an event thread relies on: rping's main thread destroys its connection's id while its
+ * event thread may still be acknowledging the DISCONNECTED event. The ids not yet destroyed, and the events
+ * each owns, as librdmacm's events_reported and events_completed: a connection request counts on its
+ * listener. An event the CM gave for an id destroyed on its way to the program is dropped, as the kernel's
+ * ucma drops a destroyed id's events not yet reported. */
+static TAILQ_HEAD(, rnic_verbs_cm_id) rnic_verbs_cm_ids = TAILQ_HEAD_INITIALIZER(rnic_verbs_cm_ids);
+static pthread_mutex_t rnic_verbs_cm_ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rnic_verbs_cm_acked = PTHREAD_COND_INITIALIZER;
 
 /* The program's view of each device, opened once, as librdmacm opens one context (and one PD) per device
  * for all its ids. */
@@ -140,8 +154,32 @@ wrap_id(struct rnic_cm_id *id, struct rdma_event_channel *channel, void *context
 	w->ibv.context = context;
 	w->ibv.ps = ps;
 	w->ibv.qp_type = IBV_QPT_RC;
-	id->context = w;
+	pthread_mutex_lock(&rnic_verbs_cm_ids_lock);
+	TAILQ_INSERT_TAIL(&rnic_verbs_cm_ids, w, next);
+	pthread_mutex_unlock(&rnic_verbs_cm_ids_lock);
 	return w;
+}
+
+/* The program's id of a CM id, NULL once destroyed. Under rnic_verbs_cm_ids_lock. */
+static struct rnic_verbs_cm_id *
+live_id(const struct rnic_cm_id *id)
+{
+	struct rnic_verbs_cm_id *w;
+
+	TAILQ_FOREACH(w, &rnic_verbs_cm_ids, next)
+		if (w->id == id)
+			return w;
+	return NULL;
+}
+
+/* The event a synchronous call kept (id->event), acknowledged. */
+static void
+ack_kept(struct rdma_cm_id *pub)
+{
+	if (pub->event == NULL)
+		return;
+	rdma_ack_cm_event(pub->event);
+	pub->event = NULL;
 }
 
 /* The last channel went: the devices' PDs and contexts are closed, as librdmacm closes them when it is
@@ -239,12 +277,15 @@ rdma_destroy_id(struct rdma_cm_id *pub)
 	struct rnic_verbs_cm_id *w = RNIC_VERBS_CONTAINER(pub, struct rnic_verbs_cm_id, ibv);
 	int err;
 
-	/* A synchronous id holds the event its last call waited for. */
-	if (w->sync && w->ibv.event != NULL)
-		rdma_ack_cm_event(w->ibv.event);
+	ack_kept(pub);	/* a synchronous id holds the event its last call waited for */
 	err = rnic_cm_destroy_id(w->id);
 	if (err != 0)
 		return fail(err);
+	pthread_mutex_lock(&rnic_verbs_cm_ids_lock);
+	TAILQ_REMOVE(&rnic_verbs_cm_ids, w, next);
+	while (w->events != 0)
+		pthread_cond_wait(&rnic_verbs_cm_acked, &rnic_verbs_cm_ids_lock);
+	pthread_mutex_unlock(&rnic_verbs_cm_ids_lock);
 	if (w->sync)
 		rdma_destroy_event_channel(w->ibv.channel);
 	free(w->ep_qp_attr);
@@ -264,10 +305,10 @@ complete(struct rnic_verbs_cm_id *w, int err)
 
 	if (err != 0 || !w->sync)
 		return fail(err);
-	if (w->ibv.event != NULL)
-		rdma_ack_cm_event(w->ibv.event);
+	ack_kept(&w->ibv);
 	if (rdma_get_cm_event(w->ibv.channel, &ev) != 0)
 		return -1;
+	w->ibv.event = ev;
 	if (ev->status == 0)
 		return 0;
 	if (ev->event == RDMA_CM_EVENT_REJECTED)
@@ -480,16 +521,42 @@ rdma_event_str(enum rdma_cm_event_type event)
 	return rnic_cm_event_str((enum rnic_cm_event_type)event);
 }
 
-/* The program's id for the CM's: a connection request's new id gets its view here, on the listener's channel
- * with the listener's context, as librdmacm's. */
-static struct rnic_verbs_cm_id *
-id_of(struct rnic_cm_id *id)
+/* The CM's next event of the channel for an id not destroyed, counted on its owner. An event of a destroyed
+ * one is acknowledged (a connection request's new id, never the program's, ended: the peer gets a REJ). */
+static int
+next_event(struct rnic_cm_event_channel *ch, struct rnic_verbs_cm_event *e)
 {
-	struct rnic_verbs_cm_id *w = id->context;
+	int err;
 
-	if (w->id == id)
-		return w;
-	return wrap_id(id, w->ibv.channel, w->ibv.context, w->ibv.ps);
+	for (;;) {
+		err = rnic_cm_get_cm_event(ch, &e->ev);
+		if (err != 0)
+			return err;
+		pthread_mutex_lock(&rnic_verbs_cm_ids_lock);
+		e->owner = live_id(e->ev->listen_id != NULL ? e->ev->listen_id : e->ev->id);
+		if (e->owner != NULL)
+			e->owner->events++;
+		pthread_mutex_unlock(&rnic_verbs_cm_ids_lock);
+		if (e->owner != NULL)
+			return 0;
+		if (e->ev->listen_id != NULL)
+			rnic_cm_destroy_id(e->ev->id);
+		rnic_cm_ack_cm_event(e->ev);
+	}
+}
+
+/* The event's acknowledgement to the CM and to its owner, which rdma_destroy_id may be waiting for. */
+static int
+release(struct rnic_verbs_cm_event *e)
+{
+	int err = rnic_cm_ack_cm_event(e->ev);
+
+	pthread_mutex_lock(&rnic_verbs_cm_ids_lock);
+	if (--e->owner->events == 0)
+		pthread_cond_broadcast(&rnic_verbs_cm_acked);
+	pthread_mutex_unlock(&rnic_verbs_cm_ids_lock);
+	free(e);
+	return err;
 }
 
 int
@@ -497,22 +564,28 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **out
 {
 	struct rnic_verbs_cm_channel *c = RNIC_VERBS_CONTAINER(channel, struct rnic_verbs_cm_channel, ibv);
 	struct rnic_verbs_cm_event *e = calloc(1, sizeof(*e));
-	struct rnic_verbs_cm_id *w;
+	struct rnic_verbs_cm_id *w, *l;
 	int err;
 
 	if (e == NULL)
 		return fail(ENOMEM);
-	err = rnic_cm_get_cm_event(c->ch, &e->ev);
-	w = err == 0 ? id_of(e->ev->id) : NULL;
-	if (w == NULL) {
-		if (err == 0)
-			rnic_cm_ack_cm_event(e->ev);
+	err = next_event(c->ch, e);
+	if (err != 0) {
 		free(e);
-		return fail(err != 0 ? err : ENOMEM);
+		return fail(err);
+	}
+	/* A connection request's new id gets its view here, on the listener's channel with the listener's
+	 * context, as librdmacm's. */
+	l = e->ev->listen_id != NULL ? e->owner : NULL;
+	w = l != NULL ? wrap_id(e->ev->id, l->ibv.channel, l->ibv.context, l->ibv.ps) : e->owner;
+	if (w == NULL) {
+		rnic_cm_destroy_id(e->ev->id);
+		release(e);
+		return fail(ENOMEM);
 	}
 	sync_id(w);
 	e->ibv.id = &w->ibv;
-	e->ibv.listen_id = e->ev->listen_id != NULL ? &id_of(e->ev->listen_id)->ibv : NULL;
+	e->ibv.listen_id = l != NULL ? &l->ibv : NULL;
 	e->ibv.event = (enum rdma_cm_event_type)e->ev->event;
 	e->ibv.status = e->ev->status;
 	e->ibv.param.conn = (struct rdma_conn_param){
@@ -526,24 +599,17 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **out
 		.srq = e->ev->param.conn.srq,
 		.qp_num = e->ev->param.conn.qp_num,
 	};
-	w->ibv.event = &e->ibv;
 	*out = &e->ibv;
 	return 0;
 }
 
+/* Touches only the event and its owner: a connection request's new id may be destroyed already. */
 int
 rdma_ack_cm_event(struct rdma_cm_event *event)
 {
-	struct rnic_verbs_cm_event *e = RNIC_VERBS_CONTAINER(event, struct rnic_verbs_cm_event, ibv);
-	int err;
-
 	if (event == NULL)
 		return fail(EINVAL);
-	if (e->ibv.id->event == event)
-		e->ibv.id->event = NULL;
-	err = rnic_cm_ack_cm_event(e->ev);
-	free(e);
-	return fail(err);
+	return fail(release(RNIC_VERBS_CONTAINER(event, struct rnic_verbs_cm_event, ibv)));
 }
 
 /* rdma_getaddrinfo for IP addresses: the system's getaddrinfo, the result as an RC address of the TCP port
@@ -613,10 +679,7 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 
 	if (!l->sync || out == NULL)
 		return fail(EINVAL);
-	if (listen->event != NULL) {
-		rdma_ack_cm_event(listen->event);
-		listen->event = NULL;
-	}
+	ack_kept(listen);
 	if (rdma_get_cm_event(listen->channel, &ev) != 0)
 		return -1;
 	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST || ev->status != 0) {
@@ -625,8 +688,7 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 		listen->event = ev;
 		return fail(err);
 	}
-	/* The event was the listener's (rdma_get_cm_event put it on the new id): it becomes the new id's. */
-	listen->event = NULL;
+	/* The new id keeps the request (counted on the listener, as librdmacm's). */
 	w = ID(ev->id);
 	err = rdma_migrate_id(&w->ibv, NULL) != 0 ? errno : 0;	/* as librdmacm's ucma_process_conn_req */
 	if (err == 0 && l->ep_qp_attr != NULL) {
@@ -741,10 +803,7 @@ rdma_migrate_id(struct rdma_cm_id *pub, struct rdma_event_channel *channel)
 		return fail(err);
 	}
 	if (w->sync) {
-		if (pub->event != NULL) {
-			rdma_ack_cm_event(pub->event);
-			pub->event = NULL;
-		}
+		ack_kept(pub);
 		rdma_destroy_event_channel(pub->channel);
 	}
 	w->sync = (uint8_t)sync;

@@ -26,8 +26,7 @@
 struct ccm_channel {
 	struct rnic_cm_event_channel pub;	/* pub.fd: readable while the daemon holds an event */
 	uint32_t handle;
-	uint32_t waiters;		/* gets waiting on the fd: the channel is freed after the last */
-	uint8_t destroyed;
+	struct rnic_evq_waiters waiters;	/* gets waiting on the fd: a destroyed channel is freed after the last */
 };
 
 struct ccm_id {
@@ -218,8 +217,7 @@ rnic_client_cm_destroy_event_channel(struct rnic_cm_event_channel *pub)
 	ccm.channels--;
 	stop_if_unused();
 	close(ch->pub.fd);
-	ch->destroyed = 1;
-	if (ch->waiters == 0)
+	if (rnic_evq_waiters_destroy(&ch->waiters))
 		free(ch);
 	UNLOCK();
 }
@@ -493,19 +491,6 @@ event_id(uint32_t handle, struct ccm_id *listener, struct rnic_cm_event_channel 
 	return listener != NULL ? id_new(handle, channel, listener->pub.context) : NULL;
 }
 
-/* The channel was destroyed under a get waiting for its next event: the get never returns, as one of an
- * in-process channel (its eventfd closed) or of librdmacm's (its read of the closed fd) does not; rping's
- * event thread waits so while the program ends. Under the lock, which it lets go. */
-static void __rte_noreturn
-wait_forever(struct ccm_channel *ch)
-{
-	if (--ch->waiters == 0)
-		free(ch);
-	UNLOCK();
-	for (;;)
-		pause();
-}
-
 static int
 take(struct ccm_channel *ch, struct ccm_event *e)
 {
@@ -518,8 +503,8 @@ take(struct ccm_channel *ch, struct ccm_event *e)
 	/* Destroyed between two gets of a thread that loops on them (rping's event thread, the program
 	 * ending): asked, the daemon would answer an error, which rping's thread meets with exit() while the
 	 * program tears down (a client crashed so). */
-	if (ch->destroyed)
-		wait_forever(ch);
+	if (ch->waiters.destroyed)
+		rnic_evq_waiter_park(&ccm.lock, &ch->waiters, ch);
 	ret = cm_call(&req, RNICD_CM_GET_EVENT, &rep, NULL);
 	if (ret == 0 && rep.u.cm_event.listen_id != 0 &&
 	    (listener = event_id(rep.u.cm_event.listen_id, NULL, NULL)) == NULL)
@@ -561,24 +546,16 @@ rnic_client_cm_get_cm_event(struct rnic_cm_event_channel *pub, struct rnic_cm_ev
 
 	if (e == NULL)
 		return ENOMEM;
-	LOCK();
-	ch->waiters++;
-	UNLOCK();
+	rnic_evq_waiter_enter(&ccm.lock, &ch->waiters);
 	for (;;) {
 		ret = take(ch, e);
 		if (ret != EAGAIN)
 			break;
-		ret = rnic_evq_wait_fd(pub->fd);
-		LOCK();
-		if (ch->destroyed)
-			wait_forever(ch);
-		UNLOCK();
+		ret = rnic_evq_waiter_wait(&ccm.lock, &ch->waiters, pub->fd, ch);
 		if (ret != 0)
 			break;
 	}
-	LOCK();
-	ch->waiters--;
-	UNLOCK();
+	rnic_evq_waiter_leave(&ccm.lock, &ch->waiters, ch);
 	if (ret != 0) {
 		free(e);
 		return ret;

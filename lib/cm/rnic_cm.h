@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 
 #include "rnic_cm_msg.h"
+#include "rnic_evq.h"
 #include "rnic_gsi.h"
 #include "rnic_priv.h"
 
@@ -107,6 +108,7 @@ struct rnic_cm_channel {
 	uint32_t nb_events;
 	void (*notify)(void *arg, int readable);	/* as the eventfd is signalled (rnicd's clients' fds) */
 	void *notify_arg;
+	struct rnic_evq_waiters waiters;	/* gets waiting on the fd: a destroyed channel is freed after the last */
 };
 
 struct rnic_cm_id_priv {

@@ -115,10 +115,12 @@ drop_events_of(struct rnic_cm_id_priv *id)
 		drop_event(ch, e);
 }
 
+/* A get waiting on the channel's fd (another thread's) keeps the channel until it sees it destroyed. */
 void
 rnic_cm_destroy_event_channel(struct rnic_cm_event_channel *pub)
 {
 	struct rnic_cm_channel *ch = (struct rnic_cm_channel *)pub;
+	int unused;
 
 	if (ch == NULL)
 		return;
@@ -132,9 +134,11 @@ rnic_cm_destroy_event_channel(struct rnic_cm_event_channel *pub)
 	TAILQ_REMOVE(&rnic_cm.channel_list, ch, next);
 	rnic_cm.channels--;
 	rnic_cm_stop_if_unused();
-	UNLOCK();
 	close(ch->pub.fd);
-	free(ch);
+	unused = rnic_evq_waiters_destroy(&ch->waiters);
+	UNLOCK();
+	if (unused)
+		free(ch);
 }
 
 /* The oldest event of the channel, taken out, or NULL. A connection request taken makes room in its
@@ -170,18 +174,22 @@ rnic_cm_get_cm_event(struct rnic_cm_event_channel *pub, struct rnic_cm_event **e
 {
 	struct rnic_cm_channel *ch = (struct rnic_cm_channel *)pub;
 	struct rnic_cm_event_entry *e;
-	int err;
+	int err = 0;
 
 	if (ch == NULL || event == NULL)
 		return EINVAL;
 	if (REMOTE())
 		return rnic_client_cm_get_cm_event(pub, event);
+	rnic_evq_waiter_enter(&rnic_cm.lock, &ch->waiters);
 	/* Another thread may take the event the fd woke us for, or destroy its id: then wait again. */
 	while ((e = take_event(ch)) == NULL) {
-		err = rnic_evq_wait_fd(ch->pub.fd);
+		err = rnic_evq_waiter_wait(&rnic_cm.lock, &ch->waiters, ch->pub.fd, ch);
 		if (err != 0)
-			return err;
+			break;
 	}
+	rnic_evq_waiter_leave(&rnic_cm.lock, &ch->waiters, ch);
+	if (e == NULL)
+		return err;
 	*event = give_event(e);
 	return 0;
 }

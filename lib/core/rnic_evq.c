@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -35,6 +36,55 @@ rnic_evq_free(struct rnic_evq *q)
 	if (q->fd >= 0)
 		close(q->fd);
 	q->fd = -1;
+}
+
+void
+rnic_evq_waiter_enter(pthread_mutex_t *lock, struct rnic_evq_waiters *w)
+{
+	pthread_mutex_lock(lock);
+	w->count++;
+	pthread_mutex_unlock(lock);
+}
+
+void
+rnic_evq_waiter_park(pthread_mutex_t *lock, struct rnic_evq_waiters *w, void *channel)
+{
+	if (--w->count == 0)
+		free(channel);
+	pthread_mutex_unlock(lock);
+	for (;;)
+		pause();
+}
+
+int
+rnic_evq_waiter_wait(pthread_mutex_t *lock, struct rnic_evq_waiters *w, int fd, void *channel)
+{
+	int err = rnic_evq_wait_fd(fd);
+
+	pthread_mutex_lock(lock);
+	if (w->destroyed)
+		rnic_evq_waiter_park(lock, w, channel);
+	pthread_mutex_unlock(lock);
+	return err;
+}
+
+void
+rnic_evq_waiter_leave(pthread_mutex_t *lock, struct rnic_evq_waiters *w, void *channel)
+{
+	int last;
+
+	pthread_mutex_lock(lock);
+	last = --w->count == 0 && w->destroyed;
+	pthread_mutex_unlock(lock);
+	if (last)
+		free(channel);
+}
+
+int
+rnic_evq_waiters_destroy(struct rnic_evq_waiters *w)
+{
+	w->destroyed = 1;
+	return w->count == 0;
 }
 
 int

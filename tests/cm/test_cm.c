@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -677,6 +679,53 @@ test_destroy_drops_events(void **state)
 	release(NULL, c, NULL);
 }
 
+/* A get waiting on a channel (test_destroy_channel_under_get): its return, if it ever comes. */
+struct waiter {
+	struct rnic_cm_event_channel *ch;
+	pthread_mutex_t lock;
+	int returned;
+};
+
+static void *
+wait_event(void *arg)
+{
+	struct waiter *w = arg;
+	struct rnic_cm_event *e;
+
+	rnic_cm_get_cm_event(w->ch, &e);
+	pthread_mutex_lock(&w->lock);
+	w->returned = 1;
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* A channel destroyed under another thread's get (rping's event thread while its main thread ends): the
+ * get, woken after (here through a copy of the eventfd), finds the channel destroyed and never returns, as
+ * librdmacm's (its read of the closed fd); it does not read the channel freed under it. */
+static void
+test_destroy_channel_under_get(void **state)
+{
+	struct waiter w = { .ch = rnic_cm_create_event_channel(), .lock = PTHREAD_MUTEX_INITIALIZER };
+	uint64_t one = 1;
+	pthread_t t;
+	int fd;
+
+	(void)state;
+	assert_non_null(w.ch);
+	fd = dup(w.ch->fd);
+	assert_true(fd >= 0);
+	assert_int_equal(pthread_create(&t, NULL, wait_event, &w), 0);
+	usleep(100000);		/* the thread waits on the fd */
+	rnic_cm_destroy_event_channel(w.ch);
+	assert_int_equal(write(fd, &one, sizeof(one)), sizeof(one));
+	usleep(100000);
+	pthread_mutex_lock(&w.lock);
+	assert_int_equal(w.returned, 0);
+	pthread_mutex_unlock(&w.lock);
+	pthread_detach(t);
+	close(fd);
+}
+
 /* rnic_cm_migrate_id (librdmacm's rdma_migrate_id): a listener moved with a connection request queued takes
  * the request to its new channel (the new id on that channel), a client moved with ESTABLISHED queued takes
  * that; the old channels keep nothing of them, and the ids' later events come on the new channel. */
@@ -866,6 +915,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_lost_mads_retried),
 		cmocka_unit_test(test_peer_vanishes),
 		cmocka_unit_test(test_destroy_drops_events),
+		cmocka_unit_test(test_destroy_channel_under_get),
 		cmocka_unit_test(test_migrate_id),
 		cmocka_unit_test(test_hostile_mads),
 	};

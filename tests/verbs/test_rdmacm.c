@@ -234,6 +234,42 @@ readable(struct rdma_event_channel *ch, int ms)
 	return poll(&p, 1, ms);
 }
 
+/* The server's address on a port; a listener there on the channel. */
+static struct rdma_cm_id *
+listener(struct rdma_event_channel *ch, struct sockaddr_in *sa, uint16_t port)
+{
+	struct rdma_cm_id *l;
+
+	assert_non_null(ch);
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons(port);
+	assert_int_equal(inet_pton(AF_INET, SERVER_IP, &sa->sin_addr), 1);
+	assert_int_equal(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(l, (struct sockaddr *)sa), 0);
+	assert_int_equal(rdma_listen(l, 4), 0);
+	return l;
+}
+
+/* A client id on the channel, its route to the server resolved and its QP made. */
+static struct rdma_cm_id *
+client(struct rdma_event_channel *cch, struct sockaddr_in *sa)
+{
+	struct ibv_qp_init_attr attr;
+	struct rdma_cm_id *c;
+
+	assert_non_null(cch);
+	assert_int_equal(rdma_create_id(cch, &c, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(c, NULL, (struct sockaddr *)sa, 2000), 0);
+	next_event(cch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	assert_int_equal(rdma_resolve_route(c, 2000), 0);
+	next_event(cch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	ep_attr(&attr);
+	attr.qp_type = IBV_QPT_RC;
+	assert_int_equal(rdma_create_qp(c, NULL, &attr), 0);
+	return c;
+}
+
 /* rdma_migrate_id as librdmacm's: a listener moved with a connection request queued takes it to its new
  * channel (the new id on that channel); a new id moved to no channel becomes synchronous (a channel of its
  * own, where its ESTABLISHED comes), and moved back drops that channel with the event it kept; a synchronous
@@ -243,7 +279,7 @@ test_migrate_id(void **state)
 {
 	struct rdma_event_channel *ch1 = rdma_create_event_channel(), *ch2 = rdma_create_event_channel();
 	struct rdma_event_channel *cch = rdma_create_event_channel(), *own;
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(7613) };
+	struct sockaddr_in sa;
 	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
 					 .rnr_retry_count = 7 };
 	struct rdma_cm_id *l, *c, *s;
@@ -251,21 +287,9 @@ test_migrate_id(void **state)
 	struct rdma_cm_event *e;
 
 	(void)state;
-	assert_non_null(ch1);
 	assert_non_null(ch2);
-	assert_non_null(cch);
-	assert_int_equal(inet_pton(AF_INET, SERVER_IP, &sa.sin_addr), 1);
-	assert_int_equal(rdma_create_id(ch1, &l, NULL, RDMA_PS_TCP), 0);
-	assert_int_equal(rdma_bind_addr(l, (struct sockaddr *)&sa), 0);
-	assert_int_equal(rdma_listen(l, 4), 0);
-	assert_int_equal(rdma_create_id(cch, &c, NULL, RDMA_PS_TCP), 0);
-	assert_int_equal(rdma_resolve_addr(c, NULL, (struct sockaddr *)&sa, 2000), 0);
-	next_event(cch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
-	assert_int_equal(rdma_resolve_route(c, 2000), 0);
-	next_event(cch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
-	ep_attr(&attr);
-	attr.qp_type = IBV_QPT_RC;
-	assert_int_equal(rdma_create_qp(c, NULL, &attr), 0);
+	l = listener(ch1, &sa, 7613);
+	c = client(cch, &sa);
 	assert_int_equal(rdma_connect(c, &param), 0);
 
 	assert_int_equal(readable(ch1, 10000), 1);	/* the CONNECT_REQUEST queued on ch1 */
@@ -310,6 +334,88 @@ test_migrate_id(void **state)
 	rdma_destroy_event_channel(cch);
 }
 
+/* An event thread's late acknowledgement (test_destroy_waits_for_ack). */
+struct late_ack {
+	struct rdma_cm_event *e;
+	pthread_mutex_t lock;
+	int acked;
+};
+
+static void *
+ack_late(void *arg)
+{
+	struct late_ack *a = arg;
+
+	usleep(200000);
+	pthread_mutex_lock(&a->lock);
+	a->acked = 1;
+	pthread_mutex_unlock(&a->lock);
+	rdma_ack_cm_event(a->e);
+	return NULL;
+}
+
+/* librdmacm's rdma_destroy_id blocks until the id's events are acknowledged (rdma_get_cm_event(3)): rping's
+ * server destroys its connection's id as soon as its event thread has seen DISCONNECTED, which the thread
+ * acknowledges after (an id freed under it was a heap-use-after-free of rping's event thread). And a new id
+ * destroyed while its connection request is held does not wait for it: the request counts on the listener,
+ * and its acknowledgement afterwards touches no freed id. */
+static void
+test_destroy_waits_for_ack(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel(), *cch = rdma_create_event_channel();
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
+					 .rnr_retry_count = 7 };
+	struct late_ack a = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct rdma_cm_id *l, *c[2], *s;
+	struct ibv_qp_init_attr attr;
+	struct rdma_cm_event *e;
+	struct sockaddr_in sa;
+	pthread_t t;
+
+	(void)state;
+	l = listener(ch, &sa, 7614);
+	for (int i = 0; i < 2; i++)
+		c[i] = client(cch, &sa);
+
+	/* The first request refused by destroying its id, the request still held. */
+	assert_int_equal(rdma_connect(c[0], &param), 0);
+	e = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, 1);
+	assert_int_equal(rdma_destroy_id(e->id), 0);
+	assert_int_equal(rdma_ack_cm_event(e), 0);
+	next_event(cch, RDMA_CM_EVENT_REJECTED, 0);
+
+	/* The second connected, then disconnected by the client. */
+	assert_int_equal(rdma_connect(c[1], &param), 0);
+	e = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, 1);
+	s = e->id;
+	assert_int_equal(rdma_ack_cm_event(e), 0);
+	ep_attr(&attr);
+	attr.qp_type = IBV_QPT_RC;
+	assert_int_equal(rdma_create_qp(s, NULL, &attr), 0);
+	assert_int_equal(rdma_accept(s, NULL), 0);
+	next_event(cch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	next_event(ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	assert_int_equal(rdma_disconnect(c[1]), 0);
+	a.e = next_event(ch, RDMA_CM_EVENT_DISCONNECTED, 1);
+	assert_ptr_equal(a.e->id, s);
+	assert_int_equal(pthread_create(&t, NULL, ack_late, &a), 0);
+	rdma_destroy_qp(s);
+	assert_int_equal(rdma_destroy_id(s), 0);	/* returns once the thread has acknowledged */
+	pthread_mutex_lock(&a.lock);
+	assert_int_equal(a.acked, 1);
+	pthread_mutex_unlock(&a.lock);
+	assert_int_equal(pthread_join(t, NULL), 0);
+
+	next_event(cch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	for (int i = 0; i < 2; i++) {
+		rdma_destroy_qp(c[i]);
+		assert_int_equal(rdma_destroy_id(c[i]), 0);
+	}
+	assert_int_equal(rdma_destroy_id(l), 0);
+	rdma_destroy_event_channel(ch);
+	rdma_destroy_event_channel(cch);
+}
+
 int
 main(void)
 {
@@ -317,6 +423,7 @@ main(void)
 		cmocka_unit_test(test_sync_client_server),
 		cmocka_unit_test(test_sync_refused),
 		cmocka_unit_test(test_migrate_id),
+		cmocka_unit_test(test_destroy_waits_for_ack),
 	};
 
 	alarm(100);	/* a blocking call that never returns fails the test instead of hanging it */
