@@ -157,8 +157,6 @@ ticks = [(int(t), int(m)) for t, m in re.findall(r"^rnic-perf: (\d+) s, (\d+) me
 frames_per = -(-65536 // res["mtu"])
 wire = (m1 - m0) * (65536 + frames_per * 58 + 16) * 8 / (t1 - t0) / 1e6
 marked = v1["marked"] - v0["marked"]
-
-
 share = cpu_share.share(cpu_share.read(f"{tmp}/cpu.txt"))
 print(f"incast-veth {mode}: {frames} frames after the warm-up, depth p50 {pct(0.5)} B, p99 {pct(0.99)} B "
       f"(kmax {kmax}), {marked} marked, tbf dropped {dropped} (after the warm-up); wire {wire:.0f} Mbit/s of {rate:.0f} "

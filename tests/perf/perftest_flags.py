@@ -34,9 +34,14 @@ def ok(args, **kw):
     return out
 
 
+def json_lines(out):
+    """rnic-perf's JSON results among its output's lines."""
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
 def jrun(args):
     """The JSON results of a run that must succeed."""
-    return [json.loads(line) for line in ok(args + ["--json"]).splitlines() if line.startswith("{")]
+    return json_lines(ok(args + ["--json"]))
 
 
 def paced(args):
@@ -45,12 +50,17 @@ def paced(args):
     p = subprocess.Popen([PERF] + args + ["--json"] + EAL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     samples, deadline = [], time.monotonic() + 60
-    while p.poll() is None and time.monotonic() < deadline:
-        samples.append(cpu_share.sample([p.pid]))
-        time.sleep(0.02)
-    out, err = p.communicate(timeout=10)
+    try:
+        while p.poll() is None and time.monotonic() < deadline:
+            samples.append(cpu_share.sample([p.pid]))
+            time.sleep(0.02)
+        out, err = p.communicate(timeout=10)
+    finally:
+        p.kill()              # past the deadline: not left running
     assert p.returncode == 0, f"{args}: exit {p.returncode}\n{out}\n{err}"
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")], cpu_share.share(samples)
+    share = cpu_share.share(samples)
+    assert share > 0, f"{args}: no lcore's schedstat measured over the run ({len(samples)} samples)"
+    return json_lines(out), share
 
 
 def refused(args, code=2, needle=None):
